@@ -1,0 +1,55 @@
+"""Follow ``loc(...)`` through aliases, names and call sites to a ``file:line:col``."""
+from __future__ import annotations
+
+import os
+import re
+
+_FILE_LINE_COL = re.compile(r'^"((?:[^"\\]|\\.)*)":(\d+):(\d+)$')
+_NAME = re.compile(r'^"((?:[^"\\]|\\.)*)"\((.*)\)$', re.S)
+_CALLSITE = re.compile(r"^callsite\((.*) at (.*)\)$", re.S)
+_ALIAS = re.compile(r"^#([\w$.\-]+)$")
+
+
+def _inner(loc_text: str) -> str:
+    t = loc_text.strip()
+    if t.startswith("loc(") and t.endswith(")"):
+        return t[4:-1].strip()
+    return t
+
+
+def resolve(module, loc_text: str, depth: int = 0):
+    """(file, line, col) for a location, or None (unknown, fused without a file, too deep)."""
+    if depth > 64:
+        return None
+    body = _inner(loc_text)
+    m = _ALIAS.match(body)
+    if m:
+        alias = module.aliases.get(m.group(1))
+        if alias is None or not alias.is_location:
+            return None
+        g = alias.items[0]
+        return resolve(module, module.source.text[g.start:g.end], depth + 1)
+    m = _FILE_LINE_COL.match(body)
+    if m:
+        return m.group(1), int(m.group(2)), int(m.group(3))
+    m = _NAME.match(body)
+    if m:
+        return resolve(module, m.group(2), depth + 1)
+    m = _CALLSITE.match(body)
+    if m:
+        # the caller is where the kernel's own source made the call
+        return resolve(module, m.group(2), depth + 1) or resolve(module, m.group(1), depth + 1)
+    if body.startswith("fused"):
+        for part in re.findall(r"#[\w$.\-]+", body):
+            hit = resolve(module, part, depth + 1)
+            if hit:
+                return hit
+    return None
+
+
+def describe_location(module, loc_text: str) -> str | None:
+    hit = resolve(module, loc_text)
+    if hit is None:
+        return None
+    path, line, col = hit
+    return f"{os.path.basename(path)}:{line}:{col}"

@@ -1,0 +1,195 @@
+"""The LALR parser (grammar.lark) and the syntax nodes it builds: groups, regions, blocks, ops.
+
+Nodes keep offsets into the source so irlab.ir.model can reprint untouched text byte for byte.
+The transformer runs inside the LALR parser, so no intermediate parse tree is built.
+"""
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+import lark
+from lark import Token, Transformer
+
+from .errors import IRParseError, Source
+
+GRAMMAR_PATH = Path(__file__).with_name("grammar.lark")
+
+
+class Group:
+    """A bracketed item: kind is paren ( ), bracket [ ], angle < >, dict { } or loc loc( )."""
+
+    __slots__ = ("kind", "items", "start", "end")
+
+    def __init__(self, kind, items, start, end):
+        self.kind, self.items, self.start, self.end = kind, items, start, end
+
+    def __repr__(self):
+        return f"Group({self.kind}, {len(self.items)} items @{self.start}:{self.end})"
+
+
+class RegionSyntax:
+    """``{ ops... ^bb(...): ops... }``: start is the offset of ``{``, end is just past ``}``."""
+
+    __slots__ = ("ops", "blocks", "start", "end")
+
+    def __init__(self, ops, blocks, start, end):
+        self.ops, self.blocks, self.start, self.end = ops, blocks, start, end
+
+
+class BlockSyntax:
+    """A labelled block: ``^bb0(%a: f32 loc(..)):`` followed by ops."""
+
+    __slots__ = ("label", "args", "ops", "start", "header_end")
+
+    def __init__(self, label, args, ops, start, header_end):
+        self.label, self.args, self.ops, self.start, self.header_end = label, args, ops, start, header_end
+
+
+class OpSyntax:
+    __slots__ = ("results", "name", "items", "start", "end")
+
+    def __init__(self, results, name, items, start, end):
+        self.results, self.name, self.items, self.start, self.end = results, name, items, start, end
+
+
+class AliasSyntax:
+    """``#name = <attribute>`` or ``!name = <type>`` at the top level."""
+
+    __slots__ = ("kind", "name", "items", "start", "end")
+
+    def __init__(self, kind, name, items, start, end):
+        self.kind, self.name, self.items, self.start, self.end = kind, name, items, start, end
+
+
+def item_end(item) -> int:
+    return item.end_pos if isinstance(item, Token) else item.end
+
+
+def item_start(item) -> int:
+    return item.start_pos if isinstance(item, Token) else item.start
+
+
+class _Build(Transformer):
+    """Callbacks of the LALR parser: build syntax nodes straight from tokens."""
+
+    def start(self, children):
+        return children
+
+    def attr_alias(self, c):
+        tok = c[0]
+        name = tok.value[1:].split("=")[0].strip()
+        return AliasSyntax("attr", name, c[1:], tok.start_pos, item_end(c[-1]))
+
+    def type_alias(self, c):
+        tok = c[0]
+        name = tok.value[1:].split("=")[0].strip()
+        return AliasSyntax("type", name, c[1:], tok.start_pos, item_end(c[-1]))
+
+    def op(self, c):
+        if c[0].type == "RESULTS":
+            results, name, items = c[0], c[1], c[2:]
+        else:
+            results, name, items = None, c[0], c[1:]
+        start = (results or name).start_pos
+        end = item_end(items[-1]) if items else name.end_pos
+        return OpSyntax(results, name, items, start, end)
+
+    def region(self, c):
+        ops, blocks = [], []
+        for x in c[1:-1]:
+            (blocks if isinstance(x, BlockSyntax) else ops).append(x)
+        return RegionSyntax(ops, blocks, c[0].start_pos, c[-1].end_pos)
+
+    def block(self, c):
+        label = c[0]
+        if isinstance(c[1], Group):
+            args, colon, ops = c[1], c[2], c[3:]
+        else:
+            args, colon, ops = None, c[1], c[2:]
+        return BlockSyntax(label, args, ops, label.start_pos, colon.end_pos)
+
+    def _group(kind):
+        def build(self, c):
+            return Group(kind, c[1:-1], c[0].start_pos, c[-1].end_pos)
+        return build
+
+    paren = _group("paren")
+    bracket = _group("bracket")
+    angle = _group("angle")
+    attr_dict = _group("dict")
+    loc = _group("loc")
+    del _group
+
+
+@functools.lru_cache(maxsize=1)
+def _parser() -> lark.Lark:
+    return lark.Lark(GRAMMAR_PATH.read_text(), parser="lalr", lexer="contextual", transformer=_Build(),
+                     maybe_placeholders=False, cache=True)
+
+
+_TOKEN_NAMES = {
+    "RBRACE": "'}'", "RPAR": "')'", "RSQB": "']'", "RANGLE": "'>'", "LPAR": "'('", "LSQB": "'['",
+    "LANGLE": "'<'", "REGION_LBRACE": "'{'", "ATTR_LBRACE": "'{'", "COMMA": "','", "COLON": "':'",
+    "EQUAL": "'='", "ARROW": "'->'", "VALUE": "a %value", "RESULTS": "'%result ='", "OPNAME": "an op name",
+    "KEYWORD": "a keyword", "$END": "end of input", "BLOCK_LABEL": "a block label",
+}
+
+_OPENERS = {"(": ")", "[": "]", "{": "}", "<": ">"}
+
+
+def _describe(tok) -> str:
+    if tok.type == "$END":
+        return "end of input"
+    text = tok.value if len(tok.value) <= 40 else tok.value[:37] + "..."
+    return repr(text)
+
+
+def _unclosed_opener(text: str, upto: int) -> int | None:
+    """Offset of the innermost ( [ { still open at ``upto`` (strings and comments skipped)."""
+    stack = []
+    i, n = 0, min(upto, len(text))
+    while i < n:
+        ch = text[i]
+        if ch == '"':
+            j = i + 1
+            while j < n and text[j] != '"':
+                j += 2 if text[j] == "\\" else 1
+            i = j + 1
+            continue
+        if ch == "/" and text.startswith("//", i):
+            j = text.find("\n", i)
+            i = n if j < 0 else j
+            continue
+        if ch in "([{":
+            stack.append(i)
+        elif ch in ")]}" and stack:
+            stack.pop()
+        i += 1
+    return stack[-1] if stack else None
+
+
+def parse_syntax(source: Source) -> list:
+    """Parse ``source`` into top-level syntax nodes, or raise IRParseError at the offending spot."""
+    text = source.text
+    try:
+        return _parser().parse(text)
+    except lark.exceptions.UnexpectedCharacters as e:
+        ch = text[e.pos_in_stream] if e.pos_in_stream < len(text) else ""
+        raise IRParseError.at(source, e.pos_in_stream, f"unexpected character {ch!r}: not part of any IR token") from None
+    except lark.exceptions.UnexpectedToken as e:
+        tok = e.token
+        if tok.type == "$END":
+            opener = _unclosed_opener(text, len(text))
+            if opener is not None:
+                line, col = source.line_col(opener)
+                err = IRParseError.at(source, len(text.rstrip()) or 0,
+                                      f"unexpected end of input: '{text[opener]}' opened at {line}:{col} "
+                                      f"is never closed")
+                raise err from None
+            raise IRParseError.at(source, len(text.rstrip()), "unexpected end of input") from None
+        expected = sorted({_TOKEN_NAMES.get(t, t.lower()) for t in e.expected if not t.startswith("__")})
+        hint = f" (expected {', '.join(expected[:6])}{', ...' if len(expected) > 6 else ''})" if expected else ""
+        raise IRParseError.at(source, tok.start_pos, f"unexpected {_describe(tok)}{hint}") from None
+    except lark.exceptions.UnexpectedEOF as e:  # pragma: no cover - LALR reports $END as UnexpectedToken
+        raise IRParseError.at(source, len(text), "unexpected end of input") from None

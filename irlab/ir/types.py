@@ -1,0 +1,273 @@
+"""Types as Triton prints them: scalars, ``tensor<...>``, ``!tt.ptr<...>``, ``!ttg.memdesc<...>``,
+function types; read from the items the grammar keeps inside ops."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from lark import Token
+
+from .attributes import Layout, Resolver, parse_attribute, split_top, text_of
+from .syntax import Group
+
+_SCALAR_RE = re.compile(r"^(?:[su]?i\d+|f\d+|bf16|tf32|index|none|f\d+E\d+M\d+\w*)$")
+
+
+class Type:
+    text: str
+
+    def __str__(self):
+        return self.text
+
+
+@dataclass(frozen=True, eq=True)
+class ScalarType(Type):
+    text: str
+
+    @property
+    def bitwidth(self) -> int | None:
+        m = re.match(r"^[su]?i(\d+)$|^f(\d+)", self.text)
+        if m:
+            return int(m.group(1) or m.group(2))
+        return {"bf16": 16, "tf32": 32, "index": 64}.get(self.text)
+
+    @property
+    def is_float(self) -> bool:
+        return self.text.startswith(("f", "bf", "tf"))
+
+    @property
+    def is_int(self) -> bool:
+        return bool(re.match(r"^[su]?i\d+$", self.text))
+
+
+@dataclass(frozen=True, eq=True)
+class PointerType(Type):
+    text: str
+    pointee: Any
+    address_space: int = 1
+
+
+@dataclass(frozen=True, eq=True)
+class TensorType(Type):
+    """``tensor<128x64xf16, #blocked1>``: shape, element type and (resolved) layout encoding."""
+    text: str
+    shape: tuple
+    element: Any
+    encoding: Any = None   # Layout, Attribute or None
+    encoding_text: str = ""
+
+    @property
+    def rank(self) -> int:
+        return len(self.shape)
+
+    @property
+    def numel(self) -> int:
+        n = 1
+        for d in self.shape:
+            n *= d if isinstance(d, int) else 1
+        return n
+
+    @property
+    def layout(self) -> Layout | None:
+        return self.encoding if isinstance(self.encoding, Layout) else None
+
+
+@dataclass(frozen=True, eq=True)
+class MemDescType(Type):
+    """``!ttg.memdesc<1x128x64xf16, #shared, #smem, mutable[, alloc shape]>``: a shared-memory view."""
+    text: str
+    shape: tuple
+    element: Any
+    encoding: Any = None
+    memory_space: Any = None
+    mutable: bool = False
+    alloc_shape: tuple | None = None
+
+    @property
+    def layout(self) -> Layout | None:
+        return self.encoding if isinstance(self.encoding, Layout) else None
+
+    @property
+    def rank(self) -> int:
+        return len(self.shape)
+
+
+@dataclass(frozen=True, eq=True)
+class FunctionType(Type):
+    text: str
+    inputs: tuple
+    results: tuple
+
+
+@dataclass(frozen=True, eq=True)
+class OpaqueType(Type):
+    """Any other type (``!ttg.async.token``, ``!tt.tensordesc<...>``, ...), kept as its text."""
+    text: str
+
+
+def _dims(tok: Token) -> tuple:
+    out = []
+    for d in tok.value.split("x")[:-1]:
+        out.append(int(d) if d.isdigit() else d)
+    return tuple(out)
+
+
+class TypeReader:
+    """Reads types out of an item list; ``resolve`` maps alias names to attributes/types."""
+
+    def __init__(self, text: str, resolve: Resolver, resolve_type: Resolver | None = None):
+        self.text = text
+        self.resolve = resolve
+        self.resolve_type = resolve_type or (lambda name: None)
+
+    def is_type_start(self, items: list, i: int) -> bool:
+        it = items[i]
+        if isinstance(it, Token):
+            if it.type == "BANG_ID":
+                return True
+            if it.type == "KEYWORD":
+                return bool(_SCALAR_RE.match(it.value)) or it.value in ("tensor", "vector", "memref", "tuple") \
+                    and i + 1 < len(items) and isinstance(items[i + 1], Group) and items[i + 1].kind == "angle"
+            return False
+        return isinstance(it, Group) and it.kind in ("paren", "angle")
+
+    def read(self, items: list, i: int = 0) -> tuple[Type | None, int]:
+        """Read one type starting at ``items[i]``; returns (type or None, next index)."""
+        if i >= len(items):
+            return None, i
+        it = items[i]
+        nxt = items[i + 1] if i + 1 < len(items) else None
+        adjacent_angle = isinstance(nxt, Group) and nxt.kind == "angle" and isinstance(it, Token) \
+            and nxt.start == it.end_pos
+        if isinstance(it, Token):
+            if it.type == "KEYWORD":
+                if it.value == "tensor" and adjacent_angle:
+                    return self._tensor(it, nxt), i + 2
+                if it.value in ("vector", "memref", "tuple") and adjacent_angle:
+                    return OpaqueType(self.text[it.start_pos:nxt.end]), i + 2
+                if _SCALAR_RE.match(it.value):
+                    return ScalarType(it.value), i + 1
+                return None, i
+            if it.type == "BANG_ID":
+                name = it.value[1:]
+                if adjacent_angle:
+                    return self._dialect_type(it, name, nxt), i + 2
+                aliased = self.resolve_type(name)
+                if aliased is not None:
+                    return aliased, i + 1
+                return OpaqueType(it.value), i + 1
+            return None, i
+        if isinstance(it, Group) and it.kind == "angle":  # memdesc printed without its prefix
+            return self._memdesc(self.text[it.start:it.end], it), i + 1
+        if isinstance(it, Group) and it.kind == "paren":
+            # function type: (inputs) -> result | (results)
+            inputs = tuple(self.read_list(it.items))
+            j = i + 1
+            if j < len(items) and isinstance(items[j], Token) and items[j].type == "ARROW":
+                res_item = items[j + 1] if j + 1 < len(items) else None
+                if isinstance(res_item, Group) and res_item.kind == "paren":
+                    results, end = tuple(self.read_list(res_item.items)), j + 2
+                else:
+                    r, end = self.read(items, j + 1)
+                    results = (r,) if r is not None else ()
+                return FunctionType(text_of(items[i:end], self.text), inputs, results), end
+            return None, i
+        return None, i
+
+    def read_list(self, items: list) -> list:
+        """Comma-separated types (``T1, T2``); entries that are not types come back as None."""
+        out = []
+        for part in split_top(items):
+            t, _ = self.read(part, 0) if part else (None, 0)
+            out.append(t)
+        return out
+
+    def _tensor(self, tok: Token, body: Group) -> Type:
+        items = body.items
+        j, shape = 0, ()
+        if items and isinstance(items[0], Token) and items[0].type == "DIMS":
+            shape, j = _dims(items[0]), 1
+        elem, j = self.read(items, j)
+        enc, enc_text = None, ""
+        if j < len(items) and isinstance(items[j], Token) and items[j].type == "COMMA":
+            enc_items = items[j + 1:]
+            if enc_items and isinstance(enc_items[0], Token) and enc_items[0].type == "HASH_ID":
+                enc = parse_attribute(enc_items, self.text, self.resolve)
+                enc_text = text_of(enc_items, self.text)
+        return TensorType(self.text[tok.start_pos:body.end], shape, elem, enc, enc_text)
+
+    def _dialect_type(self, tok: Token, name: str, body: Group) -> Type:
+        text = self.text[tok.start_pos:body.end]
+        if name == "tt.ptr":
+            parts = split_top(body.items)
+            pointee, _ = self.read(parts[0], 0) if parts and parts[0] else (None, 0)
+            space = 1
+            if len(parts) > 1 and parts[1] and isinstance(parts[1][0], Token) and parts[1][0].type == "INT":
+                space = int(parts[1][0].value)
+            return PointerType(text, pointee, space)
+        if name in ("ttg.memdesc", "triton_gpu.memdesc", "tt.memdesc"):
+            return self._memdesc(text, body)
+        return OpaqueType(text)
+
+    def _memdesc(self, text: str, body: Group) -> Type:
+        parts = split_top(body.items)
+        if not parts or not parts[0]:
+            return OpaqueType(text)
+        first = parts[0]
+        shape, j = (), 0
+        if isinstance(first[0], Token) and first[0].type == "DIMS":
+            shape, j = _dims(first[0]), 1
+        elem, _ = self.read(first, j)
+        if elem is None:
+            return OpaqueType(text)
+        encoding = memory_space = None
+        mutable = False
+        alloc_shape = None
+        for part in parts[1:]:
+            if not part:
+                continue
+            head = part[0]
+            if isinstance(head, Token) and head.type == "HASH_ID":
+                attr = parse_attribute(part, self.text, self.resolve)
+                if isinstance(attr, Layout) and attr.is_memory_space:
+                    memory_space = attr
+                elif encoding is None:
+                    encoding = attr
+                else:
+                    memory_space = attr
+            elif isinstance(head, Token) and head.type == "KEYWORD" and head.value == "mutable":
+                mutable = True
+            elif isinstance(head, Token) and head.type in ("DIMS", "INT"):
+                dims = _dims(head) if head.type == "DIMS" else ()
+                tail = [int(t.value) for t in part[1:] if isinstance(t, Token) and t.type == "INT"]
+                if head.type == "INT":
+                    tail = [int(head.value)] + tail
+                alloc_shape = tuple(dims) + tuple(tail)
+        return MemDescType(text, shape, elem, encoding, memory_space, mutable, alloc_shape)
+
+
+def tensor_text(shape, element, encoding_text: str = "") -> str:
+    dims = "".join(f"{d}x" for d in shape)
+    return f"tensor<{dims}{element}" + (f", {encoding_text}>" if encoding_text else ">")
+
+
+def element_of_pointer(t: Type | None) -> Type | None:
+    """The value type a load through ``t`` produces: tensor of pointers -> tensor of pointees."""
+    if isinstance(t, PointerType):
+        return t.pointee
+    if isinstance(t, TensorType) and isinstance(t.element, PointerType):
+        pointee = t.element.pointee
+        return TensorType(tensor_text(t.shape, pointee, t.encoding_text), t.shape, pointee, t.encoding,
+                          t.encoding_text)
+    return None
+
+
+def with_element(t: Type | None, elem_text: str) -> Type | None:
+    """``t`` with its element type replaced (``cmpi`` results: same shape, ``i1``)."""
+    if isinstance(t, TensorType):
+        return TensorType(tensor_text(t.shape, elem_text, t.encoding_text), t.shape, ScalarType(elem_text),
+                          t.encoding, t.encoding_text)
+    if isinstance(t, ScalarType):
+        return ScalarType(elem_text)
+    return None
