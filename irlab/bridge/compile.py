@@ -1,0 +1,307 @@
+"""Compile a kernel for a target -- with or without a GPU -- as Triton's JIT would, optionally as a
+variant (edited pipeline, Python passes), and keep every stage.
+
+Each compile runs with its own throw-away Triton cache directory and ``always_compile``: Triton's
+cache key covers neither the stages hook nor irlab's edits, so a shared cache could hand a
+variant the baseline's binary (or the reverse). Nothing irlab compiles here lands in the user's
+Triton cache.
+"""
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import triton
+from triton import knobs
+from triton.backends.compiler import GPUTarget
+from triton.compiler.compiler import ASTSource
+
+from ..targets import parse_target, target_name
+from .pipeline import PassCall, PipelineError, PipelineSession, Snapshot, VerifierError, captured_stderr
+from .specialize import Specialization, specialize
+from .variant import Insert, Variant, VariantError
+
+MLIR_STAGES = ("ttir", "ttgir")
+
+
+@dataclass
+class CompileResult:
+    """Everything one compile produced. ``asm`` maps stage -> text (binary stages -> bytes)."""
+
+    kernel: str
+    target: str
+    options: dict
+    specialization: Specialization | None
+    variant: Variant
+    asm: dict
+    nodebug: dict
+    metadata: dict
+    stage_seconds: dict
+    pipeline: list[PassCall] = field(default_factory=list)
+    python_results: list = field(default_factory=list)
+    snapshots: list[Snapshot] = field(default_factory=list)
+    compiled: Any = None
+    seconds: float = 0.0
+
+    # --- stages --------------------------------------------------------------------------------
+    @property
+    def binary_stage(self) -> str:
+        return "hsaco" if self.target.startswith("hip") else "cubin"
+
+    @property
+    def isa_stage(self) -> str:
+        return "amdgcn" if self.target.startswith("hip") else "ptx"
+
+    @property
+    def binary(self) -> bytes:
+        return self.asm[self.binary_stage]
+
+    @property
+    def binary_sha256(self) -> str:
+        return hashlib.sha256(self.binary).hexdigest()
+
+    def text(self, stage: str, locations: bool = True) -> str:
+        if not locations and stage in self.nodebug:
+            return self.nodebug[stage]
+        value = self.asm[stage]
+        if isinstance(value, bytes):
+            raise ValueError(f"stage {stage} is binary")
+        return value
+
+    def module(self, stage: str = "ttgir", locations: bool = True):
+        """The stage's IR as an :class:`irlab.ir.Module`."""
+        from .. import ir
+        return ir.parse(self.text(stage, locations), filename=f"{self.kernel}.{stage}")
+
+    @property
+    def shared_bytes(self) -> int | None:
+        return self.metadata.get("shared")
+
+    def summary(self) -> dict:
+        md = self.metadata
+        return {
+            "kernel": self.kernel, "target": self.target, "variant": self.variant.name,
+            "variant_key": self.variant.key(), "num_warps": md.get("num_warps"),
+            "num_stages": md.get("num_stages"), "shared": md.get("shared"),
+            "binary": {"stage": self.binary_stage, "bytes": len(self.binary), "sha256": self.binary_sha256},
+            "stage_seconds": {k: round(v, 4) for k, v in self.stage_seconds.items()},
+            "seconds": round(self.seconds, 4),
+        }
+
+    # --- running ---------------------------------------------------------------------------
+    def launcher(self):
+        """A callable ``run(grid, args_in_parameter_order)`` for a GPU of this target."""
+        if self.compiled is None:
+            raise RuntimeError("no compiled kernel")
+        kernel = self.compiled
+
+        def run(grid, args):
+            kernel[grid](*args)
+        return run
+
+
+class _StageHook:
+    """The ``add_stages_inspection_hook`` irlab installs: wraps each stage to time it, to run
+    stage-boundary Python passes and to keep the location-free text of the MLIR stages. It calls
+    any hook that was installed before it, and answers Triton 3.7's no-argument call with a key
+    that names the variant."""
+
+    def __init__(self, session: PipelineSession, previous, keep_nodebug: bool):
+        self.session = session
+        self.previous = previous
+        self.keep_nodebug = keep_nodebug
+        self.nodebug: dict[str, str] = {}
+        self.seconds: dict[str, float] = {}
+
+    def __call__(self, *args):
+        prev_key = None
+        if self.previous is not None:
+            prev_key = self.previous(*args)
+        if not args:  # Triton 3.7 asks the hook for a cache key
+            key = f"irlab-variant-{self.session.variant.key() if self.session.variant else 'none'}"
+            return f"{prev_key}-{key}" if prev_key else key
+        _backend, stages, _options, _language, _capability = args
+        for name in list(stages):
+            stages[name] = self._wrap(name, stages[name])
+        return prev_key
+
+    def _wrap(self, name, fn):
+        session = self.session
+
+        def stage(src, metadata):
+            session.stage = name
+            t0 = time.perf_counter()
+            for edit in self._boundary_edits(name, "start"):
+                src = session.run_python_pass(edit, src, src.context, name, replace=False)
+                session.matched[edit] = session.matched.get(edit, 0) + 1
+            out = fn(src, metadata)
+            for edit in self._boundary_edits(name, "end"):
+                out = session.run_python_pass(edit, out, out.context, name, replace=False)
+                session.matched[edit] = session.matched.get(edit, 0) + 1
+            self.seconds[name] = time.perf_counter() - t0
+            if self.keep_nodebug and name in MLIR_STAGES and hasattr(out, "str_nodebug"):
+                self.nodebug[name] = out.str_nodebug()
+            return out
+
+        return stage
+
+    def _boundary_edits(self, stage, at):
+        v = self.session.variant
+        if v is None:
+            return []
+        return [e for e in v.edits if isinstance(e, Insert) and e.at == at and e.stage == stage]
+
+
+def _language(fn) -> str:
+    is_gluon = getattr(fn, "is_gluon", None)
+    return "gluon" if callable(is_gluon) and is_gluon() else "triton"
+
+
+def _source(fn, spec: Specialization):
+    if _language(fn) == "gluon":
+        from triton.experimental.gluon._runtime import GluonASTSource
+        return GluonASTSource(fn, spec.signature, spec.constexprs, spec.attrs)
+    return ASTSource(fn, spec.signature, spec.constexprs, spec.attrs)
+
+
+@contextlib.contextmanager
+def isolated_triton(session: PipelineSession, keep_nodebug: bool, cache_dir: str | None = None):
+    """Triton knobs for one irlab compile: private cache dir, always compile, irlab's stage hook."""
+    own_dir = cache_dir is None
+    cache_dir = cache_dir or tempfile.mkdtemp(prefix="irlab-triton-cache-")
+    hook = _StageHook(session, knobs.runtime.add_stages_inspection_hook, keep_nodebug)
+    with knobs.cache.scope(), knobs.compilation.scope(), knobs.runtime.scope():
+        knobs.cache.dir = cache_dir
+        knobs.compilation.always_compile = True
+        knobs.runtime.add_stages_inspection_hook = hook
+        try:
+            with session.active():
+                yield hook
+        finally:
+            if own_dir:
+                shutil.rmtree(cache_dir, ignore_errors=True)
+
+
+def _check_edits(session: PipelineSession, target: str):
+    missing = session.unmatched_edits()
+    if not missing:
+        return
+    stages: dict[str, list[str]] = {}
+    for c in session.calls:
+        stages.setdefault(c.stage, [])
+        if c.name not in stages[c.stage]:
+            stages[c.stage].append(c.name)
+    lines = [f"variant {session.variant.name!r}: these edits matched no pass of the {target} pipeline:"]
+    for e in missing:
+        lines.append(f"  - {e.describe()}")
+        stage = getattr(e, "stage", None) or "ttgir"
+        if stage in stages:
+            lines.append(f"    passes of stage {stage}: {', '.join(stages[stage])}")
+    lines.append("  (mark an edit optional=True if it only applies to some targets)")
+    raise VariantError("\n".join(lines))
+
+
+def compile_kernel(kernel, target: str | GPUTarget, *, args: dict | None = None, constexprs: dict | None = None,
+                   options: dict | None = None, variant: Variant | None = None, shape: dict | None = None,
+                   config: str | None = None, snapshot_dir: str | Path | None = None,
+                   keep_nodebug: bool = True, work_dir: str | Path | None = None) -> CompileResult:
+    """Compile ``kernel`` (a ``@triton.jit``/``@gluon.jit`` function or a :class:`KernelSpec`).
+
+    ``args`` maps parameters to pointer types (``"*fp16"``), scalar types (``"i32"``) or the real
+    integer values a launch would pass (specialized exactly as the JIT does). For a KernelSpec,
+    ``shape`` and ``config`` give those, and ``args``/``constexprs``/``options`` override them.
+    """
+    from ..kernels.spec import KernelSpec
+    gpu_target = parse_target(target) if isinstance(target, str) else target
+    tname = target_name(gpu_target)
+    if isinstance(kernel, KernelSpec):
+        if not kernel.supports(tname):
+            raise VariantError(f"kernel {kernel.name} cannot be compiled for {tname}: {kernel.unsupported[tname]}")
+        problem = kernel.problem(shape, config)
+        fn = kernel.fn
+        args = {**problem.args, **(args or {})}
+        constexprs = {**problem.constexprs, **(constexprs or {})}
+        options = {**problem.options, **(options or {})}
+    else:
+        fn = kernel
+        args, constexprs, options = dict(args or {}), dict(constexprs or {}), dict(options or {})
+    variant = variant or Variant.baseline()
+    variant.validate()
+    spec = specialize(fn, args, constexprs, gpu_target)
+    session = PipelineSession(variant=variant, snapshot_dir=Path(snapshot_dir) if snapshot_dir else None,
+                              work_dir=Path(work_dir) if work_dir else None)
+    t0 = time.perf_counter()
+    with isolated_triton(session, keep_nodebug) as hook:
+        compiled = triton.compile(_source(fn, spec), target=gpu_target, options=options)
+    seconds = time.perf_counter() - t0
+    _check_edits(session, tname)
+    return _result(fn.__name__, tname, options, spec, variant, compiled, hook, session, seconds)
+
+
+def _result(name, tname, options, spec, variant, compiled, hook, session, seconds) -> CompileResult:
+    md = compiled.metadata._asdict()
+    md["target"] = tname
+    md = {k: (v if isinstance(v, (int, float, str, bool, type(None), list, dict)) else
+              (list(v) if isinstance(v, tuple) else str(v))) for k, v in md.items()}
+    return CompileResult(kernel=name, target=tname, options=dict(options), specialization=spec, variant=variant,
+                         asm=dict(compiled.asm), nodebug=dict(hook.nodebug), metadata=md,
+                         stage_seconds=dict(hook.seconds), pipeline=list(session.calls),
+                         python_results=list(session.python_results), snapshots=list(session.snapshots),
+                         compiled=compiled, seconds=seconds)
+
+
+def recompile(ir_text: str | None = None, target: str | GPUTarget = "cuda:90", *, path: str | Path | None = None,
+              stage: str = "ttgir", options: dict | None = None, variant: Variant | None = None,
+              produced_by: str | None = None, work_dir: str | Path | None = None,
+              keep_nodebug: bool = True) -> CompileResult:
+    """Continue a (rewritten) ``.ttir``/``.ttgir`` through the remaining stages into a binary.
+
+    If Triton's parser or verifier rejects the IR, raises :class:`VerifierError` naming the pass
+    that produced it (``produced_by``) and the file where the rejected IR was saved.
+    """
+    if (ir_text is None) == (path is None):
+        raise ValueError("give the IR as text or as a path, not both")
+    if path is not None:
+        path = Path(path)
+        stage = path.suffix.lstrip(".") or stage
+        from ..ir import read_text
+        ir_text = read_text(path)
+    if stage not in MLIR_STAGES:
+        raise ValueError(f"recompile starts from ttir or ttgir, not {stage!r}")
+    gpu_target = parse_target(target) if isinstance(target, str) else target
+    tname = target_name(gpu_target)
+    variant = variant or Variant.baseline()
+    work = Path(work_dir) if work_dir else Path(tempfile.mkdtemp(prefix="irlab-recompile-"))
+    work.mkdir(parents=True, exist_ok=True)
+    src_path = work / f"input.{stage}"
+    src_path.write_text(ir_text)
+    who = produced_by or f"the input IR ({path or 'text'})"
+    session = PipelineSession(variant=variant, work_dir=work)
+    t0 = time.perf_counter()
+    with isolated_triton(session, keep_nodebug) as hook:
+        with captured_stderr() as err:
+            try:
+                compiled = triton.compile(str(src_path), target=gpu_target, options=options or {})
+                failure = None
+            except RuntimeError as e:
+                failure = e
+        if failure is not None:
+            if isinstance(failure, (PipelineError,)):
+                raise failure
+            detail = (err[0] if err else "").strip() or str(failure)
+            raise VerifierError(who, str(src_path), detail, stage) from None
+    seconds = time.perf_counter() - t0
+    _check_edits(session, tname)
+    name = compiled.metadata.name
+    return _result(name, tname, dict(options or {}), None, variant, compiled, hook, session, seconds)
+
+
+def pipeline_json(result: CompileResult) -> str:
+    return json.dumps([c.to_json() for c in result.pipeline], indent=1)

@@ -1,0 +1,492 @@
+"""Record, edit and replay Triton's own pass pipeline, with Python passes in it.
+
+Triton's backends build each stage's pipeline by calling pass adders
+(``passes.ttgpuir.add_coalesce(pm)``, ``amd.passes.ttgpuir.add_optimize_epilogue(pm)``, ...) on a
+fresh ``ir.pass_manager`` and then ``pm.run(mod, label)``. Both the adders and ``ir.pass_manager``
+are looked up at call time, so while a :class:`PipelineSession` is active irlab swaps them for
+recording stand-ins -- no file of Triton's is edited. ``pm.run`` then executes the recorded list
+with the session's edits applied: passes dropped, Python passes inserted after a named Triton pass
+(followed by optional Triton cleanup passes), the IR snapshotted after every pass.
+
+A Python pass works on text: the module is printed, parsed by :mod:`irlab.ir`, rewritten, printed
+and parsed back by Triton's parser in the same MLIR context, and the new body replaces the old
+one in place, so the backend's stage function keeps working on the module object it holds.
+"""
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import os
+import re
+import tempfile
+import threading
+import time
+import types
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from triton._C import libtriton
+from triton._C.libtriton import ir
+
+from ..pass_api import PassResult
+
+# --------------------------------------------------------------------------------------------
+# Pass calls
+
+
+@dataclass(frozen=True)
+class PassCall:
+    """One recorded pass: which adder, with which arguments, where in which stage."""
+
+    stage: str            # ttir | ttgir | llir
+    label: str            # the pm.run label ('make_ttgir_early', 'make_ttgir', ...)
+    qualname: str         # 'amd.ttgpuir.add_optimize_epilogue'
+    args: tuple
+
+    @property
+    def name(self) -> str:
+        """'amd.ttgpuir.optimize_epilogue': the qualname without the 'add_' prefix."""
+        ns, _, fn = self.qualname.rpartition(".")
+        return f"{ns}.{fn[4:] if fn.startswith('add_') else fn}"
+
+    @property
+    def short(self) -> str:
+        return self.name.rpartition(".")[2]
+
+    def describe(self) -> str:
+        args = ", ".join(_fmt_arg(a) for a in self.args)
+        return f"{self.name}({args})" if args else self.name
+
+    def to_json(self) -> dict:
+        return {"stage": self.stage, "label": self.label, "pass": self.name,
+                "args": [_jsonable(a) for a in self.args]}
+
+
+def _jsonable(a):
+    return a if isinstance(a, (int, float, str, bool)) or a is None else repr(a)
+
+
+def _fmt_arg(a) -> str:
+    return repr(a) if isinstance(a, str) else str(a)
+
+
+def pass_matches(call: PassCall, pattern: str) -> bool:
+    """``pattern`` names a pass by full name (``amd.ttgpuir.reorder_instructions``), by a dotted
+    suffix (``ttgpuir.reorder_instructions``, ``reorder_instructions``) or by its adder name."""
+    p = pattern.strip()
+    if p.startswith("add_"):
+        p = p[4:]
+    name = call.name
+    return name == p or name.endswith("." + p) or call.qualname == pattern or call.qualname.endswith("." + pattern)
+
+
+def split_occurrence(pattern: str) -> tuple[str, int | None]:
+    """``remove_layout_conversions#2`` -> ('remove_layout_conversions', 2); no '#': occurrence None."""
+    m = re.match(r"^(.*)#(\d+)$", pattern)
+    if m:
+        return m.group(1), int(m.group(2))
+    return pattern, None
+
+
+# --------------------------------------------------------------------------------------------
+# Interception of Triton's pass adders
+
+def _pass_modules() -> list[tuple[str, types.ModuleType]]:
+    """(namespace, module) for every module of pass adders in the Triton build."""
+    out = []
+
+    def walk(mod, ns):
+        for k in dir(mod):
+            if k.startswith("_"):
+                continue
+            v = getattr(mod, k)
+            if isinstance(v, types.ModuleType):
+                walk(v, f"{ns}.{k}" if ns else k)
+        if any(callable(getattr(mod, k)) and k.startswith(("add_", "insert_", "lower_")) for k in dir(mod)):
+            out.append((ns, mod))
+
+    walk(libtriton.passes, "")
+    for backend in ("amd", "nvidia"):
+        bmod = getattr(libtriton, backend, None)
+        if bmod is not None and hasattr(bmod, "passes"):
+            walk(bmod.passes, backend)
+    return out
+
+
+_ORIGINAL_PASS_MANAGER = ir.pass_manager
+_ADDERS: dict[str, Any] = {}          # qualname -> original adder
+_install_lock = threading.RLock()
+_install_depth = 0
+_patched: list[tuple[types.ModuleType, str, Any]] = []
+
+
+def original_adder(qualname: str):
+    if not _ADDERS:
+        for ns, mod in _pass_modules():
+            for k in dir(mod):
+                if k.startswith(("add_", "insert_", "lower_")):
+                    fn = getattr(mod, k)
+                    _ADDERS[f"{ns}.{k}" if ns else k] = getattr(fn, "__irlab_original__", fn)
+    try:
+        return _ADDERS[qualname]
+    except KeyError:
+        raise KeyError(f"Triton has no pass adder {qualname!r}") from None
+
+
+def _make_wrapper(qualname, fn):
+    def wrapper(pm, *args):
+        if isinstance(pm, RecordingPassManager):
+            pm.calls.append((qualname, args))
+            return None
+        return fn(pm, *args)
+    wrapper.__irlab_original__ = fn
+    wrapper.__name__ = getattr(fn, "__name__", qualname)
+    return wrapper
+
+
+@contextlib.contextmanager
+def intercept():
+    """Swap Triton's pass adders and ``ir.pass_manager`` for recording stand-ins (re-entrant)."""
+    global _install_depth
+    with _install_lock:
+        if _install_depth == 0:
+            original_adder("common.add_cse")  # fill the table of originals
+            for ns, mod in _pass_modules():
+                for k in dir(mod):
+                    if not k.startswith(("add_", "insert_", "lower_")):
+                        continue
+                    fn = getattr(mod, k)
+                    if hasattr(fn, "__irlab_original__"):
+                        continue
+                    qual = f"{ns}.{k}" if ns else k
+                    _patched.append((mod, k, fn))
+                    setattr(mod, k, _make_wrapper(qual, fn))
+            ir.pass_manager = RecordingPassManager
+        _install_depth += 1
+    try:
+        yield
+    finally:
+        with _install_lock:
+            _install_depth -= 1
+            if _install_depth == 0:
+                for mod, k, fn in _patched:
+                    setattr(mod, k, fn)
+                _patched.clear()
+                ir.pass_manager = _ORIGINAL_PASS_MANAGER
+
+
+class RecordingPassManager:
+    """Stands in for ``ir.pass_manager`` while a session is active: collects the adders' calls and
+    executes them (with the session's edits) on ``run``."""
+
+    def __init__(self, context):
+        self.context = context
+        self.calls: list[tuple[str, tuple]] = []
+        self.debug = False
+
+    def enable_debug(self):
+        # Triton returns whether MLIR dumping is on; ask a real pass manager the same question
+        self.debug = bool(_ORIGINAL_PASS_MANAGER(self.context).enable_debug())
+        return self.debug
+
+    def get_pipeline_str(self):
+        return ",".join(q for q, _ in self.calls)
+
+    def run(self, mod, label):
+        session = _SESSION.get()
+        if session is None:
+            _run_calls(self.context, [(q, a) for q, a in self.calls], mod, label, self.debug)
+            return
+        session.execute(self, mod, label)
+
+
+def _real_pm(context, debug: bool):
+    pm = _ORIGINAL_PASS_MANAGER(context)
+    if debug:
+        pm.enable_debug()
+    return pm
+
+
+def _run_calls(context, calls, mod, label, debug):
+    pm = _real_pm(context, debug)
+    for qual, args in calls:
+        original_adder(qual)(pm, *args)
+    pm.run(mod, label)
+
+
+# --------------------------------------------------------------------------------------------
+# Errors
+
+class PipelineError(RuntimeError):
+    """A variant could not be applied, or a pass produced IR that Triton rejects."""
+
+
+class VerifierError(PipelineError):
+    """Triton's parser or verifier rejected IR; names the pass that produced it and where it is saved."""
+
+    def __init__(self, pass_name: str, ir_path: str, detail: str, stage: str = ""):
+        self.pass_name = pass_name
+        self.ir_path = ir_path
+        self.detail = detail.strip()
+        self.stage = stage
+        msg = (f"IR produced by pass {pass_name!r}{' in stage ' + stage if stage else ''} was rejected by "
+               f"Triton: {self.detail or '(no diagnostic text)'}\n  the rejected IR is saved at {ir_path}")
+        super().__init__(msg)
+
+
+@contextlib.contextmanager
+def captured_stderr():
+    """Collect what native code writes to file descriptor 2 (MLIR diagnostics go there)."""
+    import sys
+    try:
+        sys.stderr.flush()
+    except Exception:  # pragma: no cover
+        pass
+    saved = os.dup(2)
+    holder: list[str] = []
+    with tempfile.TemporaryFile() as tmp:
+        os.dup2(tmp.fileno(), 2)
+        try:
+            yield holder
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            tmp.seek(0)
+            holder.append(tmp.read().decode("utf-8", "replace"))
+
+
+def triton_parse(text: str, context, save_dir: Path, what: str, stage: str = ""):
+    """Parse IR text with Triton's parser (which verifies it) in ``context``."""
+    save_dir.mkdir(parents=True, exist_ok=True)
+    fd, path = tempfile.mkstemp(suffix=f".{stage or 'mlir'}", prefix=_safe(what) + "-", dir=save_dir)
+    with os.fdopen(fd, "w") as f:
+        f.write(text)
+    with captured_stderr() as err:
+        try:
+            mod = ir.parse_mlir_module(path, context)
+            ok = mod.verify()
+        except RuntimeError as e:
+            mod, ok = None, False
+            reason = str(e)
+    if mod is None or not ok:
+        detail = (err[0] if err else "") or (reason if mod is None else "verification failed")
+        raise VerifierError(what, path, detail, stage)
+    os.unlink(path)
+    mod.context = context
+    return mod
+
+
+def _safe(s: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.\-]+", "_", s)[:60]
+
+
+def swap_module_body(dst, src) -> None:
+    """Give module ``dst`` the body of module ``src`` (same MLIR context), in place.
+
+    The backends' stage functions keep using the module object they were given after
+    ``pm.run``; moving the new body block into it keeps that object valid.
+    """
+    name = dst.get_entry_func_name()
+    old_body = dst.get_function(name).get_operation().get_block()
+    new_body = src.get_function(src.get_entry_func_name()).get_operation().get_block()
+    new_body.move_before(old_body)
+    old_body.erase()
+
+
+# --------------------------------------------------------------------------------------------
+# Sessions
+
+_SESSION: contextvars.ContextVar["PipelineSession | None"] = contextvars.ContextVar("irlab_pipeline", default=None)
+
+
+@dataclass
+class Snapshot:
+    stage: str
+    index: int
+    pass_name: str
+    path: str
+    seconds: float
+
+    def to_json(self):
+        return {"stage": self.stage, "index": self.index, "pass": self.pass_name, "file": self.path,
+                "seconds": round(self.seconds, 6)}
+
+
+@dataclass
+class _PyStep:
+    edit: Any                # the Insert edit
+    cleanup: list            # [(qualname, args)]
+
+
+@dataclass
+class PipelineSession:
+    """The recorded pipeline of one compile and the edits to apply to it."""
+
+    variant: Any = None                       # irlab.bridge.variant.Variant or None
+    snapshot_dir: Path | None = None          # write the IR after every pass here
+    work_dir: Path | None = None              # where rejected IR is saved
+    stage: str = ""
+    calls: list[PassCall] = field(default_factory=list)
+    python_results: list[tuple[str, PassResult]] = field(default_factory=list)
+    snapshots: list[Snapshot] = field(default_factory=list)
+    matched: dict = field(default_factory=dict)          # edit -> times it applied
+    stage_counts: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        if self.work_dir is None:
+            self.work_dir = Path(tempfile.gettempdir()) / "irlab-rejected-ir"
+
+    @contextlib.contextmanager
+    def active(self):
+        token = _SESSION.set(self)
+        try:
+            with intercept():
+                yield self
+        finally:
+            _SESSION.reset(token)
+
+    # --- plan --------------------------------------------------------------------------------
+    def _edits(self):
+        return list(self.variant.edits) if self.variant is not None else []
+
+    def execute(self, pm: RecordingPassManager, mod, label: str):
+        stage = self.stage or "unknown"
+        recorded = [PassCall(stage, label, q, tuple(a)) for q, a in pm.calls]
+        self.calls.extend(recorded)
+        plan = self._plan(stage, recorded)
+        self._run_plan(plan, mod, label, pm.context, pm.debug, stage)
+
+    def _plan(self, stage, recorded: list[PassCall]) -> list:
+        from .variant import Drop, Insert
+        steps: list = [c for c in recorded]
+        for edit in self._edits():
+            if isinstance(edit, Drop) and edit.applies_to(stage):
+                kept = []
+                for c in steps:
+                    if isinstance(c, PassCall) and pass_matches(c, edit.pattern):
+                        self.matched[edit] = self.matched.get(edit, 0) + 1
+                        continue
+                    kept.append(c)
+                steps = kept
+        for edit in self._edits():
+            if not (isinstance(edit, Insert) and edit.after and edit.stage == stage):
+                continue
+            pattern, occurrence = split_occurrence(edit.after)
+            hits = [i for i, c in enumerate(steps) if isinstance(c, PassCall) and pass_matches(c, pattern)]
+            if not hits:
+                continue
+            if occurrence is None:
+                idx = hits[-1]
+            elif occurrence <= len(hits):
+                idx = hits[occurrence - 1]
+            else:
+                continue
+            self.matched[edit] = self.matched.get(edit, 0) + 1
+            steps.insert(idx + 1, _PyStep(edit, edit.cleanup_calls()))
+        return steps
+
+    def _run_plan(self, plan, mod, label, context, debug, stage):
+        per_pass = self.snapshot_dir is not None
+        if per_pass and stage not in self.stage_counts:
+            self._snapshot(stage, "input", mod, 0.0)
+        group: list[PassCall] = []
+
+        def flush():
+            if not group:
+                return
+            if per_pass:
+                for c in group:
+                    t0 = time.perf_counter()
+                    self._run_triton([c], mod, label, context, debug, stage)
+                    self._snapshot(stage, c.name, mod, time.perf_counter() - t0)
+            else:
+                self._run_triton(group, mod, label, context, debug, stage)
+            group.clear()
+
+        for step in plan:
+            if isinstance(step, PassCall):
+                group.append(step)
+                continue
+            flush()
+            t0 = time.perf_counter()
+            self.run_python_pass(step.edit, mod, context, stage)
+            if step.cleanup:
+                self._run_triton([PassCall(stage, label, q, tuple(a)) for q, a in step.cleanup], mod, label,
+                                 context, debug, stage)
+            if per_pass:
+                self._snapshot(stage, step.edit.describe(), mod, time.perf_counter() - t0)
+        flush()
+
+    def _run_triton(self, calls: list[PassCall], mod, label, context, debug, stage):
+        before = mod.str()
+        with captured_stderr() as err:
+            try:
+                _run_calls(context, [(c.qualname, c.args) for c in calls], mod, label, debug)
+                failed = None
+            except RuntimeError as e:
+                failed = e
+        if failed is None:
+            return
+        # name the pass that failed: replay the group pass by pass on a copy of its input
+        culprit, culprit_input = calls[0], before
+        if len(calls) > 1:
+            found, text = self._find_failing(calls, before, context, label, stage)
+            if found is not None:
+                culprit, culprit_input = found, text
+        self.work_dir.mkdir(parents=True, exist_ok=True)
+        path = self.work_dir / f"before-{_safe(culprit.name)}.{stage}"
+        path.write_text(culprit_input)
+        raise PipelineError(f"Triton pass {culprit.describe()} failed in stage {stage}: "
+                            f"{(err[0] if err else '').strip() or failed}\n  its input IR is saved at {path}")
+
+    def _find_failing(self, calls, before_text, context, label, stage):
+        mod = triton_parse(before_text, context, self.work_dir, "replay", stage)
+        for c in calls:
+            text = mod.str()
+            with captured_stderr():
+                try:
+                    _run_calls(context, [(c.qualname, c.args)], mod, label, False)
+                except RuntimeError:
+                    return c, text
+        return None, None
+
+    def _snapshot(self, stage, pass_name, mod, seconds):
+        n = self.stage_counts.get(stage, 0)
+        self.stage_counts[stage] = n + 1
+        d = self.snapshot_dir / stage
+        d.mkdir(parents=True, exist_ok=True)
+        path = d / f"{n:03d}-{_safe(pass_name)}.mlir"
+        path.write_text(mod.str_nodebug())
+        self.snapshots.append(Snapshot(stage, n, pass_name, str(path), seconds))
+
+    # --- python passes -----------------------------------------------------------------------
+    def run_python_pass(self, edit, mod, context, stage, replace: bool = True):
+        """Run the Python pass of ``edit`` on Triton module ``mod``; returns the module to use."""
+        from .. import ir as irlab_ir
+        from ..registry import make_pass
+        pobj = make_pass(edit.pass_name, dict(edit.options))
+        text = mod.str()
+        module = irlab_ir.parse(text, filename=f"<{stage} before {edit.pass_name}>")
+        result = pobj.apply(module)
+        self.python_results.append((stage, result))
+        if not result.changed and edit.reparse != "always":
+            return mod
+        new_text = str(module)
+        new_mod = triton_parse(new_text, context, self.work_dir, edit.pass_name, stage)
+        if not replace:
+            return new_mod
+        swap_module_body(mod, new_mod)
+        return mod
+
+    def unmatched_edits(self) -> list:
+        from .variant import Drop, Insert
+        out = []
+        for e in self._edits():
+            if getattr(e, "optional", False):
+                continue
+            if isinstance(e, Drop) and not self.matched.get(e):
+                out.append(e)
+            if isinstance(e, Insert) and e.after and not self.matched.get(e):
+                out.append(e)
+        return out

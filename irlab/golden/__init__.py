@@ -1,0 +1,1 @@
+"""Golden-IR regression files: layout, normalization, comparison and the pytest plugin."""

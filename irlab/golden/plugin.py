@@ -1,0 +1,1 @@
+"""pytest plugin for golden IR files (see irlab.golden)."""

@@ -1,0 +1,25 @@
+"""identity: parse the IR into irlab's model and print it back, unchanged.
+
+Inserted into a pipeline with ``reparse="always"``, it sends Triton's own printed IR back through
+Triton's parser: the check that a module survives Triton's printer-to-parser round trip (which is
+not always faithful) and that irlab's model reprints it byte for byte.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from irlab.pass_api import ModulePass, PassContext
+from irlab.registry import register
+
+
+@register
+@dataclass(frozen=True)
+class Identity(ModulePass):
+    name: ClassVar[str] = "identity"
+    summary: ClassVar[str] = "parse and reprint the IR unchanged (round-trip check)"
+
+    def run(self, ctx: PassContext) -> None:
+        n = sum(1 for _ in ctx.module.walk())
+        ctx.data["ops"] = n
+        ctx.note(f"left all {n} ops unchanged (identity pass)")

@@ -1,0 +1,105 @@
+"""Malformed input, tried the way a new user would: each gives file:line:col, the line and a
+caret, and ``irlab ir check`` exits 2 without writing anything."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from irlab import ir
+
+GOOD = """#blocked = #ttg.blocked<{sizePerThread = [4], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
+module attributes {"ttg.num-warps" = 4 : i32, ttg.target = "cuda:80"} {
+  tt.func public @k(%x: !tt.ptr<f32> {tt.divisibility = 16 : i32}) {
+    %0 = tt.make_range {end = 512 : i32, start = 0 : i32} : tensor<512xi32, #blocked>
+    %1 = tt.splat %x : !tt.ptr<f32> -> tensor<512x!tt.ptr<f32>, #blocked>
+    %2 = tt.addptr %1, %0 : tensor<512x!tt.ptr<f32>, #blocked>, tensor<512xi32, #blocked>
+    %3 = tt.load %2 : tensor<512x!tt.ptr<f32>, #blocked>
+    tt.store %2, %3 : tensor<512x!tt.ptr<f32>, #blocked>
+    tt.return
+  }
+}
+"""
+
+CASES = {
+    # name: (text or bytes, expected line, expected column, message fragment)
+    "empty": ("", 1, 1, "empty input"),
+    "blank": ("\n\n   \n", 1, 1, "empty input"),
+    "garbage": (b"\x7fELF\x02\x01\x01\x00\x00\x00\xff\xfe\x01", 1, 8, "binary"),
+    "truncated": (GOOD[:GOOD.rindex("  }")], 9, 14, "'{' opened at 3:"),
+    "unknown_token": (GOOD.replace("%3 = tt.load %2", "%3 = tt.load %2 $$"), 7, 21, "unexpected character '$'"),
+    "undefined_value": (GOOD.replace("tt.load %2", "tt.load %9"), 7, 18, "use of undefined value %9"),
+    "duplicate_definition": (GOOD.replace("%2 = tt.addptr", "%1 = tt.addptr").replace("tt.load %2", "tt.load %1")
+                             .replace("tt.store %2", "tt.store %1"), 6, 5, "redefinition of value %1 (first defined at 5:5)"),
+    "undefined_alias": (GOOD.replace("tensor<512xi32, #blocked>\n", "tensor<512xi32, #blocked7>\n", 1), 4, 77,
+                        "undefined attribute alias #blocked7"),
+    "stray_brace": (GOOD + "}\n", 12, 1, "unexpected '}'"),
+}
+
+
+def _write(tmp_path: Path, name: str, content) -> Path:
+    p = tmp_path / f"{name}.ttgir"
+    if isinstance(content, bytes):
+        p.write_bytes(content)
+    else:
+        p.write_text(content)
+    return p
+
+
+def test_good_input_parses():
+    assert str(ir.parse(GOOD)) == GOOD
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_bad_input_raises_with_position_line_and_caret(tmp_path, name):
+    content, line, col, fragment = CASES[name]
+    path = _write(tmp_path, name, content)
+    with pytest.raises(ir.IRParseError) as info:
+        ir.parse_file(path)
+    err = info.value
+    assert fragment in err.message
+    assert (err.filename, err.line, err.column) == (str(path), line, col), err.render()
+    assert str(err).startswith(f"{path}:{line}:{col}: ")
+    rendered = err.render().splitlines()
+    if err.source_line:
+        assert rendered[1] == err.source_line.replace("\t", " ")
+        assert rendered[2] == " " * (col - 1) + "^"
+
+
+def test_directory_and_missing_file(tmp_path):
+    with pytest.raises(ir.IRParseError, match="is a directory"):
+        ir.parse_file(tmp_path)
+    with pytest.raises(ir.IRParseError, match="no such file"):
+        ir.parse_file(tmp_path / "nope.ttgir")
+
+
+def _run_cli(*args, cwd):
+    return subprocess.run([sys.executable, "-m", "irlab", *args], cwd=cwd, capture_output=True, text=True)
+
+
+def test_cli_check_reports_every_bad_file_and_exits_2_writing_nothing(tmp_path):
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    paths = [str(_write(inputs, n, CASES[n][0])) for n in sorted(CASES)]
+    work = tmp_path / "work"
+    work.mkdir()
+    before = {p: os.stat(p).st_mtime_ns for p in paths}
+    r = _run_cli("ir", "check", *paths, str(inputs), str(inputs / "missing.ttgir"), cwd=work)
+    assert r.returncode == 2
+    for n, p in zip(sorted(CASES), paths):
+        _, line, col, fragment = CASES[n]
+        assert f"{p}:{line}:{col}: error: " in r.stderr, (n, r.stderr)
+    assert f"{inputs}:1:1: error: is a directory" in r.stderr
+    assert "missing.ttgir:1:1: error: no such file" in r.stderr
+    assert list(work.iterdir()) == []
+    assert {p: os.stat(p).st_mtime_ns for p in paths} == before
+    assert sorted(os.listdir(inputs)) == sorted(os.path.basename(p) for p in paths)
+
+
+def test_cli_check_ok_exit_0(tmp_path):
+    p = _write(tmp_path, "good", GOOD)
+    r = _run_cli("ir", "check", str(p), cwd=tmp_path)
+    assert r.returncode == 0 and f"{p}: ok (module" in r.stdout
