@@ -231,8 +231,10 @@ def parse_value(items: list, text: str, resolve: Resolver) -> Any:
                     splat = parse_value(inner, text, resolve) if len(inner) == 1 else None
                     return Dense(text_of(items, text), splat)
             return Keyword(v)
-        if t == "HASH_ID":
+        if t in ("HASH_ID", "ATTR_TOKEN"):
             return parse_attribute(items, text, resolve)
+        if t == "TYPE_TOKEN":
+            return Attribute(first.value, kind="type")
         if t == "SYMBOL":
             return first.value
     if isinstance(first, Group):
@@ -258,8 +260,14 @@ def parse_dict(group: Group, text: str, resolve: Resolver) -> dict:
 
 
 def parse_attribute(items: list, text: str, resolve: Resolver) -> Any:
-    """``#alias`` or ``#dialect.mnemonic<...>`` (``items[0]`` is the HASH_ID token)."""
+    """``#alias`` or ``#dialect.mnemonic<...>`` (``items[0]`` is a HASH_ID or ATTR_TOKEN token)."""
     tok = items[0]
+    if tok.type == "ATTR_TOKEN":
+        from .syntax import parse_items, token_body
+        head, body_text = token_body(tok)
+        body_items = list(parse_items(body_text))
+        return _dialect_attribute(head[1:], tok.value, Group("angle", body_items, 0, len(body_text)),
+                                  body_text, resolve, inner=True)
     name = tok.value[1:]
     body = items[1] if len(items) > 1 and isinstance(items[1], Group) and items[1].kind == "angle" \
         and items[1].start == tok.end_pos else None
@@ -273,21 +281,27 @@ def parse_attribute(items: list, text: str, resolve: Resolver) -> Any:
         if kind is not None:
             return Layout(kind, {}, f"#{name}", alias=name, inferred=True)
         return Attribute(f"#{name}", kind="unresolved")
-    dialect, _, mnemonic = name.partition(".")
     full_text = text[tok.start_pos:(body.end if body else tok.end_pos)]
+    return _dialect_attribute(name, full_text, body, text, resolve)
+
+
+def _dialect_attribute(name: str, full_text: str, body: Group | None, text: str, resolve: Resolver,
+                       inner: bool = False) -> Any:
+    """``#dialect.mnemonic<body>``; ``body`` indexes into ``text`` (the body's own text if ``inner``)."""
+    dialect, _, mnemonic = name.partition(".")
     kind = _MNEMONIC_KIND.get(mnemonic) if dialect in _LAYOUT_DIALECTS else None
     params: Any = None
     if body is not None:
         if len(body.items) == 1 and isinstance(body.items[0], Group) and body.items[0].kind == "dict":
             params = parse_dict(body.items[0], text, resolve)
         else:
-            params = _parse_loose_body(body, text, resolve)
+            params = _parse_loose_body(body, text, resolve, inner)
     if kind is not None:
         return Layout(kind, params if isinstance(params, dict) else {"body": params}, full_text)
     return Attribute(full_text, dialect, mnemonic, params)
 
 
-def _parse_loose_body(body: Group, text: str, resolve: Resolver) -> dict:
+def _parse_loose_body(body: Group, text: str, resolve: Resolver, inner: bool = False) -> dict:
     """A non-dict dialect attribute body, e.g. padded_shared's ``[32:+4] {order = ...}``."""
     out: dict = {}
     for it in body.items:
@@ -295,7 +309,7 @@ def _parse_loose_body(body: Group, text: str, resolve: Resolver) -> dict:
             out.update(parse_dict(it, text, resolve))
         elif isinstance(it, Group) and it.kind == "bracket":
             out.setdefault("intervals", text[it.start:it.end])
-    out.setdefault("text", text[body.start:body.end])
+    out.setdefault("text", text if inner else text[body.start:body.end])
     return out
 
 

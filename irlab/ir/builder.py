@@ -8,6 +8,8 @@ values and aliases defined outside the fragment are allowed.
 """
 from __future__ import annotations
 
+import re
+
 from lark import Token
 
 from .errors import IRParseError, Source
@@ -18,6 +20,7 @@ from .attributes import split_top
 from .types import FunctionType
 
 _ISOLATED_SUFFIXES = (".func",)
+_ALIAS_IN_TOKEN_RE = re.compile(r'(?<![\w"])([#!])([A-Za-z_][\w$\-]*)(?![\w$.\-<])')
 
 
 class _Frame:
@@ -120,24 +123,22 @@ class Builder:
         """In a module every ``#alias`` and ``!alias`` used must be defined (locations included)."""
         attrs, types = self.module.aliases, self.module.type_aliases
 
-        def scan(items):
-            for it in items:
-                if isinstance(it, Token):
-                    if it.type == "HASH_ID" and "." not in it.value and it.value[1:] not in attrs:
-                        raise self.error(it.start_pos, f"undefined attribute alias {it.value}")
-                    if it.type == "BANG_ID" and "." not in it.value and it.value[1:] not in types:
-                        raise self.error(it.start_pos, f"undefined type alias {it.value}")
-                elif isinstance(it, Group):
-                    scan(it.items)
+        def check(items):
+            for offset, sigil, name in iter_alias_refs(items, self.text):
+                table = attrs if sigil == "#" else types
+                if name not in table:
+                    what = "location" if name.startswith("loc") and sigil == "#" else \
+                        ("attribute" if sigil == "#" else "type")
+                    raise self.error(offset, f"undefined {what} alias {sigil}{name}")
 
         for alias in list(attrs.values()) + list(types.values()):
-            scan(alias.items)
+            check(alias.items)
         for op in self.module.walk():
-            scan(op.items)
+            check(op.items)
             for region in op.regions:
                 for block in region.blocks:
                     if block.arg_items is not None:
-                        scan(block.arg_items.items)
+                        check(block.arg_items.items)
 
     # --- ops ---------------------------------------------------------------------------------
     def build_op(self, node: OpSyntax, lead: str, block: Block | None) -> Operation:
@@ -291,6 +292,26 @@ class Builder:
             arg = BlockArgument(name, block, i, t)
             self.define(name, (arg,), False, tok.start_pos)
             block.arguments.append(arg)
+
+
+def iter_alias_refs(items, text: str):
+    """(offset, '#' or '!', name) for every alias an item list refers to, inside type, attribute
+    and location tokens too (dialect names like ``#ttg.blocked`` are not aliases)."""
+    for it in items:
+        if isinstance(it, Token):
+            t = it.type
+            if t in ("HASH_ID", "BANG_ID"):
+                if "." not in it.value:
+                    yield it.start_pos, it.value[0], it.value[1:]
+            elif t in ("TYPE_TOKEN", "ATTR_TOKEN", "LOC_REF"):
+                for m in _ALIAS_IN_TOKEN_RE.finditer(it.value):
+                    yield it.start_pos + m.start(), m.group(1), m.group(2)
+        elif isinstance(it, Group):
+            if it.kind == "loc" and not it.items:  # a `#loc = loc(...)` definition lexed whole
+                for m in _ALIAS_IN_TOKEN_RE.finditer(text, it.start, it.end):
+                    yield m.start(), m.group(1), m.group(2)
+            else:
+                yield from iter_alias_refs(it.items, text)
 
 
 def build(source: Source, nodes: list, fragment: bool | None = None) -> Module:

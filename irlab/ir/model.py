@@ -333,7 +333,8 @@ class Operation:
         return out
 
     def reader(self) -> TypeReader:
-        return TypeReader(self.source.text, self._resolver(), self._type_resolver())
+        cache = self.module.type_cache if self.module is not None else None
+        return TypeReader(self.source.text, self._resolver(), self._type_resolver(), cache)
 
     @property
     def signature(self) -> list:
@@ -389,6 +390,7 @@ class Module:
         self.free_values: dict[str, FreeValue] = {}
         self.dirty = False
         self._resolving: set = set()
+        self.type_cache: dict = {}     # type token text -> Type, for this module's aliases
 
     # --- printing ----------------------------------------------------------------------------
     def __str__(self) -> str:

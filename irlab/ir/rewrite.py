@@ -282,18 +282,12 @@ class Rewriter:
         return ops
 
     def _check_alias_refs(self, op: Operation):
-        from lark import Token
-        from .syntax import Group
-
-        def scan(items):
-            for it in items:
-                if isinstance(it, Token) and it.type == "HASH_ID" and "." not in it.value \
-                        and it.value[1:] not in self.module.aliases:
-                    raise RewriteError(f"inserted op {op.name} refers to {it.value}, which this module does not define")
-                if isinstance(it, Group):
-                    scan(it.items)
+        from .builder import iter_alias_refs
         for o in op.walk():
-            scan(o.items)
+            for _, sigil, name in iter_alias_refs(o.items, o.source.text):
+                table = self.module.aliases if sigil == "#" else self.module.type_aliases
+                if name not in table:
+                    raise RewriteError(f"inserted op {o.name} refers to {sigil}{name}, which this module does not define")
 
     def _place(self, ops: list[Operation], anchor: Operation, after: bool):
         block = anchor.parent

@@ -76,9 +76,15 @@ class _Build(Transformer):
     def start(self, children):
         return children
 
+    def items(self, children):
+        return children
+
     def attr_alias(self, c):
         tok = c[0]
         name = tok.value[1:].split("=")[0].strip()
+        if tok.type == "LOC_ALIAS_DEF":  # `#loc3 = loc(...)` lexed whole
+            loc_start = tok.start_pos + tok.value.index("loc(")
+            return AliasSyntax("attr", name, [Group("loc", [], loc_start, tok.end_pos)], tok.start_pos, tok.end_pos)
         return AliasSyntax("attr", name, c[1:], tok.start_pos, item_end(c[-1]))
 
     def type_alias(self, c):
@@ -118,14 +124,19 @@ class _Build(Transformer):
     bracket = _group("bracket")
     angle = _group("angle")
     attr_dict = _group("dict")
-    loc = _group("loc")
+
+    def loc(self, c):
+        if len(c) == 1:  # `loc(#loc12)` lexed whole: keep the token so alias checks can see it
+            return Group("loc", [c[0]], c[0].start_pos, c[0].end_pos)
+        return Group("loc", c[1:-1], c[0].start_pos, c[-1].end_pos)
+
     del _group
 
 
 @functools.lru_cache(maxsize=1)
 def _parser() -> lark.Lark:
     return lark.Lark(GRAMMAR_PATH.read_text(), parser="lalr", lexer="contextual", transformer=_Build(),
-                     maybe_placeholders=False, cache=True)
+                     maybe_placeholders=False, cache=True, start=["start", "items"])
 
 
 _TOKEN_NAMES = {
@@ -173,7 +184,7 @@ def parse_syntax(source: Source) -> list:
     """Parse ``source`` into top-level syntax nodes, or raise IRParseError at the offending spot."""
     text = source.text
     try:
-        return _parser().parse(text)
+        return _parser().parse(text, start="start")
     except lark.exceptions.UnexpectedCharacters as e:
         ch = text[e.pos_in_stream] if e.pos_in_stream < len(text) else ""
         raise IRParseError.at(source, e.pos_in_stream, f"unexpected character {ch!r}: not part of any IR token") from None
@@ -193,3 +204,17 @@ def parse_syntax(source: Source) -> list:
         raise IRParseError.at(source, tok.start_pos, f"unexpected {_describe(tok)}{hint}") from None
     except lark.exceptions.UnexpectedEOF as e:  # pragma: no cover - LALR reports $END as UnexpectedToken
         raise IRParseError.at(source, len(text), "unexpected end of input") from None
+
+
+@functools.lru_cache(maxsize=4096)
+def parse_items(text: str) -> tuple:
+    """The items inside a type or attribute token (offsets relative to ``text``); cached by text,
+    since the same types recur throughout a module."""
+    return tuple(_parser().parse(text, start="items"))
+
+
+def token_body(tok: Token) -> tuple[str, str]:
+    """Split a TYPE_TOKEN/ATTR_TOKEN into its head and the text between its outer ``<`` ``>``."""
+    v = tok.value
+    i = v.index("<")
+    return v[:i], v[i + 1:-1]

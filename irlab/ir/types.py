@@ -9,7 +9,7 @@ from typing import Any
 from lark import Token
 
 from .attributes import Layout, Resolver, parse_attribute, split_top, text_of
-from .syntax import Group
+from .syntax import Group, parse_items, token_body
 
 _SCALAR_RE = re.compile(r"^(?:[su]?i\d+|f\d+|bf16|tf32|index|none|f\d+E\d+M\d+\w*)$")
 
@@ -116,15 +116,17 @@ def _dims(tok: Token) -> tuple:
 class TypeReader:
     """Reads types out of an item list; ``resolve`` maps alias names to attributes/types."""
 
-    def __init__(self, text: str, resolve: Resolver, resolve_type: Resolver | None = None):
+    def __init__(self, text: str, resolve: Resolver, resolve_type: Resolver | None = None,
+                 cache: dict | None = None):
         self.text = text
         self.resolve = resolve
         self.resolve_type = resolve_type or (lambda name: None)
+        self.cache = cache if cache is not None else {}
 
     def is_type_start(self, items: list, i: int) -> bool:
         it = items[i]
         if isinstance(it, Token):
-            if it.type == "BANG_ID":
+            if it.type in ("BANG_ID", "TYPE_TOKEN"):
                 return True
             if it.type == "KEYWORD":
                 return bool(_SCALAR_RE.match(it.value)) or it.value in ("tensor", "vector", "memref", "tuple") \
@@ -141,9 +143,14 @@ class TypeReader:
         adjacent_angle = isinstance(nxt, Group) and nxt.kind == "angle" and isinstance(it, Token) \
             and nxt.start == it.end_pos
         if isinstance(it, Token):
+            if it.type == "TYPE_TOKEN":
+                t = self.cache.get(it.value)
+                if t is None:
+                    t = self.cache[it.value] = self._type_token(it.value)
+                return t, i + 1
             if it.type == "KEYWORD":
                 if it.value == "tensor" and adjacent_angle:
-                    return self._tensor(it, nxt), i + 2
+                    return self._tensor(self.text[it.start_pos:nxt.end], nxt.items), i + 2
                 if it.value in ("vector", "memref", "tuple") and adjacent_angle:
                     return OpaqueType(self.text[it.start_pos:nxt.end]), i + 2
                 if _SCALAR_RE.match(it.value):
@@ -152,14 +159,14 @@ class TypeReader:
             if it.type == "BANG_ID":
                 name = it.value[1:]
                 if adjacent_angle:
-                    return self._dialect_type(it, name, nxt), i + 2
+                    return self._dialect_type(self.text[it.start_pos:nxt.end], name, nxt.items), i + 2
                 aliased = self.resolve_type(name)
                 if aliased is not None:
                     return aliased, i + 1
                 return OpaqueType(it.value), i + 1
             return None, i
         if isinstance(it, Group) and it.kind == "angle":  # memdesc printed without its prefix
-            return self._memdesc(self.text[it.start:it.end], it), i + 1
+            return self._memdesc(self.text[it.start:it.end], it.items), i + 1
         if isinstance(it, Group) and it.kind == "paren":
             # function type: (inputs) -> result | (results)
             inputs = tuple(self.read_list(it.items))
@@ -183,8 +190,18 @@ class TypeReader:
             out.append(t)
         return out
 
-    def _tensor(self, tok: Token, body: Group) -> Type:
-        items = body.items
+    def _type_token(self, text: str) -> Type:
+        """A type lexed as one token: read its inside with a reader over the inside's text."""
+        head, body = token_body(Token("TYPE_TOKEN", text))
+        sub = TypeReader(body, self.resolve, self.resolve_type, self.cache)
+        items = list(parse_items(body))
+        if head == "tensor":
+            return sub._tensor(text, items)
+        if head.startswith("!"):
+            return sub._dialect_type(text, head[1:], items)
+        return OpaqueType(text)
+
+    def _tensor(self, text: str, items: list) -> Type:
         j, shape = 0, ()
         if items and isinstance(items[0], Token) and items[0].type == "DIMS":
             shape, j = _dims(items[0]), 1
@@ -192,26 +209,25 @@ class TypeReader:
         enc, enc_text = None, ""
         if j < len(items) and isinstance(items[j], Token) and items[j].type == "COMMA":
             enc_items = items[j + 1:]
-            if enc_items and isinstance(enc_items[0], Token) and enc_items[0].type == "HASH_ID":
+            if enc_items and isinstance(enc_items[0], Token) and enc_items[0].type in ("HASH_ID", "ATTR_TOKEN"):
                 enc = parse_attribute(enc_items, self.text, self.resolve)
                 enc_text = text_of(enc_items, self.text)
-        return TensorType(self.text[tok.start_pos:body.end], shape, elem, enc, enc_text)
+        return TensorType(text, shape, elem, enc, enc_text)
 
-    def _dialect_type(self, tok: Token, name: str, body: Group) -> Type:
-        text = self.text[tok.start_pos:body.end]
+    def _dialect_type(self, text: str, name: str, items: list) -> Type:
         if name == "tt.ptr":
-            parts = split_top(body.items)
+            parts = split_top(items)
             pointee, _ = self.read(parts[0], 0) if parts and parts[0] else (None, 0)
             space = 1
             if len(parts) > 1 and parts[1] and isinstance(parts[1][0], Token) and parts[1][0].type == "INT":
                 space = int(parts[1][0].value)
             return PointerType(text, pointee, space)
         if name in ("ttg.memdesc", "triton_gpu.memdesc", "tt.memdesc"):
-            return self._memdesc(text, body)
+            return self._memdesc(text, items)
         return OpaqueType(text)
 
-    def _memdesc(self, text: str, body: Group) -> Type:
-        parts = split_top(body.items)
+    def _memdesc(self, text: str, items: list) -> Type:
+        parts = split_top(items)
         if not parts or not parts[0]:
             return OpaqueType(text)
         first = parts[0]
@@ -228,7 +244,7 @@ class TypeReader:
             if not part:
                 continue
             head = part[0]
-            if isinstance(head, Token) and head.type == "HASH_ID":
+            if isinstance(head, Token) and head.type in ("HASH_ID", "ATTR_TOKEN"):
                 attr = parse_attribute(part, self.text, self.resolve)
                 if isinstance(attr, Layout) and attr.is_memory_space:
                     memory_space = attr

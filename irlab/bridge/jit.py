@@ -1,0 +1,49 @@
+"""JIT launches as a variant, without the caches mixing variants up.
+
+Triton's JIT keeps compiled kernels in memory per function (``fn.device_caches``) and on disk
+under a key that covers neither the stages hook nor irlab's edits. Inside ``jit_variant`` the
+function gets a per-variant in-memory cache and Triton a per-variant disk cache directory, both
+keyed by the variant's content hash, so the baseline and every variant keep their own binaries.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+from collections import defaultdict
+from pathlib import Path
+
+from triton import knobs
+
+from .compile import _StageHook
+from .pipeline import PipelineSession
+from .variant import Variant
+
+_MEMORY_CACHES: dict[tuple[int, str], defaultdict] = {}
+
+
+def cache_root() -> Path:
+    root = os.environ.get("IRLAB_CACHE_DIR")
+    return Path(root) if root else Path.home() / ".cache" / "irlab" / "triton"
+
+
+@contextlib.contextmanager
+def jit_variant(fn, variant: Variant | None = None, cache_dir: str | Path | None = None):
+    """Launches of ``fn`` (a ``@triton.jit`` or ``@gluon.jit`` function) inside this block
+    compile and cache as ``variant``. Yields the pipeline session (what ran, Python pass results)."""
+    variant = variant or Variant.baseline()
+    variant.validate()
+    key = variant.key()
+    directory = Path(cache_dir) if cache_dir else cache_root() / f"{variant.name}-{key}"
+    directory.mkdir(parents=True, exist_ok=True)
+    session = PipelineSession(variant=variant)
+    saved = fn.device_caches
+    fn.device_caches = _MEMORY_CACHES.setdefault((id(fn), key), defaultdict(fn.create_binder))
+    try:
+        with knobs.cache.scope(), knobs.runtime.scope():
+            knobs.cache.dir = str(directory)
+            knobs.runtime.add_stages_inspection_hook = _StageHook(session, knobs.runtime.add_stages_inspection_hook,
+                                                                  keep_nodebug=False)
+            with session.active():
+                yield session
+    finally:
+        fn.device_caches = saved

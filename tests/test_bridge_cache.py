@@ -1,0 +1,48 @@
+"""Cache isolation: a variant never gets the baseline's binary, nor the reverse, and irlab leaves
+nothing in Triton's own cache."""
+from __future__ import annotations
+
+import os
+
+import pytest
+import triton
+
+from irlab.bridge.compile import compile_kernel
+from irlab.bridge.variant import Drop, Variant
+from irlab.kernels import KERNELS
+
+from helpers import plain_compile
+
+NO_PIPELINE = Variant("no-pipeline", (Drop("ttgpuir.pipeline"),))
+
+
+def test_baseline_variant_baseline_each_get_their_own_binary():
+    spec = KERNELS["gemm_fp16"]
+    a = compile_kernel(spec, "cuda:80")
+    b = compile_kernel(spec, "cuda:80", variant=NO_PIPELINE)
+    c = compile_kernel(spec, "cuda:80")
+    assert a.binary != b.binary
+    assert a.binary == c.binary
+    assert b.binary == compile_kernel(spec, "cuda:80", variant=NO_PIPELINE).binary
+
+
+def test_irlab_leaves_triton_s_cache_alone(tmp_path, monkeypatch):
+    cache = tmp_path / "triton-cache"
+    monkeypatch.setenv("TRITON_CACHE_DIR", str(cache))
+    spec = KERNELS["gemm_fp16"]
+    compile_kernel(spec, "cuda:80", variant=NO_PIPELINE)
+    assert not cache.exists() or not any(cache.rglob("*.cubin"))
+    # a plain Triton compile fills the user's cache; an irlab variant compile afterwards must
+    # neither read it nor write into it, and the next plain compile still hits the baseline
+    from irlab.bridge.compile import _source
+    from irlab.bridge.specialize import specialize
+    from irlab.targets import parse_target
+    p = spec.problem()
+    s = specialize(spec.fn, p.args, p.constexprs, parse_target("cuda:80"))
+    first = triton.compile(_source(spec.fn, s), target=parse_target("cuda:80"), options=p.options)
+    files_before = sorted(str(x) for x in cache.rglob("*"))
+    variant = compile_kernel(spec, "cuda:80", variant=NO_PIPELINE)
+    assert sorted(str(x) for x in cache.rglob("*")) == files_before
+    again = triton.compile(_source(spec.fn, s), target=parse_target("cuda:80"), options=p.options)
+    assert again.asm["cubin"] == first.asm["cubin"] != variant.binary
+    assert first.asm["cubin"] == plain_compile(spec, "cuda:80").asm["cubin"]
