@@ -1,17 +1,72 @@
 """The experiments' named variants, per target: the baselines the source documents compare
-against and the Python passes applied to them."""
+against, and the Python passes applied to them.
+
+On gfx942 Triton already runs its own versions of two of the documents' ideas
+(``amd.ttgpuir.reorder_instructions``, ``amd.ttgpuir.optimize_epilogue``) plus block ping-pong,
+so the documents' baselines switch those off first; irlab's passes then run on that baseline.
+"""
 from __future__ import annotations
 
-from .bridge.variant import Variant
+from .bridge.variant import Drop, Insert, Variant
+from .registry import all_passes
+
+BASELINE = Variant.baseline()
+
+# gfx942: the talk's "old schedule": Triton's own reorder and ping-pong passes switched off
+AMD_NO_REORDER = Variant("no-reorder", (Drop("amd.ttgpuir.reorder_instructions"),
+                                        Drop("amd.ttgpuir.block_pingpong", optional=True)),
+                         "Triton's AMD reorder_instructions and block ping-pong passes off (the documents' baseline)")
+# gfx942: OPTIMIZE_EPILOGUE=0
+AMD_NO_EPILOGUE = Variant("no-optimize-epilogue", (Drop("amd.ttgpuir.optimize_epilogue"),),
+                          "Triton's AMD optimize_epilogue off (the documents' OPTIMIZE_EPILOGUE=0)")
+
+EPILOGUE_CLEANUP = ("remove_layout_conversions", "canonicalize")
+
+
+def _interleave(base: Variant) -> Variant:
+    return base.then(Insert("interleave-global-loads", at="end"), name="interleave-global-loads",
+                     description="the talk's schedule: the second global load sunk after the local_loads")
+
+
+def _epilogue(base: Variant) -> Variant:
+    return base.then(Insert("optimize-epilogue", at="end", cleanup=EPILOGUE_CLEANUP), name="optimize-epilogue",
+                     description="store the MMA accumulator from its MMA layout (no convert_layout through LDS)")
+
+
+def _lds_fix(base: Variant) -> Variant:
+    return base.then(Insert("lds-transposes", options={"fix": True}, at="end", cleanup=("canonicalize",)),
+                     name="lds-transposes-fix", description="remove transpose pairs that cancel")
+
+
+def variants_for(target: str) -> list[Variant]:
+    """Every variant the experiments (and the golden suite) compile for ``target``."""
+    available = set(all_passes())
+    out = [BASELINE]
+    amd = target.startswith("hip")
+    if amd:
+        out += [AMD_NO_REORDER, AMD_NO_EPILOGUE]
+    if "interleave-global-loads" in available:
+        out.append(_interleave(AMD_NO_REORDER if amd else BASELINE))
+    if "optimize-epilogue" in available:
+        out.append(_epilogue(AMD_NO_EPILOGUE if amd else BASELINE))
+    if "lds-transposes" in available:
+        out.append(_lds_fix(BASELINE))
+    return out
 
 
 def all_variants() -> dict[str, list[Variant]]:
-    return {"any": [Variant.baseline()]}
+    from .targets import DEFAULT_TARGETS
+    return {t: variants_for(t) for t in DEFAULT_TARGETS}
 
 
 def get_variant(name: str, target: str | None = None) -> Variant:
-    for group, variants in all_variants().items():
-        for v in variants:
+    """The variant called ``name`` for ``target`` (variants differ per target: on gfx942 the
+    passes run on the documents' baselines)."""
+    from .targets import DEFAULT_TARGETS
+    targets = [target] if target else list(DEFAULT_TARGETS)
+    for t in targets:
+        for v in variants_for(t):
             if v.name == name:
                 return v
-    raise KeyError(f"no variant named {name!r}; `irlab variants` lists them")
+    known = sorted({v.name for t in targets for v in variants_for(t)})
+    raise KeyError(f"no variant named {name!r}{' for ' + target if target else ''}; known: {', '.join(known)}")

@@ -39,3 +39,4 @@ def corpus(tmp_path_factory):
 @pytest.fixture(scope="session")
 def fa_snippet() -> str:
     return (DATA / "fa_decode_int4.ttgir").read_text()
+pytest_plugins = ["pytester"]
