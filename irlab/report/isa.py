@@ -1,0 +1,289 @@
+"""Reading AMDGCN and SASS the way the source documents tell engineers to: find the hot loop,
+print its schedule as runs of instruction classes (the talk's ``8 x global_load_dwordx4 /
+s_barrier / 24 x ds_read_b128 / ...``), and count the instructions that matter: wide vs narrow
+global loads and stores, LDS access widths, matrix instructions, ``s_waitcnt`` by counter."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Instr:
+    index: int
+    opcode: str          # the full mnemonic (AMDGCN) or opcode with modifiers (SASS)
+    operands: str
+    label_targets: tuple = ()
+
+    @property
+    def text(self) -> str:
+        return f"{self.opcode} {self.operands}".strip()
+
+
+@dataclass
+class Program:
+    isa: str                                   # amdgcn | sass
+    instrs: list[Instr]
+    labels: dict[str, int]                     # label -> index of the first instruction after it
+    resources: dict = field(default_factory=dict)
+
+
+@dataclass
+class Loop:
+    label: str
+    start: int
+    end: int                                   # index of the back-edge branch (inclusive)
+    instrs: list[Instr]
+
+
+# ------------------------------------------------------------------------------------------------
+# AMDGCN
+
+_AMD_META = {
+    "vgpr_count": r"^\s*\.vgpr_count:\s*(\d+)", "agpr_count": r"^\s*-?\s*\.agpr_count:\s*(\d+)",
+    "sgpr_count": r"^\s*\.sgpr_count:\s*(\d+)", "vgpr_spill_count": r"^\s*\.vgpr_spill_count:\s*(\d+)",
+    "sgpr_spill_count": r"^\s*\.sgpr_spill_count:\s*(\d+)", "lds_static": r"^\s*\.group_segment_fixed_size:\s*(\d+)",
+    "scratch": r"^\s*\.private_segment_fixed_size:\s*(\d+)", "wavefront_size": r"^\s*\.wavefront_size:\s*(\d+)",
+    "arch_vgprs": r"^; NumVgprs:\s*(\d+)", "llvm_occupancy": r"^; Occupancy:\s*(\d+)",
+    "code_bytes": r"^; codeLenInByte = (\d+)",
+}
+
+
+def parse_amdgcn(text: str) -> Program:
+    res = {}
+    for key, rx in _AMD_META.items():
+        m = re.search(rx, text, re.M)
+        if m:
+            res[key] = int(m.group(1))
+    instrs, labels = [], {}
+    in_text = False
+    for line in text.splitlines():
+        s = line.strip()
+        if s.startswith(".text"):
+            in_text = True
+            continue
+        if s.startswith((".end_amdhsa_kernel", ".section", ".Lfunc_end")):
+            in_text = False if s.startswith(".section") else in_text
+        m = re.match(r"^([.\w$]+):", line)
+        if m:
+            labels[m.group(1)] = len(instrs)
+            continue
+        if not line.startswith(("\t", " ")) or not s or s.startswith((";", ".", "//")):
+            continue
+        s = s.split(";", 1)[0].strip()
+        if not s:
+            continue
+        op, _, rest = s.partition(" ")
+        if not re.match(r"^[a-z][a-z0-9_]*$", op):
+            continue
+        targets = tuple(re.findall(r"(\.LBB[\w$]+)", rest))
+        instrs.append(Instr(len(instrs), op, rest.strip(), targets))
+    return Program("amdgcn", instrs, labels, res)
+
+
+def amd_class(i: Instr) -> str:
+    return i.opcode
+
+
+def amd_is_key(op: str) -> bool:
+    return op.startswith(("global_load", "global_store", "global_atomic", "buffer_load", "buffer_store",
+                          "buffer_atomic", "ds_read", "ds_write", "ds_load", "ds_store", "v_mfma", "s_barrier",
+                          "s_setprio", "s_sched_barrier", "flat_load", "flat_store"))
+
+
+def amd_is_matrix(op: str) -> bool:
+    return op.startswith(("v_mfma", "v_wmma", "v_smfmac"))
+
+
+_AMD_WIDTH = (("dwordx4", 128), ("dwordx3", 96), ("dwordx2", 64), ("dword", 32), ("short", 16), ("ushort", 16),
+              ("sshort", 16), ("ubyte", 8), ("sbyte", 8), ("byte", 8))
+
+
+def amd_mem_width(op: str) -> int | None:
+    """Bits moved per lane by a global/buffer load or store."""
+    for suffix, bits in _AMD_WIDTH:
+        if suffix in op.split("_", 2)[-1]:
+            return bits
+    return None
+
+
+def amd_lds_width(op: str) -> str | None:
+    m = re.search(r"ds_(?:read|write|load|store)(2st64|2)?_[bu](\d+)", op)
+    if not m:
+        return None
+    return f"{'2x' if m.group(1) else ''}b{m.group(2)}"
+
+
+def amd_counts(instrs: list[Instr]) -> dict:
+    c: dict = {"global_loads": {}, "global_stores": {}, "lds_reads": {}, "lds_writes": {}, "matrix": 0,
+               "s_waitcnt": {"vmcnt": 0, "lgkmcnt": 0, "expcnt": 0, "total": 0}, "barriers": 0, "atomics": 0,
+               "instructions": len(instrs)}
+    for i in instrs:
+        op = i.opcode
+        if op.startswith(("global_load", "buffer_load", "flat_load")):
+            w = amd_mem_width(op)
+            c["global_loads"][f"{w}-bit"] = c["global_loads"].get(f"{w}-bit", 0) + 1
+        elif op.startswith(("global_store", "buffer_store", "flat_store")):
+            w = amd_mem_width(op)
+            c["global_stores"][f"{w}-bit"] = c["global_stores"].get(f"{w}-bit", 0) + 1
+        elif op.startswith(("global_atomic", "buffer_atomic")):
+            c["atomics"] += 1
+        elif op.startswith(("ds_read", "ds_load")):
+            w = amd_lds_width(op) or op
+            c["lds_reads"][w] = c["lds_reads"].get(w, 0) + 1
+        elif op.startswith(("ds_write", "ds_store")):
+            w = amd_lds_width(op) or op
+            c["lds_writes"][w] = c["lds_writes"].get(w, 0) + 1
+        elif amd_is_matrix(op):
+            c["matrix"] += 1
+        elif op == "s_barrier":
+            c["barriers"] += 1
+        elif op == "s_waitcnt":
+            c["s_waitcnt"]["total"] += 1
+            for counter in ("vmcnt", "lgkmcnt", "expcnt"):
+                if counter in i.operands:
+                    c["s_waitcnt"][counter] += 1
+    loads = c["global_loads"]
+    c["wide_global_loads"] = loads.get("128-bit", 0)
+    c["narrow_global_loads"] = sum(v for k, v in loads.items() if k != "128-bit")
+    stores = c["global_stores"]
+    c["wide_global_stores"] = stores.get("128-bit", 0)
+    c["narrow_global_stores"] = sum(v for k, v in stores.items() if k != "128-bit")
+    return c
+
+
+# ------------------------------------------------------------------------------------------------
+# SASS (nvdisasm -c output)
+
+_SASS_LINE = re.compile(r"^\s*/\*[0-9a-f]+\*/\s+(?:(@!?U?P[0-9T])\s+)?([A-Z][A-Za-z0-9_.]*)\s*(.*?)\s*;")
+
+
+def parse_sass(text: str, resources: dict | None = None) -> Program:
+    instrs, labels = [], {}
+    for line in text.splitlines():
+        m = re.match(r"^(\.L[\w$]+):", line)
+        if m:
+            labels[m.group(1)] = len(instrs)
+            continue
+        m = _SASS_LINE.match(line)
+        if not m:
+            continue
+        pred, op, rest = m.groups()
+        targets = tuple(re.findall(r"\(?(\.L[\w$]+)\)?", rest))
+        instrs.append(Instr(len(instrs), op, (f"{pred} " if pred else "") + rest, targets))
+    return Program("sass", instrs, labels, dict(resources or {}))
+
+
+_SASS_WIDTHS = (".128", ".64", ".U16", ".S16", ".U8", ".S8")
+
+
+def sass_class(i: Instr) -> str:
+    """A readable class: LDG.128, STG.32, LDGSTS.128, LDSM.x4, STS.64, HMMA.16816.F32, BAR.SYNC, ..."""
+    op = i.opcode
+    base = op.split(".", 1)[0]
+    if base in ("LDG", "STG", "LDS", "STS", "LDGSTS", "LD", "ST", "LDL", "STL", "ATOMG", "RED"):
+        width = next((w[1:] for w in _SASS_WIDTHS if w in op), "32")
+        return f"{base}.{width}"
+    if base == "LDSM":  # ldmatrix: .M88.4 = x4, .MT88 = transposed
+        m = re.search(r"\.M(T?)88\.(\d)", op)
+        return f"LDSM{'.T' if m and m.group(1) else ''}.x{m.group(2) if m else 1}"
+    if base in ("HMMA", "HGMMA", "IMMA", "QGMMA"):
+        return op
+    if base == "BAR":
+        return "BAR.SYNC" if "SYNC" in op else op
+    if base in ("DEPBAR", "WARPGROUP", "SYNCS", "UTMALDG", "UTMASTG"):
+        return op.split(".")[0] if base == "DEPBAR" else op
+    return base
+
+
+def sass_is_key(cls: str) -> bool:
+    return cls.split(".")[0] in ("LDG", "STG", "LDGSTS", "LDS", "STS", "LDSM", "HMMA", "HGMMA", "IMMA", "QGMMA",
+                                 "BAR", "DEPBAR", "WARPGROUP", "UTMALDG", "UTMASTG", "RED", "ATOMG", "LDL", "STL")
+
+
+def sass_is_matrix(op: str) -> bool:
+    return op.startswith(("HMMA", "HGMMA", "IMMA", "QGMMA"))
+
+
+def sass_counts(instrs: list[Instr]) -> dict:
+    c: dict = {"global_loads": {}, "global_stores": {}, "async_copies": {}, "lds_reads": {}, "lds_writes": {},
+               "matrix": 0, "barriers": 0, "atomics": 0, "local_memory": 0, "instructions": len(instrs)}
+    for i in instrs:
+        cls = sass_class(i)
+        base, _, width = cls.partition(".")
+        key = {"LDG": "global_loads", "STG": "global_stores", "LDGSTS": "async_copies", "LDS": "lds_reads",
+               "LDSM": "lds_reads", "STS": "lds_writes"}.get(base)
+        if key:
+            label = f"{width}-bit" if base in ("LDG", "STG", "LDGSTS") else cls
+            c[key][label] = c[key].get(label, 0) + 1
+        elif sass_is_matrix(i.opcode):
+            c["matrix"] += 1
+        elif base == "BAR":
+            c["barriers"] += 1
+        elif base in ("RED", "ATOMG"):
+            c["atomics"] += 1
+        elif base in ("LDL", "STL"):
+            c["local_memory"] += 1
+    loads = c["global_loads"]
+    c["wide_global_loads"] = loads.get("128-bit", 0)
+    c["narrow_global_loads"] = sum(v for k, v in loads.items() if k != "128-bit")
+    stores = c["global_stores"]
+    c["wide_global_stores"] = stores.get("128-bit", 0)
+    c["narrow_global_stores"] = sum(v for k, v in stores.items() if k != "128-bit")
+    return c
+
+
+# ------------------------------------------------------------------------------------------------
+# loops and schedules
+
+def find_loops(prog: Program) -> list[Loop]:
+    """Every loop closed by a backward branch, innermost-agnostic."""
+    loops = []
+    for i in prog.instrs:
+        for t in i.label_targets:
+            start = prog.labels.get(t)
+            if start is not None and start <= i.index:
+                loops.append(Loop(t, start, i.index, prog.instrs[start:i.index + 1]))
+    return loops
+
+
+def hot_loop(prog: Program) -> Loop | None:
+    """The main loop: the one with the most matrix instructions (then the longest)."""
+    is_matrix = amd_is_matrix if prog.isa == "amdgcn" else sass_is_matrix
+    loops = find_loops(prog)
+    if not loops:
+        return None
+    return max(loops, key=lambda lp: (sum(is_matrix(i.opcode) for i in lp.instrs), len(lp.instrs)))
+
+
+def schedule(prog: Program, loop: Loop) -> list[tuple[str, int]]:
+    """Runs of key instruction classes in the loop body, other instructions left out (as on the
+    talk's slide); the closing branch ends the list."""
+    cls_fn = amd_class if prog.isa == "amdgcn" else sass_class
+    key_fn = amd_is_key if prog.isa == "amdgcn" else sass_is_key
+    runs: list[list] = []
+    for i in loop.instrs[:-1]:
+        cls = cls_fn(i)
+        if not key_fn(cls):
+            continue
+        if runs and runs[-1][0] == cls:
+            runs[-1][1] += 1
+        else:
+            runs.append([cls, 1])
+    last = loop.instrs[-1]
+    runs.append([last.opcode, 1])
+    return [(c, n) for c, n in runs]
+
+
+def format_schedule(runs: list[tuple[str, int]], sep: str = " / ") -> str:
+    return sep.join(f"{n} x {c}" if n > 1 else c for c, n in runs)
+
+
+def clusters(runs: list[tuple[str, int]], prefix: tuple) -> list[int]:
+    """Sizes of the groups of ``prefix`` instructions that no other key instruction separates
+    (the talk: one cluster of 8 global_load_dwordx4 became two clusters of 4)."""
+    out = []
+    for cls, n in runs:
+        if cls.startswith(prefix):
+            out.append(n)
+    return out

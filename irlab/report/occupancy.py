@@ -1,0 +1,146 @@
+"""Occupancy, computed the way the source documents teach it, for AMD CDNA3 and NVIDIA sm_80/sm_90.
+
+AMD (MI300X, gfx942), after the documents:
+
+* VGPRs are allocated in granules of 8 out of 512 per SIMD (EU): a kernel reporting 170 VGPRs
+  is allocated 176, and 3 x 176 > 512, so only 2 waves per EU fit. With ``.vgpr_count`` the
+  unified count (arch + accumulation VGPRs), this reproduces AMD's table (<=64: 8 waves, <=72:
+  7, <=80: 6, <=96: 5, <=128: 4, <=168: 3, <=256: 2, else 1).
+* VGPR-limited workgroups per CU = floor(waves_per_EU x 4 / waves_per_workgroup).
+* LDS-limited workgroups per CU = floor(64 KiB / LDS bytes per workgroup).
+* Wave-slot-limited workgroups per CU = floor(32 / waves_per_workgroup).
+* Occupancy = the minimum of the three; waves per EU = workgroups x waves_per_workgroup / 4.
+
+NVIDIA (the CUDA occupancy calculator's rules): registers are allocated per warp in units of 256
+(registers per thread x 32, rounded up) out of 64 K per SM; shared memory per block is rounded
+up to 128 bytes plus 1 KiB the driver reserves per block; at most 64 warps and 32 blocks per SM.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+
+
+@dataclass(frozen=True)
+class AmdArch:
+    name: str = "gfx942"
+    vgprs_per_simd: int = 512
+    vgpr_granule: int = 8
+    max_waves_per_simd: int = 8
+    simds_per_cu: int = 4
+    lds_per_cu: int = 65536
+    max_waves_per_cu: int = 32
+
+
+@dataclass(frozen=True)
+class NvidiaArch:
+    name: str
+    regs_per_sm: int = 65536
+    reg_alloc_unit: int = 256
+    max_regs_per_thread: int = 255
+    max_warps_per_sm: int = 64
+    max_blocks_per_sm: int = 32
+    smem_per_sm: int = 0
+    smem_per_block_max: int = 0
+    smem_alloc_unit: int = 128
+    smem_reserved_per_block: int = 1024
+
+
+AMD_ARCHS = {"gfx942": AmdArch("gfx942"), "gfx90a": AmdArch("gfx90a"), "gfx950": AmdArch("gfx950", lds_per_cu=163840)}
+NVIDIA_ARCHS = {
+    80: NvidiaArch("sm_80", smem_per_sm=167936, smem_per_block_max=166912),
+    90: NvidiaArch("sm_90", smem_per_sm=233472, smem_per_block_max=232448),
+}
+
+
+@dataclass(frozen=True)
+class AmdOccupancy:
+    vgprs: int
+    vgprs_allocated: int
+    lds_bytes: int
+    waves_per_workgroup: int
+    waves_per_eu_by_vgpr: int
+    workgroups_by_vgpr: int
+    workgroups_by_lds: int | None      # None: the kernel uses no LDS
+    workgroups_by_wave_slots: int
+    workgroups_per_cu: int
+    waves_per_cu: int
+    waves_per_eu: float
+    limiter: str
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+    def explain(self) -> str:
+        lds = "no LDS" if self.workgroups_by_lds is None else \
+            f"LDS {self.lds_bytes} B -> floor(65536/{self.lds_bytes}) = {self.workgroups_by_lds} WG/CU"
+        return (f"VGPRs {self.vgprs} -> allocated {self.vgprs_allocated} -> {self.waves_per_eu_by_vgpr} waves/EU -> "
+                f"floor({self.waves_per_eu_by_vgpr}x4/{self.waves_per_workgroup}) = {self.workgroups_by_vgpr} WG/CU; "
+                f"{lds}; wave slots {self.workgroups_by_wave_slots} WG/CU; occupancy {self.workgroups_per_cu} WG/CU = "
+                f"{self.waves_per_cu} waves/CU = {self.waves_per_eu:g} waves/EU (limited by {self.limiter})")
+
+
+def amd_occupancy(vgprs: int, lds_bytes: int, waves_per_workgroup: int, arch: str = "gfx942") -> AmdOccupancy:
+    a = AMD_ARCHS.get(arch, AmdArch(arch))
+    if vgprs <= 0:
+        raise ValueError("VGPR count must be positive")
+    alloc = math.ceil(vgprs / a.vgpr_granule) * a.vgpr_granule
+    waves_eu = min(a.max_waves_per_simd, a.vgprs_per_simd // alloc)
+    wg_vgpr = (waves_eu * a.simds_per_cu) // waves_per_workgroup
+    wg_lds = a.lds_per_cu // lds_bytes if lds_bytes > 0 else None
+    wg_slots = a.max_waves_per_cu // waves_per_workgroup
+    limits = {"VGPRs": wg_vgpr, "wave slots": wg_slots}
+    if wg_lds is not None:
+        limits["LDS"] = wg_lds
+    occ = min(limits.values())
+    limiter = " and ".join(k for k, v in limits.items() if v == occ)
+    return AmdOccupancy(vgprs, alloc, lds_bytes, waves_per_workgroup, waves_eu, wg_vgpr, wg_lds, wg_slots, occ,
+                        occ * waves_per_workgroup, occ * waves_per_workgroup / a.simds_per_cu, limiter)
+
+
+@dataclass(frozen=True)
+class NvidiaOccupancy:
+    registers: int
+    registers_per_warp: int
+    smem_bytes: int
+    smem_per_block_allocated: int
+    warps_per_block: int
+    blocks_by_registers: int
+    blocks_by_smem: int | None
+    blocks_by_warps: int
+    blocks_per_sm: int
+    warps_per_sm: int
+    occupancy: float      # warps per SM / max warps per SM
+    limiter: str
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+    def explain(self) -> str:
+        smem = "no shared memory" if self.blocks_by_smem is None else \
+            f"smem {self.smem_bytes} B (+1 KiB reserved, 128 B units) = {self.smem_per_block_allocated} B -> " \
+            f"{self.blocks_by_smem} blocks/SM"
+        return (f"{self.registers} regs/thread -> {self.registers_per_warp} per warp -> {self.blocks_by_registers} "
+                f"blocks/SM; {smem}; warps {self.blocks_by_warps} blocks/SM; {self.blocks_per_sm} blocks x "
+                f"{self.warps_per_block} warps = {self.warps_per_sm} warps/SM ({self.occupancy:.1%}, limited by "
+                f"{self.limiter})")
+
+
+def nvidia_occupancy(registers: int, smem_bytes: int, warps_per_block: int, capability: int) -> NvidiaOccupancy:
+    a = NVIDIA_ARCHS.get(capability) or NVIDIA_ARCHS[90 if capability >= 90 else 80]
+    regs_warp = math.ceil(max(registers, 1) * 32 / a.reg_alloc_unit) * a.reg_alloc_unit
+    blocks_regs = (a.regs_per_sm // regs_warp) // warps_per_block
+    if smem_bytes > 0:
+        per_block = math.ceil((smem_bytes + a.smem_reserved_per_block) / a.smem_alloc_unit) * a.smem_alloc_unit
+        blocks_smem = a.smem_per_sm // per_block if smem_bytes <= a.smem_per_block_max else 0
+    else:
+        per_block, blocks_smem = a.smem_reserved_per_block, None
+    blocks_warps = a.max_warps_per_sm // warps_per_block
+    limits = {"registers": blocks_regs, "warps": blocks_warps, "blocks": a.max_blocks_per_sm}
+    if blocks_smem is not None:
+        limits["shared memory"] = blocks_smem
+    blocks = min(limits.values())
+    limiter = " and ".join(k for k, v in limits.items() if v == blocks)
+    warps = blocks * warps_per_block
+    return NvidiaOccupancy(registers, regs_warp, smem_bytes, per_block, warps_per_block, blocks_regs, blocks_smem,
+                           blocks_warps, blocks, warps, warps / a.max_warps_per_sm, limiter)

@@ -1,0 +1,230 @@
+"""The static report of one compiled kernel -- no GPU needed -- and the diff of two variants.
+
+AMD: VGPR/AGPR/SGPR counts and spills from the AMDGCN metadata, LDS bytes from Triton's
+metadata (Triton allocates LDS dynamically, so the code object says 0), occupancy by the
+documents' method. NVIDIA: registers and local memory from ``cuobjdump -res-usage`` on the
+cubin, spill stores/loads from ``ptxas -v`` on the PTX (both bundled with Triton), shared bytes
+from Triton's metadata, occupancy per SM. Both: the hot loop's schedule and instruction counts.
+"""
+from __future__ import annotations
+
+import re
+import subprocess
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import isa
+from .occupancy import amd_occupancy, nvidia_occupancy
+
+
+@dataclass
+class StaticReport:
+    kernel: str
+    target: str
+    variant: str
+    num_warps: int
+    resources: dict
+    occupancy: object
+    loop: dict | None
+    counts: dict = field(default_factory=dict)    # {"kernel": {...}, "loop": {...}}
+
+    # --- flat metrics, in display order --------------------------------------------------------
+    def metrics(self) -> dict:
+        r, occ = self.resources, self.occupancy
+        m: dict = {}
+        if self.target.startswith("hip"):
+            m.update({"VGPRs": r.get("vgpr_count"), "AGPRs": r.get("agpr_count"), "SGPRs": r.get("sgpr_count"),
+                      "VGPR spills": r.get("vgpr_spill_count"), "SGPR spills": r.get("sgpr_spill_count"),
+                      "scratch bytes": r.get("scratch"), "LDS bytes": r.get("shared"),
+                      "waves/workgroup": self.num_warps, "VGPRs allocated": occ.vgprs_allocated,
+                      "waves/EU (VGPR limit)": occ.waves_per_eu_by_vgpr, "workgroups/CU": occ.workgroups_per_cu,
+                      "waves/EU": occ.waves_per_eu, "occupancy limited by": occ.limiter})
+        else:
+            m.update({"registers": r.get("registers"), "spill stores (B)": r.get("spill_stores"),
+                      "spill loads (B)": r.get("spill_loads"), "local memory (B)": r.get("local"),
+                      "shared bytes": r.get("shared"), "warps/block": self.num_warps,
+                      "blocks/SM": occ.blocks_per_sm, "warps/SM": occ.warps_per_sm,
+                      "occupancy": f"{occ.occupancy:.1%}", "occupancy limited by": occ.limiter})
+        k, lp = self.counts.get("kernel", {}), self.counts.get("loop", {})
+        m.update({"wide global loads (kernel)": k.get("wide_global_loads"),
+                  "narrow global loads (kernel)": k.get("narrow_global_loads"),
+                  "wide global stores (kernel)": k.get("wide_global_stores"),
+                  "narrow global stores (kernel)": k.get("narrow_global_stores"),
+                  "global store widths": _fmt_hist(k.get("global_stores", {})),
+                  "LDS reads (kernel)": _fmt_hist(k.get("lds_reads", {})),
+                  "LDS writes (kernel)": _fmt_hist(k.get("lds_writes", {})),
+                  "instructions (kernel)": k.get("instructions")})
+        if self.loop:
+            m.update({"hot loop instructions": lp.get("instructions"),
+                      "hot loop global loads": _fmt_hist(lp.get("global_loads", {}))})
+            if not self.target.startswith("hip"):
+                m["hot loop async copies (LDGSTS)"] = _fmt_hist(lp.get("async_copies", {}))
+            m.update({
+                      "hot loop global-load clusters": " + ".join(map(str, self.loop.get("load_clusters", []))),
+                      "hot loop LDS reads": _fmt_hist(lp.get("lds_reads", {})),
+                      "hot loop LDS writes": _fmt_hist(lp.get("lds_writes", {})),
+                      "hot loop matrix instructions": lp.get("matrix"),
+                      "hot loop barriers": lp.get("barriers")})
+            if self.target.startswith("hip"):
+                w = lp.get("s_waitcnt", {})
+                m["hot loop s_waitcnt (vmcnt/lgkmcnt)"] = f"{w.get('total', 0)} ({w.get('vmcnt', 0)}/{w.get('lgkmcnt', 0)})"
+        return m
+
+    def to_json(self) -> dict:
+        return {"kernel": self.kernel, "target": self.target, "variant": self.variant, "num_warps": self.num_warps,
+                "resources": self.resources, "occupancy": self.occupancy.to_json(),
+                "occupancy_explained": self.occupancy.explain(), "loop": self.loop, "counts": self.counts}
+
+    def render(self) -> str:
+        lines = [f"{self.kernel} for {self.target} [{self.variant}]"]
+        for k, v in self.metrics().items():
+            lines.append(f"  {k:38s} {v}")
+        lines.append(f"  occupancy: {self.occupancy.explain()}")
+        if self.loop:
+            lines.append(f"  hot loop ({self.loop['label']}, {self.loop['length']} instructions):")
+            lines.append("    " + isa.format_schedule(self.loop["schedule"], "\n    "))
+        else:
+            lines.append("  hot loop: none found (no backward branch)")
+        return "\n".join(lines)
+
+
+def _fmt_hist(h: dict) -> str:
+    return ", ".join(f"{n} x {k}" for k, n in sorted(h.items(), key=lambda kv: (-kv[1], kv[0]))) or "-"
+
+
+def _loop_info(prog: isa.Program) -> tuple[dict | None, dict]:
+    loop = isa.hot_loop(prog)
+    count = isa.amd_counts if prog.isa == "amdgcn" else isa.sass_counts
+    if loop is None:
+        return None, {}
+    runs = isa.schedule(prog, loop)
+    prefix = ("global_load", "buffer_load") if prog.isa == "amdgcn" else ("LDG", "LDGSTS")
+    info = {"label": loop.label, "length": len(loop.instrs), "schedule": runs,
+            "schedule_text": isa.format_schedule(runs), "load_clusters": isa.clusters(runs, prefix)}
+    return info, count(loop.instrs)
+
+
+# ------------------------------------------------------------------------------------------------
+# AMD
+
+def from_amdgcn(amdgcn: str, shared_bytes: int, num_warps: int, arch: str = "gfx942", kernel: str = "kernel",
+                variant: str = "baseline") -> StaticReport:
+    prog = isa.parse_amdgcn(amdgcn)
+    res = dict(prog.resources)
+    res["shared"] = shared_bytes
+    if "vgpr_count" not in res:
+        raise ValueError("no .vgpr_count in the AMDGCN text: is this a complete kernel?")
+    occ = amd_occupancy(res["vgpr_count"], shared_bytes, num_warps, arch)
+    loop, loop_counts = _loop_info(prog)
+    return StaticReport(kernel, f"hip:{arch}", variant, num_warps, res, occ, loop,
+                        {"kernel": isa.amd_counts(prog.instrs), "loop": loop_counts})
+
+
+# ------------------------------------------------------------------------------------------------
+# NVIDIA
+
+def _tool(name: str) -> str:
+    from triton import knobs
+    return getattr(knobs.nvidia, name).path
+
+
+def cuobjdump_resources(cubin: bytes) -> dict:
+    """REG, STACK, SHARED (static), LOCAL from ``cuobjdump -res-usage``."""
+    with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
+        f.write(cubin)
+        f.flush()
+        out = subprocess.run([_tool("cuobjdump"), "-res-usage", f.name], capture_output=True, text=True, check=True).stdout
+    m = re.search(r"REG:(\d+)\s+STACK:(\d+)\s+SHARED:(\d+)\s+LOCAL:(\d+)", out)
+    if not m:
+        raise ValueError(f"unexpected cuobjdump -res-usage output:\n{out}")
+    return {"registers": int(m.group(1)), "stack": int(m.group(2)), "static_shared": int(m.group(3)),
+            "local": int(m.group(4))}
+
+
+def ptxas_spills(ptx: str) -> dict:
+    """Spill stores and loads (bytes) from ``ptxas -v`` on the kernel's PTX."""
+    m = re.search(r"^\s*\.target\s+(sm_\w+)", ptx, re.M)
+    arch = m.group(1) if m else "sm_80"
+    with tempfile.TemporaryDirectory() as d:
+        src = Path(d) / "k.ptx"
+        src.write_text(ptx)
+        proc = subprocess.run([_tool("ptxas"), "-v", f"--gpu-name={arch}", str(src), "-o", str(Path(d) / "k.o")],
+                              capture_output=True, text=True)
+    log = proc.stdout + proc.stderr
+    m = re.search(r"(\d+) bytes spill stores, (\d+) bytes spill loads", log)
+    if proc.returncode != 0 or not m:
+        return {}
+    return {"spill_stores": int(m.group(1)), "spill_loads": int(m.group(2))}
+
+
+def sass_text(cubin: bytes) -> str:
+    with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
+        f.write(cubin)
+        f.flush()
+        return subprocess.run([_tool("nvdisasm"), "-c", f.name], capture_output=True, text=True, check=True).stdout
+
+
+def from_cubin(cubin: bytes, ptx: str | None, shared_bytes: int, num_warps: int, capability: int,
+               kernel: str = "kernel", variant: str = "baseline", sass: str | None = None) -> StaticReport:
+    res = cuobjdump_resources(cubin)
+    if ptx:
+        res.update(ptxas_spills(ptx))
+    res["shared"] = shared_bytes
+    prog = isa.parse_sass(sass if sass is not None else sass_text(cubin), res)
+    occ = nvidia_occupancy(res["registers"], shared_bytes + res.get("static_shared", 0), num_warps, capability)
+    loop, loop_counts = _loop_info(prog)
+    return StaticReport(kernel, f"cuda:{capability}", variant, num_warps, res, occ, loop,
+                        {"kernel": isa.sass_counts(prog.instrs), "loop": loop_counts})
+
+
+# ------------------------------------------------------------------------------------------------
+
+def from_compile(result) -> StaticReport:
+    """The static report of an :class:`irlab.bridge.compile.CompileResult`."""
+    md = result.metadata
+    if result.target.startswith("hip"):
+        return from_amdgcn(result.asm["amdgcn"], md.get("shared", 0), md["num_warps"], result.target.split(":")[1],
+                           result.kernel, result.variant.name)
+    cap = int(result.target.split(":")[1])
+    return from_cubin(result.asm["cubin"], result.asm.get("ptx"), md.get("shared", 0), md["num_warps"], cap,
+                      result.kernel, result.variant.name)
+
+
+def diff_rows(a: StaticReport, b: StaticReport) -> list[tuple[str, object, object, str]]:
+    """(metric, a, b, change) for every metric of the two reports."""
+    ma, mb = a.metrics(), b.metrics()
+    rows = []
+    for key in list(dict.fromkeys(list(ma) + list(mb))):
+        va, vb = ma.get(key), mb.get(key)
+        if isinstance(va, (int, float)) and isinstance(vb, (int, float)) and not isinstance(va, bool):
+            change = "" if va == vb else f"{vb - va:+g}"
+        else:
+            change = "" if va == vb else "changed"
+        rows.append((key, va, vb, change))
+    return rows
+
+
+def render_diff(a: StaticReport, b: StaticReport, markdown: bool = False) -> str:
+    rows = diff_rows(a, b)
+    title = f"{a.kernel} for {a.target}: {a.variant} vs {b.variant}"
+    if markdown:
+        out = [f"#### {title}", "", f"| metric | {a.variant} | {b.variant} | change |", "| --- | --- | --- | --- |"]
+        out += [f"| {k} | {_md(va)} | {_md(vb)} | {c} |" for k, va, vb, c in rows]
+        for r in (a, b):
+            if r.loop:
+                out += ["", f"hot loop, {r.variant} ({r.loop['length']} instructions): `{r.loop['schedule_text']}`"]
+        return "\n".join(out)
+    w = max(len(k) for k, *_ in rows)
+    wa = max([len(a.variant)] + [len(str(va)) for _, va, _, _ in rows])
+    wb = max([len(b.variant)] + [len(str(vb)) for _, _, vb, _ in rows])
+    out = [title, f"  {'metric':{w}s}  {a.variant:>{wa}s}  {b.variant:>{wb}s}  change"]
+    out += [f"  {k:{w}s}  {str(va):>{wa}s}  {str(vb):>{wb}s}  {c}" for k, va, vb, c in rows]
+    for r in (a, b):
+        if r.loop:
+            out.append(f"  hot loop, {r.variant}: {r.loop['schedule_text']}")
+    return "\n".join(out)
+
+
+def _md(v) -> str:
+    return "-" if v is None else str(v).replace("|", "\\|")
