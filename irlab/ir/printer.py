@@ -60,3 +60,20 @@ def print_module(module) -> str:
             out.append(print_op(entry))
     out.append(module.tail)
     return "".join(out)
+
+
+def text_with(op, replacements: dict) -> str:
+    """The op's current text with extra operand-slot replacements ``{use.span: new_text}`` applied,
+    without changing the op (for building a replacement op's text)."""
+    if op.regions:
+        raise ValueError(f"{op.name} has regions; build its replacement text another way")
+    edits = dict(op.edits)
+    edits.update(replacements)
+    text = op.source.text
+    out, pos = [], op.start
+    for (s, e), new in sorted(edits.items()):
+        out.append(text[pos:s])
+        out.append(new)
+        pos = e
+    out.append(text[pos:op.end])
+    return "".join(out)

@@ -6,6 +6,7 @@ at the insertion point; lines no rewrite touched print exactly as they were.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from .errors import RewriteError
@@ -155,7 +156,9 @@ class Rewriter:
     def fresh_name(self, base: str, near: Operation | None = None) -> str:
         """A value name (without %) not defined anywhere in ``near``'s function."""
         taken = defined_names(_function_of(near) if near is not None else None, self.module)
-        base = base.lstrip("%")
+        base = re.sub(r"[^\w$.\-]", "_", base.lstrip("%")) or "v"
+        if base[0].isdigit() and not base.isdigit():
+            base = "v" + base  # MLIR names are all digits or start with a letter
         if base not in taken:
             return base
         i = 0
@@ -164,11 +167,13 @@ class Rewriter:
         return f"{base}_{i}"
 
     # --- moving ------------------------------------------------------------------------------
-    def move_before(self, op: Operation, anchor: Operation, reason: str = "") -> None:
-        self._move(op, anchor, after=False, reason=reason)
+    def move_before(self, op: Operation, anchor: Operation, reason: str = "") -> bool:
+        """Move ``op`` right before ``anchor``; False if it already was there (nothing changed)."""
+        return self._move(op, anchor, after=False, reason=reason)
 
-    def move_after(self, op: Operation, anchor: Operation, reason: str = "") -> None:
-        self._move(op, anchor, after=True, reason=reason)
+    def move_after(self, op: Operation, anchor: Operation, reason: str = "") -> bool:
+        """Move ``op`` right after ``anchor``; False if it already was there (nothing changed)."""
+        return self._move(op, anchor, after=True, reason=reason)
 
     def check_move(self, op: Operation, anchor: Operation, after: bool) -> str | None:
         """Why moving ``op`` next to ``anchor`` would break the IR, or None if it is safe."""
@@ -204,17 +209,21 @@ class Rewriter:
             raise RewriteError(f"cannot move {describe(op)} {'after' if after else 'before'} "
                                f"{describe(anchor)}: {why}")
         if op is anchor:
-            return
+            return False
         block = op.parent
+        old = block.index(op)
         block.ops.remove(op)
         idx = block.index(anchor) + (1 if after else 0)
         block.ops.insert(idx, op)
+        if idx == old:
+            return False
         if block.parent_op is not None:
             _mark_dirty(block.parent_op)
         self.module.dirty = True
         self.changes.append(Change("moved", describe(op),
                                    f"{'after' if after else 'before'} {describe(anchor)}"
                                    + (f" ({reason})" if reason else "")))
+        return True
 
     # --- erasing -----------------------------------------------------------------------------
     def erase(self, op: Operation, reason: str = "") -> None:

@@ -144,6 +144,10 @@ _TOKEN_NAMES = {
     "LANGLE": "'<'", "REGION_LBRACE": "'{'", "ATTR_LBRACE": "'{'", "COMMA": "','", "COLON": "':'",
     "EQUAL": "'='", "ARROW": "'->'", "VALUE": "a %value", "RESULTS": "'%result ='", "OPNAME": "an op name",
     "KEYWORD": "a keyword", "$END": "end of input", "BLOCK_LABEL": "a block label",
+    "ATTR_ALIAS_DEF": "'#alias ='", "LOC_ALIAS_DEF": "'#loc = loc(...)'", "TYPE_ALIAS_DEF": "'!alias ='",
+    "GENERIC_OPNAME": "a quoted op name", "MODULE": "'module'", "LOC_REF": "a location", "LOC_LPAR": "'loc('",
+    "TYPE_TOKEN": "a type", "ATTR_TOKEN": "an attribute", "HASH_ID": "an attribute", "BANG_ID": "a type",
+    "INT": "an integer", "FLOAT": "a number", "STRING": "a string", "DIMS": "a shape", "SYMBOL": "a @symbol",
 }
 
 _OPENERS = {"(": ")", "[": "]", "{": "}", "<": ">"}
