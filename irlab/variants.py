@@ -8,7 +8,6 @@ so the documents' baselines switch those off first; irlab's passes then run on t
 from __future__ import annotations
 
 from .bridge.variant import Drop, Insert, Variant
-from .registry import all_passes
 
 BASELINE = Variant.baseline()
 
@@ -40,18 +39,10 @@ def _lds_fix(base: Variant) -> Variant:
 
 def variants_for(target: str) -> list[Variant]:
     """Every variant the experiments (and the golden suite) compile for ``target``."""
-    available = set(all_passes())
-    out = [BASELINE]
-    amd = target.startswith("hip")
-    if amd:
-        out += [AMD_NO_REORDER, AMD_NO_EPILOGUE]
-    if "interleave-global-loads" in available:
-        out.append(_interleave(AMD_NO_REORDER if amd else BASELINE))
-    if "optimize-epilogue" in available:
-        out.append(_epilogue(AMD_NO_EPILOGUE if amd else BASELINE))
-    if "lds-transposes" in available:
-        out.append(_lds_fix(BASELINE))
-    return out
+    if target.startswith("hip"):
+        return [BASELINE, AMD_NO_REORDER, AMD_NO_EPILOGUE, _interleave(AMD_NO_REORDER), _epilogue(AMD_NO_EPILOGUE),
+                _lds_fix(BASELINE)]
+    return [BASELINE, _interleave(BASELINE), _epilogue(BASELINE), _lds_fix(BASELINE)]
 
 
 def all_variants() -> dict[str, list[Variant]]:
