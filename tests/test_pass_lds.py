@@ -1,0 +1,127 @@
+"""lds-transposes: LDS trips and transposes on the documents' snippet and real compiler output."""
+from __future__ import annotations
+
+import pytest
+
+from irlab import ir
+from irlab.bridge.compile import compile_kernel, recompile
+from irlab.kernels import KERNELS
+from irlab.registry import get_pass, make_pass
+
+
+def run(text, **options):
+    m = ir.parse(text)
+    return m, make_pass("lds-transposes", options).apply(m)
+
+
+def kinds(res):
+    return [f["kind"] for f in res.data["findings"]]
+
+
+def test_fa_decode_snippet_two_round_trips_and_address_only_transposes(fa_snippet):
+    m, res = run(fa_snippet)
+    f = res.data["findings"]
+    trips = [x for x in f if x["kind"] == "lds-round-trip"]
+    assert len(trips) == 2
+    assert trips[0]["op"] == "%269 = triton_gpu.convert_layout" and "%276" in trips[0]["detail"]
+    assert trips[1]["op"] == "%298 = triton_gpu.convert_layout" and "%300" in trips[1]["detail"]
+    transposes = [x for x in f if x["kind"] == "transpose"]
+    assert [t["op"] for t in transposes] == ["%270 = tt.trans", "%299 = tt.trans"]
+    assert all(t["classification"] == "free view" and "only the addresses change" in t["detail"] for t in transposes)
+    absorb = [x for x in f if x["kind"] == "absorbable-trip"]
+    assert len(absorb) == 1 and absorb[0]["trips"] == [1, 2]
+    assert "layout kinds only" in res.data["lds_decided_by"]
+    assert all(x["line"] for x in f)
+    assert str(m) == fa_snippet and not res.changed
+
+
+def test_int4_gemm_on_sm80_goes_through_lds_twice():
+    text = compile_kernel(KERNELS["int4_gemm"], "cuda:80").text("ttgir")
+    m, res = run(text)
+    assert res.data["lds_decided_by"] == "Triton's shared-memory allocation"
+    k = kinds(res)
+    assert k.count("lds-staging") == 2 and k.count("lds-round-trip") == 1
+    trip = next(x for x in res.data["findings"] if x["kind"] == "lds-round-trip")
+    assert "ttg.memdesc_trans" in trip["detail"] and trip["location"].startswith("int4_gemm.py:")
+    # the epilogue's convert out of the MMA layout is one Triton gives LDS scratch
+    cvt = next(x for x in res.data["findings"] if x["kind"] == "convert-through-lds")
+    assert "#mma -> #blocked" in cvt["detail"]
+    assert "absorbable-trip" in k
+    t = next(x for x in res.data["findings"] if x["kind"] == "transpose")
+    assert t["op"].endswith("ttg.memdesc_trans") and t["classification"] == "free view"
+
+
+def test_register_transposes_are_free_views_on_gfx942():
+    text = compile_kernel(KERNELS["int4_gemm"], "hip:gfx942").text("ttgir")
+    m, res = run(text)
+    ts = [x for x in res.data["findings"] if x["kind"] == "transpose"]
+    assert ts and all(t["op"].endswith("tt.trans") and "on registers" in t["detail"] for t in ts)
+
+
+def test_wgmma_reads_shared_memory_directly_on_sm90():
+    text = compile_kernel(KERNELS["int4_gemm"], "cuda:90").text("ttgir")
+    m, res = run(text)
+    assert "lds-operand" in kinds(res)
+
+
+def test_without_asking_triton_converts_are_undecided():
+    text = compile_kernel(KERNELS["gemm_fp16"], "cuda:80").text("ttgir")
+    m, res = run(text, ask_triton=False)
+    assert "convert-undecided" in kinds(res) and "convert-through-lds" not in kinds(res)
+
+
+def test_kernel_without_shared_memory():
+    text = compile_kernel(KERNELS["softmax"], "cuda:80").text("ttgir")
+    m, res = run(text)
+    assert res.data["findings"] == [] and "no shared-memory trips and no transposes" in res.diagnostics[0].message
+
+
+@pytest.fixture(scope="module")
+def gfx942_int4():
+    return compile_kernel(KERNELS["int4_gemm"], "hip:gfx942").text("ttgir", locations=False)
+
+
+def _add_cancelling_pair(text, between=""):
+    """Insert trans(trans(x)) in front of the real transpose of the int4 kernel and make the real one use it."""
+    m = ir.parse(text)
+    t = m.first("tt.trans")
+    x = t.operands[0]
+    xt, tt = str(x.type), str(t.result.type)
+    between = between.replace("TRANSPOSED_TYPE", tt)
+    pair = (f"%irlab_t1 = tt.trans {x.ref} {{order = array<i32: 1, 0>}} : {xt} -> {tt}\n"
+            f"{between}"
+            f"%irlab_t2 = tt.trans %{'irlab_mid' if between else 'irlab_t1'} {{order = array<i32: 1, 0>}} : {tt} -> {xt}")
+    rw = ir.Rewriter(m)
+    rw.insert_before(t, pair)
+    t2 = next(o for o in m.walk() if o.results and o.results[0].name == "irlab_t2")
+    rw.replace_all_uses(x, t2.result, only=lambda u: u.op is t)
+    return str(m), tt
+
+
+def test_fix_removes_a_cancelling_pair_and_the_result_compiles(gfx942_int4):
+    text, _ = _add_cancelling_pair(gfx942_int4)
+    m, res = run(text, fix=True)
+    pair = [x for x in res.data["findings"] if x["kind"] == "cancelling-transposes"]
+    assert len(pair) == 1 and pair[0]["fixed"] and "removed" in pair[0]["detail"]
+    assert "irlab_t1" not in str(m) and "irlab_t2" not in str(m) and res.changed
+    assert recompile(str(m), target="hip:gfx942", produced_by="lds-transposes").binary
+    m2, res2 = run(text)  # without fix: reported, nothing changed
+    assert not res2.changed and "cancelling-transposes" in kinds(res2)
+
+
+def test_fix_across_elementwise_ops_retypes_them(gfx942_int4):
+    text, tt = _add_cancelling_pair(gfx942_int4, between="%irlab_mid = math.absf %irlab_t1 : TRANSPOSED_TYPE\n")
+    m, res = run(text, fix=True)
+    pair = next(x for x in res.data["findings"] if x["kind"] == "cancelling-transposes")
+    assert pair["fixed"], pair["detail"]
+    neg = m.first("math.absf")
+    assert str(neg.result.type) == str(neg.operands[0].type) and "irlab_t" not in str(m)
+    assert recompile(str(m), target="hip:gfx942").binary
+
+
+def test_table_rendering(fa_snippet):
+    m, res = run(fa_snippet)
+    table = get_pass("lds-transposes").render_table(res.data["findings"])
+    lines = table.splitlines()
+    assert lines[0].split() [:5] == ["#", "finding", "op", "line", "source"]
+    assert "lds-round-trip" in lines[1] and "%269 = triton_gpu.convert_layout" in lines[1]
