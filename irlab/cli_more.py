@@ -1,6 +1,7 @@
 """CLI commands beyond IR and pipelines: golden files, static reports, experiments."""
 from __future__ import annotations
 
+import argparse
 import sys
 from pathlib import Path
 
@@ -113,6 +114,37 @@ def cmd_report(args) -> int:
     return EXIT_OK
 
 
+EXPERIMENTS = {"interleave": "interleave_global_loads", "epilogue": "optimize_epilogue", "lds": "lds_transposes",
+               "calibrate": "calibrate"}
+
+
+def _experiment(name: str):
+    import importlib
+    from .experiment import REPO
+    if str(REPO) not in sys.path:
+        sys.path.insert(0, str(REPO))
+    return importlib.import_module(f"experiments.{EXPERIMENTS[name]}")
+
+
+def cmd_experiments(args) -> int:
+    """Run one experiment (its options pass through), or ``all`` three in turn."""
+    from . import experiment
+    experiment.INVOKED_AS = "irlab " + " ".join(sys.argv[1:])
+    rest = list(args.rest)
+    if rest and rest[0] == "--":
+        rest = rest[1:]
+    if args.name == "all":
+        status = EXIT_OK
+        root = Path(args.out_root)
+        for name in ("interleave", "epilogue", "lds"):
+            print(f"== irlab experiments {name} ==", file=sys.stderr, flush=True)
+            code = _experiment(name).main(["--out", str(root / EXPERIMENTS[name])] + rest)
+            status = status or code
+        print(f"irlab experiments: results under {root}/ (README.md in each folder)", file=sys.stderr)
+        return status
+    return _experiment(args.name).main(rest)
+
+
 def register(sub) -> None:
     """Add the golden, report and experiment commands to the ``irlab`` parser."""
     g = sub.add_parser("golden", help="golden IR files: check or update them outside pytest")
@@ -129,6 +161,13 @@ def register(sub) -> None:
         if name == "check":
             c.add_argument("--quiet", action="store_true", help="no diffs, only the status lines")
         c.set_defaults(func=fn)
+
+    c = sub.add_parser("experiments", help="run the experiments: all (static part without a GPU), interleave, "
+                       "epilogue, lds, calibrate")
+    c.add_argument("name", choices=("all",) + tuple(EXPERIMENTS))
+    c.add_argument("--out-root", default="runs/experiments", help="with all: the folder of the three results")
+    c.add_argument("rest", nargs=argparse.REMAINDER, help="options of the experiment (see its --help)")
+    c.set_defaults(func=cmd_experiments)
 
     from .cli import _add_kernel_options
     c = sub.add_parser("report", help="static report (registers, LDS, occupancy, hot-loop schedule); --vs diffs")

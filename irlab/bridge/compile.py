@@ -46,6 +46,7 @@ class CompileResult:
     stage_seconds: dict
     pipeline: list[PassCall] = field(default_factory=list)
     python_results: list = field(default_factory=list)
+    python_ir: list = field(default_factory=list)      # (pass, IR the pass saw, IR it produced)
     snapshots: list[Snapshot] = field(default_factory=list)
     compiled: Any = None
     seconds: float = 0.0
@@ -253,7 +254,8 @@ def _result(name, tname, options, spec, variant, compiled, hook, session, second
     return CompileResult(kernel=name, target=tname, options=dict(options), specialization=spec, variant=variant,
                          asm=dict(compiled.asm), nodebug=dict(hook.nodebug), metadata=md,
                          stage_seconds=dict(hook.seconds), pipeline=list(session.calls),
-                         python_results=list(session.python_results), snapshots=list(session.snapshots),
+                         python_results=list(session.python_results), python_ir=list(session.python_ir),
+                         snapshots=list(session.snapshots),
                          compiled=compiled, seconds=seconds)
 
 

@@ -329,6 +329,7 @@ class PipelineSession:
     stage: str = ""
     calls: list[PassCall] = field(default_factory=list)
     python_results: list[tuple[str, PassResult]] = field(default_factory=list)
+    python_ir: list[tuple[str, str, str]] = field(default_factory=list)   # (pass, IR in, IR out)
     snapshots: list[Snapshot] = field(default_factory=list)
     matched: dict = field(default_factory=dict)          # edit -> times it applied
     stage_counts: dict = field(default_factory=dict)
@@ -470,9 +471,10 @@ class PipelineSession:
         module = irlab_ir.parse(text, filename=f"<{stage} before {edit.pass_name}>")
         result = pobj.apply(module)
         self.python_results.append((stage, result))
+        new_text = str(module)
+        self.python_ir.append((edit.pass_name, text, new_text))
         if not result.changed and edit.reparse != "always":
             return mod
-        new_text = str(module)
         new_mod = triton_parse(new_text, context, self.work_dir, edit.pass_name, stage)
         if not replace:
             return new_mod

@@ -1,0 +1,8 @@
+"""A/B timing on a GPU: plans of cells and entries, a child-process worker that records every
+result as it finishes, interleaved rounds, bootstrap confidence intervals, tables and plots."""
+from .harness import collect, run_sweep
+from .plan import Cell, Entry, Plan, read_records
+from .stats import RatioEstimate, bootstrap_median_ci, ratio_estimate
+
+__all__ = ["Cell", "Entry", "Plan", "RatioEstimate", "bootstrap_median_ci", "collect", "ratio_estimate",
+           "read_records", "run_sweep"]

@@ -1,0 +1,187 @@
+"""The GPU side of a timed sweep (torch): build each entry, check its output, time it.
+
+Correctness comes first: every entry runs once on fresh random inputs with its output poisoned
+(NaN), is compared with a reference computed in fp32 (``||out - ref|| / ||ref||`` within the
+kernel's tolerance, no NaN left, every element written), and with the baseline's output
+(bit-identical or not). Only entries that pass are timed.
+
+Timing methods, named in every result:
+
+* ``graph``: a CUDA graph of ``launches`` x (L2 flush, kernel) replayed and timed with events;
+  a graph of the flushes alone, replayed right after, is subtracted. Launch gaps vanish and the
+  L2 holds none of the kernel's data at each launch.
+* ``do_bench``: ``triton.testing.do_bench(..., return_mode="median")`` (flushes L2 before each
+  run; its rounds spread far more).
+"""
+from __future__ import annotations
+
+import math
+import os
+import platform
+import subprocess
+import time
+from dataclasses import dataclass, field
+
+import triton
+
+from ..bridge.compile import compile_kernel
+from ..kernels import get
+from ..targets import current_target, target_name
+from ..variants import get_variant
+
+FLUSH_BYTES = 256 * 1024 * 1024
+
+
+@dataclass
+class Prepared:
+    entry: object
+    shape: dict
+    launch: object            # () -> None, on the timing inputs
+    check_launch: object      # (inputs) -> None
+    flops: float
+    info: dict = field(default_factory=dict)
+    graphs: tuple | None = None
+
+
+def _nvidia_smi(fields: str) -> list[str]:
+    try:
+        out = subprocess.run(["nvidia-smi", f"--query-gpu={fields}", "--format=csv,noheader,nounits"],
+                             capture_output=True, text=True, timeout=20).stdout.strip()
+        return [x.strip() for x in out.splitlines()[0].split(",")] if out else []
+    except (OSError, subprocess.SubprocessError):
+        return []
+
+
+def environment() -> dict:
+    import torch
+    env = {"date": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "host": platform.node(), "python": platform.python_version(),
+           "triton": triton.__version__, "torch": torch.__version__, "cuda_runtime": torch.version.cuda}
+    if torch.cuda.is_available():
+        props = torch.cuda.get_device_properties(0)
+        env.update({"gpu": torch.cuda.get_device_name(0), "sm_count": props.multi_processor_count,
+                    "memory_gib": round(props.total_memory / 2**30, 1),
+                    "capability": f"{props.major}.{props.minor}"})
+    q = _nvidia_smi("driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.draw,temperature.gpu")
+    if q:
+        keys = ("driver", "sm_clock_mhz", "sm_clock_max_mhz", "mem_clock_mhz", "power_w", "temperature_c")
+        env.update(dict(zip(keys, q)))
+    return env
+
+
+class GpuRunner:
+    def __init__(self):
+        import torch
+        if not torch.cuda.is_available():
+            raise RuntimeError("the GPU runner needs a CUDA GPU")
+        self.torch = torch
+        self.target = target_name(current_target())
+        self.flush_buf = torch.empty(FLUSH_BYTES, dtype=torch.int8, device="cuda")
+
+    def environment(self) -> dict:
+        return {**environment(), "target": self.target}
+
+    # --------------------------------------------------------------------------------------------
+    def prepare(self, cell, entry) -> Prepared:
+        torch = self.torch
+        spec = get(cell.kernel)
+        shape = dict(entry.shape or cell.shape)
+        cfg = spec.config(cell.config)
+        inputs = spec.make_inputs(shape, "cuda", seed=1)
+        flops = spec.flops(shape) if spec.flops else 0.0
+        if entry.kind == "torch":
+            a, b = inputs["a"], inputs["b"]
+            out = torch.empty((a.shape[0], b.shape[1]), device="cuda", dtype=a.dtype)
+
+            def launch():
+                torch.matmul(a, b, out=out)
+
+            def check_launch(inp):
+                torch.matmul(inp["a"], inp["b"], out=spec.output(inp))
+            return Prepared(entry, shape, launch, check_launch, flops, {"kind": "torch.matmul"})
+        variant = get_variant(entry.variant or "baseline", self.target)
+        res = compile_kernel(spec, self.target, shape=shape, config=cell.config, variant=variant)
+        compiled = res.compiled
+        grid, args = spec.launch_args(inputs, shape, cfg)
+        values = list(args.values())
+
+        def launch():
+            compiled[grid](*values)
+
+        def check_launch(inp):
+            g, a = spec.launch_args(inp, shape, cfg)
+            compiled[g](*a.values())
+        info = {"kind": "triton", "variant": variant.name, "variant_key": variant.key(),
+                "binary_sha256": res.binary_sha256, "shared": res.metadata.get("shared"),
+                "num_warps": res.metadata.get("num_warps"), "num_stages": res.metadata.get("num_stages"),
+                "compile_s": round(res.seconds, 3),
+                "pass_diagnostics": [str(d) for _, r in res.python_results for d in r.diagnostics],
+                "changed_by_passes": any(r.changed for _, r in res.python_results)}
+        return Prepared(entry, shape, launch, check_launch, flops, info)
+
+    def describe(self, p: Prepared) -> dict:
+        return {"shape": p.shape, "flops": p.flops, **p.info}
+
+    # --------------------------------------------------------------------------------------------
+    def check(self, cell, entry, p: Prepared):
+        torch = self.torch
+        spec = get(cell.kernel)
+        inp = spec.make_inputs(p.shape, "cuda", seed=7)     # fresh inputs, output poisoned with NaN
+        out = spec.output(inp)
+        if out.dtype.is_floating_point:
+            out.fill_(float("nan"))
+        p.check_launch(inp)
+        torch.cuda.synchronize()
+        ref = spec.reference({k: (v.float() if torch.is_tensor(v) and v.is_floating_point() else v)
+                              for k, v in inp.items()}).float()
+        got = out.float()
+        nan = int(torch.isnan(got).sum().item())
+        err = float((got - ref).norm() / ref.norm()) if ref.norm() > 0 else float("inf")
+        tol = spec.tolerance.get("rel_fro", 2e-3 if out.dtype in (torch.float16, torch.bfloat16) else 1e-5)
+        ok = nan == 0 and math.isfinite(err) and err <= tol
+        reason = "" if ok else (f"{nan} output elements never written (NaN)" if nan else
+                                f"relative error {err:.3g} exceeds {tol:g}")
+        return {"ok": ok, "rel_error": err, "tolerance": tol, "nan": nan, "reason": reason}, out.clone()
+
+    def compare(self, baseline_out, out) -> dict:
+        torch = self.torch
+        same = bool(torch.equal(baseline_out, out))
+        diff = float((baseline_out.float() - out.float()).abs().max().item())
+        return {"identical_to_baseline": same, "max_abs_diff_to_baseline": diff}
+
+    # --------------------------------------------------------------------------------------------
+    def _graphs(self, p: Prepared, n: int):
+        torch = self.torch
+        if p.graphs is None:
+            for _ in range(3):
+                p.launch()
+            torch.cuda.synchronize()
+            stream = torch.cuda.Stream()
+            g_kernel, g_flush = torch.cuda.CUDAGraph(), torch.cuda.CUDAGraph()
+            with torch.cuda.graph(g_kernel, stream=stream):
+                for _ in range(n):
+                    self.flush_buf.zero_()
+                    p.launch()
+            with torch.cuda.graph(g_flush, stream=stream):
+                for _ in range(n):
+                    self.flush_buf.zero_()
+            for g in (g_kernel, g_flush):
+                g.replay()
+            torch.cuda.synchronize()
+            p.graphs = (g_kernel, g_flush)
+        return p.graphs
+
+    def time(self, p: Prepared, plan) -> float:
+        """One round's time of one launch, in ms."""
+        torch = self.torch
+        if plan.method == "do_bench":
+            return float(triton.testing.do_bench(p.launch, warmup=25, rep=100, return_mode="median"))
+        g_kernel, g_flush = self._graphs(p, plan.launches)
+        ev = [torch.cuda.Event(enable_timing=True) for _ in range(4)]
+        ev[0].record()
+        g_kernel.replay()
+        ev[1].record()
+        ev[2].record()
+        g_flush.replay()
+        ev[3].record()
+        torch.cuda.synchronize()
+        return (ev[0].elapsed_time(ev[1]) - ev[2].elapsed_time(ev[3])) / plan.launches

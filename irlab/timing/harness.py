@@ -1,0 +1,122 @@
+"""A/B timing sweeps that survive what goes wrong on a GPU.
+
+The parent process never touches CUDA. It runs the plan in a child (``irlab.timing.worker``);
+the child appends every finished entry and cell to a JSON-lines file as it goes. If the child
+dies -- a kernel faulted and took the CUDA context with it, or the machine killed it -- the
+parent reads which entry was in flight, records it as a fault with the reason, and starts a new
+child for the cells left, without the faulting entry. ``resume=True`` skips cells that already
+finished in an earlier (interrupted) run; without it, an earlier results file is kept beside the
+new one, never overwritten.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections import deque
+from pathlib import Path
+
+from .plan import Plan, append_record, read_records
+from .worker import DEFAULT_RUNNER
+
+
+def _describe_exit(code: int) -> str:
+    if code < 0:
+        try:
+            return f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    return f"exited with status {code}"
+
+
+def finished_cells(out: Path) -> set[str]:
+    return {r["cell"] for r in read_records(out) if r.get("type") == "cell"}
+
+
+def run_sweep(plan: Plan, out: str | Path, runner: str = DEFAULT_RUNNER, resume: bool = False,
+              max_faults_per_cell: int = 3, log=None, env: dict | None = None) -> Path:
+    """Run ``plan``; results go to ``out`` (JSON lines). Returns the results path."""
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    log = log or (lambda msg: print(msg, file=sys.stderr, flush=True))
+    if out.exists() and not resume:
+        keep = out.with_name(out.name + f".{time.strftime('%Y%m%d-%H%M%S')}.prev")
+        shutil.move(out, keep)
+        log(f"irlab timing: earlier results kept at {keep}")
+    faults: dict[str, set] = {k: set(v) for k, v in plan.exclude.items()}
+    done = finished_cells(out)
+    if done:
+        log(f"irlab timing: resuming: {len(done)} cell(s) already finished in {out}")
+    attempts = 0
+    while True:
+        pending = [c for c in plan.cells if c.key not in done]
+        if not pending:
+            break
+        attempts += 1
+        if attempts > len(plan.cells) * (max_faults_per_cell + 1) + 1:
+            raise RuntimeError("irlab timing: the worker keeps dying without progress; giving up")
+        sub = Plan(pending, plan.method, plan.rounds, plan.launches, plan.seed, faults)
+        plan_path = out.with_name(out.name + ".plan.json")
+        sub.write(plan_path)
+        progress_path = Path(str(out) + ".progress")
+        progress_path.unlink(missing_ok=True)
+        cmd = [sys.executable, "-m", "irlab.timing.worker", "--plan", str(plan_path), "--out", str(out),
+               "--runner", runner]
+        tail: deque[str] = deque(maxlen=40)
+        proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True, env={**os.environ, **(env or {})})
+        for line in proc.stderr:
+            tail.append(line.rstrip())
+            log(line.rstrip())
+        code = proc.wait()
+        plan_path.unlink(missing_ok=True)
+        done = finished_cells(out)
+        if code == 0:
+            left = [c for c in plan.cells if c.key not in done]
+            for c in left:  # the worker finished without writing them: say so, do not loop forever
+                append_record(out, {"type": "cell", "cell": c.key, "status": "failed",
+                                    "reason": "the worker ended without reporting this cell", **c.to_json()})
+            break
+        why = _describe_exit(code)
+        last = "\n".join(list(tail)[-12:])
+        prog = json.loads(progress_path.read_text()) if progress_path.exists() else None
+        if prog is None:
+            for c in pending:
+                if c.key not in done:
+                    append_record(out, {"type": "cell", "cell": c.key, "status": "failed",
+                                        "reason": f"the worker {why} before starting this cell:\n{last}",
+                                        **c.to_json()})
+            break
+        key, label, step = prog["cell"], prog["entry"], prog["step"]
+        log(f"irlab timing: the worker {why} while {step} {label!r} of {key}; recording a fault and going on")
+        append_record(out, {"type": "entry", "cell": key, "label": label, "status": "fault",
+                            "reason": f"the worker process {why} during {step}"
+                                      + (f" (round {prog['round']})" if "round" in prog else "") + f":\n{last}"})
+        faults.setdefault(key, set()).add(label)
+        cell = next(c for c in plan.cells if c.key == key)
+        if label == cell.baseline.label or len(faults[key]) >= max_faults_per_cell:
+            append_record(out, {"type": "cell", "cell": key, "status": "failed",
+                                "reason": f"{'the baseline' if label == cell.baseline.label else 'too many entries'}"
+                                          f" faulted; nothing more is timed in this cell", **cell.to_json()})
+            done.add(key)
+    Path(str(out) + ".progress").unlink(missing_ok=True)
+    return out
+
+
+def collect(out: str | Path) -> dict:
+    """Results by cell: {"env": [...], "cells": {key: {"status", "reason", "cell", "entries": {label: rec}}}}."""
+    envs, cells = [], {}
+    for r in read_records(Path(out)):
+        t = r.get("type")
+        if t == "env":
+            envs.append(r)
+        elif t == "entry":
+            cells.setdefault(r["cell"], {"entries": {}})["entries"][r["label"]] = r
+        elif t == "cell":
+            c = cells.setdefault(r["cell"], {"entries": {}})
+            c.update({"status": r["status"], "reason": r.get("reason"),
+                      "cell": {k: r[k] for k in ("experiment", "kernel", "shape", "config", "entries") if k in r}})
+    return {"env": envs, "cells": cells}

@@ -1,0 +1,94 @@
+"""What a timed sweep runs: cells (one problem: kernel, shape, tile config) holding entries (the
+columns of the A/B table: the baseline first, then variants, then library references)."""
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Entry:
+    label: str                     # column name: "baseline", "interleave-global-loads", "torch.matmul"
+    kind: str = "triton"           # triton | torch
+    variant: str | None = None     # irlab variant name (resolved per target); None for torch entries
+    shape: dict | None = None      # a different problem shape (the calibration's planted slower variant)
+
+
+@dataclass
+class Cell:
+    experiment: str
+    kernel: str
+    shape: dict
+    config: str
+    entries: list[Entry]
+
+    @property
+    def key(self) -> str:
+        dims = "x".join(str(v) for v in self.shape.values())
+        return f"{self.experiment}|{self.kernel}|{dims}|{self.config}"
+
+    @property
+    def baseline(self) -> Entry:
+        return self.entries[0]
+
+    def to_json(self) -> dict:
+        return {"experiment": self.experiment, "kernel": self.kernel, "shape": self.shape, "config": self.config,
+                "entries": [asdict(e) for e in self.entries]}
+
+    @classmethod
+    def from_json(cls, d: dict) -> "Cell":
+        return cls(d["experiment"], d["kernel"], dict(d["shape"]), d["config"], [Entry(**e) for e in d["entries"]])
+
+
+@dataclass
+class Plan:
+    cells: list[Cell]
+    method: str = "graph"          # graph (CUDA-graph replay, L2 flushed in the graph) | do_bench
+    rounds: int = 15
+    launches: int = 20             # launches per graph replay (method graph)
+    seed: int = 0
+    exclude: dict = field(default_factory=dict)   # cell key -> labels not to run again (they faulted)
+
+    def to_json(self) -> dict:
+        return {"method": self.method, "rounds": self.rounds, "launches": self.launches, "seed": self.seed,
+                "exclude": {k: sorted(v) for k, v in self.exclude.items()},
+                "cells": [c.to_json() for c in self.cells]}
+
+    @classmethod
+    def from_json(cls, d: dict) -> "Plan":
+        return cls([Cell.from_json(c) for c in d["cells"]], d.get("method", "graph"), d.get("rounds", 15),
+                   d.get("launches", 20), d.get("seed", 0), {k: set(v) for k, v in d.get("exclude", {}).items()})
+
+    def write(self, path: Path) -> None:
+        path.write_text(json.dumps(self.to_json(), indent=1))
+
+    @classmethod
+    def read(cls, path: Path) -> "Plan":
+        return cls.from_json(json.loads(Path(path).read_text()))
+
+
+def read_records(path: Path) -> list[dict]:
+    """Every JSON line of a results file (a line cut short by a crash is skipped)."""
+    out = []
+    p = Path(path)
+    if not p.exists():
+        return out
+    for line in p.read_text().splitlines():
+        line = line.strip()
+        if not line:
+            continue
+        try:
+            out.append(json.loads(line))
+        except json.JSONDecodeError:
+            continue
+    return out
+
+
+def append_record(path: Path, record: dict) -> None:
+    """Append one JSON line and flush it to disk, so a crash loses nothing already finished."""
+    import os
+    with open(path, "a") as f:
+        f.write(json.dumps(record) + "\n")
+        f.flush()
+        os.fsync(f.fileno())

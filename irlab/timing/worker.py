@@ -1,0 +1,145 @@
+"""The child process of a timed sweep: compile, check and time the cells of a plan.
+
+A GPU fault poisons the CUDA context for the whole process, so the sweep's parent runs this in a
+child and reads what it left behind: every finished entry and cell is already appended to the
+results file, and ``<results>.progress`` names the entry and step it was in when it died.
+
+    python -m irlab.timing.worker --plan plan.json --out results.jsonl [--runner module:Class]
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import json
+import os
+import sys
+import traceback
+from pathlib import Path
+
+from .plan import Cell, Plan, append_record
+from .stats import median, ratio_estimate, spread
+
+DEFAULT_RUNNER = "irlab.timing.gpu:GpuRunner"
+
+
+def load_runner(spec: str):
+    mod_name, _, cls_name = spec.rpartition(":")
+    if mod_name.endswith(".py"):
+        s = importlib.util.spec_from_file_location(Path(mod_name).stem, mod_name)
+        mod = importlib.util.module_from_spec(s)
+        s.loader.exec_module(mod)
+    else:
+        mod = importlib.import_module(mod_name)
+    return getattr(mod, cls_name)
+
+
+def progress(out: Path, cell: Cell, label: str, step: str, **extra) -> None:
+    p = Path(str(out) + ".progress")
+    with open(p, "w") as f:
+        f.write(json.dumps({"cell": cell.key, "entry": label, "step": step, **extra}))
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def _classify(exc: BaseException) -> str:
+    """Status of an entry that could not be built: Triton's verifier rejected IR a pass produced, or
+    the compile (or a pass, or the variant) failed."""
+    return "verify-error" if type(exc).__name__ == "VerifierError" else "compile-error"
+
+
+def run_cell(runner, plan: Plan, cell: Cell, out: Path, log) -> None:
+    excluded = plan.exclude.get(cell.key, set())
+    prepared, checks = {}, {}
+    base_label = cell.baseline.label
+    baseline_output = None
+    for entry in cell.entries:
+        if entry.label in excluded:
+            continue
+        progress(out, cell, entry.label, "compile")
+        try:
+            prepared[entry.label] = runner.prepare(cell, entry)
+        except Exception as e:  # recorded, never fatal to the sweep
+            append_record(out, {"type": "entry", "cell": cell.key, "label": entry.label, "status": _classify(e),
+                                "reason": f"{type(e).__name__}: {e}"[:4000]})
+            log(f"  {entry.label}: {_classify(e)}: {type(e).__name__}: {str(e).splitlines()[0][:200]}")
+            continue
+        progress(out, cell, entry.label, "check")
+        try:
+            check, output = runner.check(cell, entry, prepared[entry.label])
+        except Exception as e:
+            append_record(out, {"type": "entry", "cell": cell.key, "label": entry.label, "status": "error",
+                                "reason": f"check failed: {type(e).__name__}: {e}"[:4000]})
+            prepared.pop(entry.label)
+            continue
+        if entry.label == base_label:
+            baseline_output = output
+        elif baseline_output is not None and output is not None:
+            check.update(runner.compare(baseline_output, output))
+        checks[entry.label] = check
+        if not check.get("ok"):
+            append_record(out, {"type": "entry", "cell": cell.key, "label": entry.label, "status": "wrong",
+                                "reason": check.get("reason", "output does not match the reference"),
+                                "check": check, **runner.describe(prepared[entry.label])})
+            log(f"  {entry.label}: WRONG: {check.get('reason')}")
+            prepared.pop(entry.label)
+    if base_label not in prepared:
+        append_record(out, {"type": "cell", "cell": cell.key, "status": "failed",
+                            "reason": f"the baseline ({base_label}) did not compile or check; nothing was timed",
+                            **cell.to_json()})
+        log(f"  cell failed: no baseline")
+        return
+    labels = list(prepared)
+    times: dict[str, list[float]] = {label: [] for label in labels}
+    for r in range(plan.rounds):
+        order = labels if r % 2 == 0 else list(reversed(labels))  # A B ... then ... B A: drift cancels
+        for label in order:
+            progress(out, cell, label, "time", round=r)
+            times[label].append(runner.time(prepared[label], plan))
+    base = times[base_label]
+    for label in labels:
+        ts = times[label]
+        est = ratio_estimate(ts, base, seed=plan.seed)
+        p = prepared[label]
+        rec = {"type": "entry", "cell": cell.key, "label": label, "status": "ok", "method": plan.method,
+               "rounds": plan.rounds, "launches": plan.launches if plan.method == "graph" else None,
+               "median_ms": median(ts), "spread": spread(ts), "times_ms": ts,
+               "ratio_to_baseline": est.to_json(), "check": checks.get(label, {}), **runner.describe(p)}
+        flops = rec.get("flops")
+        if flops:
+            rec["tflops"] = flops / (median(ts) * 1e-3) / 1e12
+        append_record(out, rec)
+    append_record(out, {"type": "cell", "cell": cell.key, "status": "done", **cell.to_json()})
+    summary = ", ".join(f"{label} {median(times[label]):.4f} ms" for label in labels)
+    log(f"  done: {summary}")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--plan", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--runner", default=DEFAULT_RUNNER)
+    args = ap.parse_args(argv)
+    out = Path(args.out)
+    plan = Plan.read(Path(args.plan))
+    runner = load_runner(args.runner)()
+
+    def log(msg):
+        print(msg, file=sys.stderr, flush=True)
+
+    append_record(out, {"type": "env", **runner.environment()})
+    for i, cell in enumerate(plan.cells, 1):
+        log(f"[{i}/{len(plan.cells)}] {cell.key}")
+        try:
+            run_cell(runner, plan, cell, out, log)
+        except Exception as e:  # a Python-level failure in one cell: record it, go on
+            append_record(out, {"type": "cell", "cell": cell.key, "status": "failed",
+                                "reason": f"{type(e).__name__}: {e}", "traceback": traceback.format_exc()[-3000:],
+                                **cell.to_json()})
+            log(f"  cell failed: {type(e).__name__}: {e}")
+    Path(str(out) + ".progress").unlink(missing_ok=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

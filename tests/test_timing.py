@@ -1,0 +1,116 @@
+"""The timing harness on a CPU: statistics, interleaved rounds, results appended as they finish,
+faults recorded and survived, resume, and the tables."""
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+from irlab.timing import Cell, Entry, Plan, collect, run_sweep
+from irlab.timing.output import markdown, rows
+from irlab.timing.plan import read_records
+from irlab.timing.stats import bootstrap_median_ci, ratio_estimate
+
+FAKE = str(Path(__file__).parent / "fakes" / "fake_runner.py") + ":FakeRunner"
+
+
+def cells():
+    entries = [Entry("baseline", variant="baseline"), Entry("v1", variant="v1"), Entry("v2", variant="v2")]
+    return [Cell("t", "gemm_fp16", {"M": 64, "N": 64, "K": 64}, "c", entries),
+            Cell("t", "gemm_fp16", {"M": 128, "N": 128, "K": 128}, "c", entries)]
+
+
+def sweep(tmp_path, fake: dict, monkeypatch, resume=False, plan=None):
+    monkeypatch.setenv("IRLAB_FAKE", json.dumps(fake))
+    plan = plan or Plan(cells(), "graph", rounds=9, launches=5)
+    return run_sweep(plan, tmp_path / "r.jsonl", runner=FAKE, resume=resume, log=lambda m: None)
+
+
+def test_bootstrap_ci_covers_the_truth_and_shrinks_with_rounds():
+    rng = random.Random(3)
+    base = [1.0 * (1 + rng.gauss(0, 0.01)) for _ in range(30)]
+    var = [1.05 * (1 + rng.gauss(0, 0.01)) for _ in range(30)]
+    est = ratio_estimate(var, base)
+    assert est.low < 1.05 < est.high and est.excludes_one and est.half_width < 0.02
+    same = ratio_estimate(base, base)
+    assert same.ratio == 1.0 and same.low == same.high == 1.0
+    lo5, hi5 = bootstrap_median_ci([1, 2, 3, 4, 5])
+    assert 1 <= lo5 <= 3 <= hi5 <= 5
+    with pytest.raises(ValueError):
+        ratio_estimate([1.0], [1.0, 2.0])
+
+
+def test_a_clean_sweep_times_every_entry_in_interleaved_rounds(tmp_path, monkeypatch):
+    out = sweep(tmp_path, {"times": {"baseline": 1.0, "v1": 0.9, "v2": 1.0}}, monkeypatch)
+    res = collect(out)
+    assert res["env"][0]["gpu"] == "fake"
+    for key, c in res["cells"].items():
+        assert c["status"] == "done"
+        e = c["entries"]
+        assert {k: v["status"] for k, v in e.items()} == {"baseline": "ok", "v1": "ok", "v2": "ok"}
+        assert len(e["v1"]["times_ms"]) == 9 and e["v1"]["method"] == "graph"
+        r = e["v1"]["ratio_to_baseline"]
+        assert abs(r["ratio"] - 0.9) < 0.02 and r["excludes_1"]
+        assert e["v1"]["tflops"] > e["baseline"]["tflops"]
+    assert not Path(str(out) + ".progress").exists()
+
+
+def test_a_gpu_fault_is_recorded_and_the_sweep_goes_on(tmp_path, monkeypatch):
+    key = cells()[0].key
+    out = sweep(tmp_path, {"abort": {f"{key}|v1": "time"}}, monkeypatch)
+    res = collect(out)
+    first = res["cells"][key]
+    assert first["status"] == "done"
+    assert first["entries"]["v1"]["status"] == "fault"
+    assert "SIGABRT" in first["entries"]["v1"]["reason"] and "during time" in first["entries"]["v1"]["reason"]
+    assert first["entries"]["baseline"]["status"] == "ok" and first["entries"]["v2"]["status"] == "ok"
+    second = res["cells"][cells()[1].key]
+    assert second["status"] == "done" and second["entries"]["v1"]["status"] == "ok"
+
+
+def test_a_faulting_baseline_fails_only_its_cell(tmp_path, monkeypatch):
+    key = cells()[0].key
+    out = sweep(tmp_path, {"abort": {f"{key}|baseline": "check"}}, monkeypatch)
+    res = collect(out)
+    assert res["cells"][key]["status"] == "failed" and "the baseline faulted" in res["cells"][key]["reason"]
+    assert res["cells"][cells()[1].key]["status"] == "done"
+
+
+def test_wrong_results_and_compile_errors_are_recorded_not_timed(tmp_path, monkeypatch):
+    out = sweep(tmp_path, {"wrong": ["v1"], "compile_error": ["v2"]}, monkeypatch)
+    c = collect(out)["cells"][cells()[0].key]
+    assert c["entries"]["v1"]["status"] == "wrong" and "relative error" in c["entries"]["v1"]["reason"]
+    assert c["entries"]["v2"]["status"] == "compile-error" and "fake compile error" in c["entries"]["v2"]["reason"]
+    assert "times_ms" not in c["entries"]["v1"] and c["entries"]["baseline"]["status"] == "ok"
+
+
+def test_resume_skips_finished_cells_and_a_new_run_keeps_old_results(tmp_path, monkeypatch):
+    plan = Plan(cells()[:1], "graph", rounds=5, launches=5)
+    out = sweep(tmp_path, {}, monkeypatch, plan=plan)
+    n = len(read_records(out))
+    # resume with the full plan: only the second cell runs
+    out = sweep(tmp_path, {}, monkeypatch, resume=True)
+    recs = read_records(out)
+    assert len([r for r in recs if r.get("type") == "cell"]) == 2
+    assert recs[:n] == read_records(out)[:n]
+    assert sum(1 for r in recs if r.get("type") == "entry" and r["cell"] == cells()[0].key) == 3
+    # resuming a finished sweep runs nothing
+    assert len(read_records(sweep(tmp_path, {}, monkeypatch, resume=True))) == len(recs)
+    # a fresh run keeps the earlier file beside the new one
+    sweep(tmp_path, {}, monkeypatch, plan=plan)
+    prev = list(tmp_path.glob("r.jsonl.*.prev"))
+    assert prev and len(read_records(prev[0])) == len(recs)
+
+
+def test_tables_in_the_talks_form(tmp_path, monkeypatch):
+    out = sweep(tmp_path, {"times": {"baseline": 1.0, "v1": 0.8, "v2": 1.0}, "wrong": ["v2"]}, monkeypatch)
+    table = rows(collect(out), "baseline", "v1")
+    assert [r["M"] for r in table] == [64, 128]
+    assert all(abs(r["speedup"] - 0.25) < 0.03 and r["significant"] for r in table)
+    md = markdown(table, "baseline", "v1", None, "fake")
+    assert "| M | N | K |" in md and "**+25" in md and "Timing method: graph" in md
+    table2 = rows(collect(out), "baseline", "v2")
+    assert all("speedup" not in r and r["new_status"] == "wrong" for r in table2)
+    assert "not timed: wrong" in markdown(table2, "baseline", "v2", None, "fake")
