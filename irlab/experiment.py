@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import json
+import os
 import re
 import subprocess
 import sys
@@ -57,6 +58,9 @@ def parse_shapes(text: str | None, default: list[tuple]) -> list[dict]:
 
 
 def git_commit() -> str | None:
+    """The repository's commit; IRLAB_COMMIT names it where the tree is a copy without .git."""
+    if os.environ.get("IRLAB_COMMIT"):
+        return os.environ["IRLAB_COMMIT"]
     try:
         return subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True,
                               text=True, timeout=10).stdout.strip() or None

@@ -20,8 +20,7 @@ import time
 from collections import deque
 from pathlib import Path
 
-from .plan import Plan, append_record, read_records
-from .worker import DEFAULT_RUNNER
+from .plan import DEFAULT_RUNNER, Plan, append_record, read_records
 
 
 def _describe_exit(code: int) -> str:

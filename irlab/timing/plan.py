@@ -6,6 +6,9 @@ import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+# the runner the worker uses unless told otherwise: torch on the current CUDA GPU
+DEFAULT_RUNNER = "irlab.timing.gpu:GpuRunner"
+
 
 @dataclass(frozen=True)
 class Entry:

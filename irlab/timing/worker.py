@@ -17,10 +17,8 @@ import sys
 import traceback
 from pathlib import Path
 
-from .plan import Cell, Plan, append_record
+from .plan import DEFAULT_RUNNER, Cell, Plan, append_record
 from .stats import median, ratio_estimate, spread
-
-DEFAULT_RUNNER = "irlab.timing.gpu:GpuRunner"
 
 
 def load_runner(spec: str):
