@@ -76,6 +76,28 @@ class GpuRunner:
         self.torch = torch
         self.target = target_name(current_target())
         self.flush_buf = torch.empty(FLUSH_BYTES, dtype=torch.int8, device="cuda")
+        self.nvml = None
+        try:  # clocks and throttling per round, where NVML is available
+            import pynvml
+            pynvml.nvmlInit()
+            self.nvml = (pynvml, pynvml.nvmlDeviceGetHandleByIndex(torch.cuda.current_device()))
+        except Exception:
+            self.nvml = None
+
+    def sample(self) -> dict:
+        """The SM clock and the reasons the clock is held back, right after a round."""
+        if self.nvml is None:
+            return {}
+        pynvml, h = self.nvml
+        try:
+            reasons = pynvml.nvmlDeviceGetCurrentClocksEventReasons(h) if hasattr(
+                pynvml, "nvmlDeviceGetCurrentClocksEventReasons") else pynvml.nvmlDeviceGetCurrentClocksThrottleReasons(h)
+            return {"sm_mhz": pynvml.nvmlDeviceGetClockInfo(h, pynvml.NVML_CLOCK_SM),
+                    "power_w": round(pynvml.nvmlDeviceGetPowerUsage(h) / 1000, 1),
+                    "temp_c": pynvml.nvmlDeviceGetTemperature(h, pynvml.NVML_TEMPERATURE_GPU),
+                    "clock_reasons": int(reasons)}
+        except Exception:
+            return {}
 
     def environment(self) -> dict:
         return {**environment(), "target": self.target}

@@ -116,6 +116,6 @@ def collect(out: str | Path) -> dict:
             cells.setdefault(r["cell"], {"entries": {}})["entries"][r["label"]] = r
         elif t == "cell":
             c = cells.setdefault(r["cell"], {"entries": {}})
-            c.update({"status": r["status"], "reason": r.get("reason"),
+            c.update({"status": r["status"], "reason": r.get("reason"), "rounds_info": r.get("rounds_info"),
                       "cell": {k: r[k] for k in ("experiment", "kernel", "shape", "config", "entries") if k in r}})
     return {"env": envs, "cells": cells}

@@ -32,6 +32,9 @@ def rows(results: dict, old: str, new: str, reference: str | None = None) -> lis
             r, (lo, hi) = est["ratio"], est["ci95"]
             row.update({"time_ratio": r, "speedup": 1 / r - 1, "speedup_ci": [1 / hi - 1, 1 / lo - 1],
                         "significant": est["excludes_1"]})
+        clocks = [x.get("sm_mhz") for x in (c.get("rounds_info") or []) if x.get("sm_mhz")]
+        if clocks:
+            row["sm_mhz_range"] = [min(clocks), max(clocks)]
         chk = n.get("check", {})
         row["identical_to_baseline"] = chk.get("identical_to_baseline")
         row["rel_error"] = chk.get("rel_error")
@@ -56,7 +59,10 @@ def markdown(table: list[dict], old: str, new: str, reference: str | None, title
         lines.append(f"| {r['M']} | {r['N']} | {r['K']} | {r['config']} | {_fmt(r['old_tflops'])} | "
                      f"{_fmt(r['new_tflops'])} | {sp} |" + (f" {_fmt(r['ref_tflops'])} |" if reference else "")
                      + f" {same} |")
+    clocks = [c for r in table for c in r.get("sm_mhz_range", [])]
     methods = sorted({r["method"] for r in table if r["method"]})
+    if clocks:
+        lines += ["", f"SM clock sampled after every round: {min(clocks)}-{max(clocks)} MHz over the sweep."]
     lines += ["", f"Timing method: {', '.join(methods) or '-'}; speedup = old time / new time - 1, the median over "
               "interleaved rounds with a bootstrap 95% confidence interval; bold where the interval excludes 0."]
     return "\n".join(lines)

@@ -89,11 +89,14 @@ def run_cell(runner, plan: Plan, cell: Cell, out: Path, log) -> None:
         return
     labels = list(prepared)
     times: dict[str, list[float]] = {label: [] for label in labels}
+    rounds_info = []
+    sample = getattr(runner, "sample", lambda: {})
     for r in range(plan.rounds):
         order = labels if r % 2 == 0 else list(reversed(labels))  # A B ... then ... B A: drift cancels
         for label in order:
             progress(out, cell, label, "time", round=r)
             times[label].append(runner.time(prepared[label], plan))
+        rounds_info.append(sample())
     base = times[base_label]
     for label in labels:
         ts = times[label]
@@ -107,7 +110,8 @@ def run_cell(runner, plan: Plan, cell: Cell, out: Path, log) -> None:
         if flops:
             rec["tflops"] = flops / (median(ts) * 1e-3) / 1e12
         append_record(out, rec)
-    append_record(out, {"type": "cell", "cell": cell.key, "status": "done", **cell.to_json()})
+    append_record(out, {"type": "cell", "cell": cell.key, "status": "done", "rounds_info": rounds_info,
+                        **cell.to_json()})
     summary = ", ".join(f"{label} {median(times[label]):.4f} ms" for label in labels)
     log(f"  done: {summary}")
 
