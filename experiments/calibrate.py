@@ -28,7 +28,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", default="runs/experiments/calibration")
     ap.add_argument("--rounds", type=int, default=15)
-    ap.add_argument("--launches", type=int, default=20)
+    ap.add_argument("--launches", type=int, default=20, help="most launches per graph replay (aims at 10 ms)")
     ap.add_argument("--methods", default="graph,do_bench")
     args = ap.parse_args(argv)
     out = Path(args.out)
@@ -64,7 +64,8 @@ def main(argv=None) -> int:
                   f"{pl['ci_half_width']:.4f} | slower, CI excludes 1.00 | {'yes' if pl_ok else 'NO'} |", "",
                   f"A: median {summary[method]['median_ms']:.4f} ms per launch, spread over rounds "
                   f"{summary[method]['spread_A']:.1%}; {args.rounds} rounds"
-                  + (f", {args.launches} launches per graph replay" if method == "graph" else ""), ""]
+                  + (f", {res['entries']['A'].get('launches_per_replay')} launches per graph replay"
+                     if method == "graph" else ""), ""]
     lines += [f"GPU: {env.get('gpu')} (driver {env.get('driver')}, SM clock {env.get('sm_clock_mhz')} of "
               f"{env.get('sm_clock_max_mhz')} MHz at the start); torch {env.get('torch')}, triton {env.get('triton')}; "
               f"{env.get('date')}. Raw results: `graph.jsonl`, `do_bench.jsonl`."]

@@ -39,8 +39,9 @@ def common_args(description: str, default_out: str) -> argparse.ArgumentParser:
     ap.add_argument("--targets", default=",".join(DEFAULT_TARGETS), help="targets of the static part")
     ap.add_argument("--configs", default=None, help="comma-separated tile configs (default: the experiment's)")
     ap.add_argument("--shapes", default=None, help="comma-separated MxNxK problems (default: the documents')")
-    ap.add_argument("--rounds", type=int, default=15, help="interleaved timing rounds")
-    ap.add_argument("--launches", type=int, default=20, help="launches per CUDA-graph replay")
+    ap.add_argument("--rounds", type=int, default=21, help="interleaved timing rounds")
+    ap.add_argument("--launches", type=int, default=20, help="most launches per CUDA-graph replay (a replay "
+                    "aims at 10 ms)")
     ap.add_argument("--method", default="graph", choices=("graph", "do_bench"))
     ap.add_argument("--resume", action="store_true", help="skip cells an interrupted run already finished")
     ap.add_argument("--no-timing", action="store_true", help="static part only, even with a GPU")

@@ -7,9 +7,11 @@ kernel's tolerance, no NaN left, every element written), and with the baseline's
 
 Timing methods, named in every result:
 
-* ``graph``: a CUDA graph of ``launches`` x (L2 flush, kernel) replayed and timed with events;
-  a graph of the flushes alone, replayed right after, is subtracted. Launch gaps vanish and the
-  L2 holds none of the kernel's data at each launch.
+* ``graph``: a CUDA graph of n x (L2 flush, kernel) replayed and timed with events; a graph of
+  the flushes alone, replayed right after, is subtracted. Launch gaps vanish and the L2 holds
+  none of the kernel's data at each launch. n is chosen so that one replay takes about
+  ``REPLAY_MS`` (at most ``launches``, at least 3): short replays keep the variants of one round
+  close together in time, which matters when a power cap moves the clock.
 * ``do_bench``: ``triton.testing.do_bench(..., return_mode="median")`` (flushes L2 before each
   run; its rounds spread far more).
 """
@@ -30,6 +32,7 @@ from ..targets import current_target, target_name
 from ..variants import get_variant
 
 FLUSH_BYTES = 256 * 1024 * 1024
+REPLAY_MS = 10.0
 
 
 @dataclass
@@ -41,6 +44,7 @@ class Prepared:
     flops: float
     info: dict = field(default_factory=dict)
     graphs: tuple | None = None
+    n: int = 0                # launches per graph replay
 
 
 def _nvidia_smi(fields: str) -> list[str]:
@@ -171,12 +175,21 @@ class GpuRunner:
         return {"identical_to_baseline": same, "max_abs_diff_to_baseline": diff}
 
     # --------------------------------------------------------------------------------------------
-    def _graphs(self, p: Prepared, n: int):
+    def _graphs(self, p: Prepared, max_n: int):
         torch = self.torch
         if p.graphs is None:
             for _ in range(3):
                 p.launch()
             torch.cuda.synchronize()
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            for _ in range(5):
+                p.launch()
+            end.record()
+            torch.cuda.synchronize()
+            one = max(start.elapsed_time(end) / 5, 1e-3)
+            n = p.n = max(3, min(max_n, math.ceil(REPLAY_MS / one)))
+            p.info["launches_per_replay"] = n
             stream = torch.cuda.Stream()
             g_kernel, g_flush = torch.cuda.CUDAGraph(), torch.cuda.CUDAGraph()
             with torch.cuda.graph(g_kernel, stream=stream):
@@ -198,6 +211,7 @@ class GpuRunner:
         if plan.method == "do_bench":
             return float(triton.testing.do_bench(p.launch, warmup=25, rep=100, return_mode="median"))
         g_kernel, g_flush = self._graphs(p, plan.launches)
+        n = p.n
         ev = [torch.cuda.Event(enable_timing=True) for _ in range(4)]
         ev[0].record()
         g_kernel.replay()
@@ -206,4 +220,4 @@ class GpuRunner:
         g_flush.replay()
         ev[3].record()
         torch.cuda.synchronize()
-        return (ev[0].elapsed_time(ev[1]) - ev[2].elapsed_time(ev[3])) / plan.launches
+        return (ev[0].elapsed_time(ev[1]) - ev[2].elapsed_time(ev[3])) / n

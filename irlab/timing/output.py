@@ -6,6 +6,16 @@ import json
 from pathlib import Path
 
 
+# NVML clock event reasons (nvmlClocksEventReasons): why the SM clock was below its maximum
+CLOCK_REASONS = {0x1: "idle", 0x2: "application clock setting", 0x4: "software power cap", 0x8: "hardware slowdown",
+                 0x10: "sync boost", 0x20: "software thermal slowdown", 0x40: "hardware thermal slowdown",
+                 0x80: "hardware power brake", 0x100: "display clock setting"}
+
+
+def clock_reasons(mask: int) -> list[str]:
+    return [name for bit, name in CLOCK_REASONS.items() if mask & bit]
+
+
 def _fmt(x, nd=1):
     return "-" if x is None else f"{x:.{nd}f}"
 
@@ -32,9 +42,14 @@ def rows(results: dict, old: str, new: str, reference: str | None = None) -> lis
             r, (lo, hi) = est["ratio"], est["ci95"]
             row.update({"time_ratio": r, "speedup": 1 / r - 1, "speedup_ci": [1 / hi - 1, 1 / lo - 1],
                         "significant": est["excludes_1"]})
-        clocks = [x.get("sm_mhz") for x in (c.get("rounds_info") or []) if x.get("sm_mhz")]
+        info = c.get("rounds_info") or []
+        clocks = [x.get("sm_mhz") for x in info if x.get("sm_mhz")]
         if clocks:
             row["sm_mhz_range"] = [min(clocks), max(clocks)]
+            mask = 0
+            for x in info:
+                mask |= int(x.get("clock_reasons") or 0)
+            row["clock_limits"] = clock_reasons(mask & ~0x1)
         chk = n.get("check", {})
         row["identical_to_baseline"] = chk.get("identical_to_baseline")
         row["rel_error"] = chk.get("rel_error")
@@ -56,13 +71,21 @@ def markdown(table: list[dict], old: str, new: str, reference: str | None, title
             sp = f"not timed: {r['new_status']}" + (f" ({(r['reason'] or '').splitlines()[0][:80]})" if r["reason"] else "")
         same = {True: "bit-identical", False: f"differs (max {r.get('rel_error') or 0:.1e} rel. err.)",
                 None: "-"}[r["identical_to_baseline"]]
+        lo_mhz, hi_mhz = r.get("sm_mhz_range") or (None, None)
+        if lo_mhz and hi_mhz and (hi_mhz - lo_mhz) / hi_mhz > 0.05:
+            sp += f" -- SM clock {lo_mhz}-{hi_mhz} MHz ({', '.join(r.get('clock_limits') or []) or 'varied'})"
         lines.append(f"| {r['M']} | {r['N']} | {r['K']} | {r['config']} | {_fmt(r['old_tflops'])} | "
                      f"{_fmt(r['new_tflops'])} | {sp} |" + (f" {_fmt(r['ref_tflops'])} |" if reference else "")
                      + f" {same} |")
     clocks = [c for r in table for c in r.get("sm_mhz_range", [])]
     methods = sorted({r["method"] for r in table if r["method"]})
     if clocks:
-        lines += ["", f"SM clock sampled after every round: {min(clocks)}-{max(clocks)} MHz over the sweep."]
+        limits = sorted({x for r in table for x in r.get("clock_limits") or []})
+        lines += ["", f"SM clock sampled after every round: {min(clocks)}-{max(clocks)} MHz over the sweep"
+                  + (f"; clock held back by: {', '.join(limits)}" if limits else "") + ". Where it moved by more "
+                  "than 5% within a problem the row says so: the rounds disagree there, the interval is wide, and "
+                  "the TFLOP/s columns (medians of each variant's own rounds) can disagree with the speedup "
+                  "(the median of per-round ratios, which is the number to trust)."]
     lines += ["", f"Timing method: {', '.join(methods) or '-'}; speedup = old time / new time - 1, the median over "
               "interleaved rounds with a bootstrap 95% confidence interval; bold where the interval excludes 0."]
     return "\n".join(lines)

@@ -103,7 +103,7 @@ def run_cell(runner, plan: Plan, cell: Cell, out: Path, log) -> None:
         est = ratio_estimate(ts, base, seed=plan.seed)
         p = prepared[label]
         rec = {"type": "entry", "cell": cell.key, "label": label, "status": "ok", "method": plan.method,
-               "rounds": plan.rounds, "launches": plan.launches if plan.method == "graph" else None,
+               "rounds": plan.rounds,
                "median_ms": median(ts), "spread": spread(ts), "times_ms": ts,
                "ratio_to_baseline": est.to_json(), "check": checks.get(label, {}), **runner.describe(p)}
         flops = rec.get("flops")
