@@ -70,6 +70,17 @@ def test_a_gpu_fault_is_recorded_and_the_sweep_goes_on(tmp_path, monkeypatch):
     assert second["status"] == "done" and second["entries"]["v1"]["status"] == "ok"
 
 
+def test_a_sticky_cuda_error_restarts_the_worker_and_is_recorded_as_a_fault(tmp_path, monkeypatch):
+    key = cells()[0].key
+    out = sweep(tmp_path, {"cuda_error": {f"{key}|v2": "check"}}, monkeypatch)
+    c = collect(out)["cells"][key]
+    assert c["status"] == "done"
+    v2 = c["entries"]["v2"]
+    assert v2["status"] == "fault" and "poisoned its CUDA context" in v2["reason"]
+    assert "illegal memory access" in v2["reason"] and "during check" in v2["reason"]
+    assert c["entries"]["v1"]["status"] == "ok" and c["entries"]["baseline"]["status"] == "ok"
+
+
 def test_a_faulting_baseline_fails_only_its_cell(tmp_path, monkeypatch):
     key = cells()[0].key
     out = sweep(tmp_path, {"abort": {f"{key}|baseline": "check"}}, monkeypatch)

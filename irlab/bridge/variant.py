@@ -151,6 +151,22 @@ class Variant:
     def to_json(self) -> dict:
         return {"name": self.name, "edits": [e.to_json() for e in self.edits], "description": self.description}
 
+    @classmethod
+    def from_json(cls, d: dict) -> "Variant":
+        """The inverse of :meth:`to_json` (variants travel in sweep plans and manifests)."""
+        edits = []
+        for e in d.get("edits", []):
+            if "drop" in e:
+                edits.append(Drop(e["drop"], e.get("stage"), e.get("optional", False)))
+            elif "insert" in e:
+                opts = {k: tuple(v) if isinstance(v, list) else v for k, v in (e.get("options") or {}).items()}
+                edits.append(Insert(e["insert"], opts, e.get("stage", "ttgir"), e.get("after"), e.get("at"),
+                                    tuple(e.get("cleanup") or ()), e.get("reparse", "if-changed"),
+                                    e.get("optional", False)))
+            else:
+                raise VariantError(f"unknown variant edit {e!r}")
+        return cls(d["name"], tuple(edits), d.get("description", ""))
+
     def key(self) -> str:
         """Content hash: edits + source of the Python passes used + irlab version."""
         from ..registry import get_pass, source_hash

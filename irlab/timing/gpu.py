@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 import triton
 
 from ..bridge.compile import compile_kernel
+from ..bridge.variant import Variant
 from ..kernels import get
 from ..targets import current_target, target_name
 from ..variants import get_variant
@@ -88,6 +89,16 @@ class GpuRunner:
         except Exception:
             self.nvml = None
 
+    def healthy(self) -> bool:
+        """False once a fault has poisoned this process's CUDA context (the error is sticky)."""
+        torch = self.torch
+        try:
+            torch.cuda.synchronize()
+            (torch.ones(1, device="cuda") + 1).item()
+            return True
+        except Exception:
+            return False
+
     def sample(self) -> dict:
         """The SM clock and the reasons the clock is held back, right after a round."""
         if self.nvml is None:
@@ -124,7 +135,8 @@ class GpuRunner:
             def check_launch(inp):
                 torch.matmul(inp["a"], inp["b"], out=spec.output(inp))
             return Prepared(entry, shape, launch, check_launch, flops, {"kind": "torch.matmul"})
-        variant = get_variant(entry.variant or "baseline", self.target)
+        variant = Variant.from_json(entry.variant_spec) if entry.variant_spec else \
+            get_variant(entry.variant or "baseline", self.target)
         res = compile_kernel(spec, self.target, shape=shape, config=cell.config, variant=variant)
         compiled = res.compiled
         grid, args = spec.launch_args(inputs, shape, cfg)

@@ -24,6 +24,9 @@ from .plan import DEFAULT_RUNNER, Plan, append_record, read_records
 
 
 def _describe_exit(code: int) -> str:
+    from .worker import POISONED
+    if code == POISONED:
+        return "stopped after a GPU fault poisoned its CUDA context"
     if code < 0:
         try:
             return f"killed by {signal.Signals(-code).name}"
@@ -90,6 +93,8 @@ def run_sweep(plan: Plan, out: str | Path, runner: str = DEFAULT_RUNNER, resume:
                                         **c.to_json()})
             break
         key, label, step = prog["cell"], prog["entry"], prog["step"]
+        if prog.get("error"):
+            last = f"{prog['error']}\n{last}"
         log(f"irlab timing: the worker {why} while {step} {label!r} of {key}; recording a fault and going on")
         append_record(out, {"type": "entry", "cell": key, "label": label, "status": "fault",
                             "reason": f"the worker process {why} during {step}"

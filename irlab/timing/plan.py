@@ -16,6 +16,7 @@ class Entry:
     kind: str = "triton"           # triton | torch
     variant: str | None = None     # irlab variant name (resolved per target); None for torch entries
     shape: dict | None = None      # a different problem shape (the calibration's planted slower variant)
+    variant_spec: dict | None = None   # a variant given inline (Variant.to_json()), instead of by name
 
 
 @dataclass

@@ -40,6 +40,22 @@ def progress(out: Path, cell: Cell, label: str, step: str, **extra) -> None:
         os.fsync(f.fileno())
 
 
+POISONED = 75   # exit status: a GPU fault poisoned this process's CUDA context
+
+
+def guarded(runner, out: Path, cell: Cell, label: str, step: str, fn):
+    """Run ``fn``; if it raised and left the GPU context unusable (a fault is sticky), say which
+    entry and step did it and leave: the parent records the fault and starts a fresh process."""
+    try:
+        return fn()
+    except Exception as e:
+        healthy = getattr(runner, "healthy", lambda: True)
+        if not healthy():
+            progress(out, cell, label, step, error=f"{type(e).__name__}: {e}"[:2000])
+            os._exit(POISONED)
+        raise
+
+
 def _classify(exc: BaseException) -> str:
     """Status of an entry that could not be built: Triton's verifier rejected IR a pass produced, or
     the compile (or a pass, or the variant) failed."""
@@ -56,7 +72,8 @@ def run_cell(runner, plan: Plan, cell: Cell, out: Path, log) -> None:
             continue
         progress(out, cell, entry.label, "compile")
         try:
-            prepared[entry.label] = runner.prepare(cell, entry)
+            prepared[entry.label] = guarded(runner, out, cell, entry.label, "compile",
+                                            lambda: runner.prepare(cell, entry))
         except Exception as e:  # recorded, never fatal to the sweep
             append_record(out, {"type": "entry", "cell": cell.key, "label": entry.label, "status": _classify(e),
                                 "reason": f"{type(e).__name__}: {e}"[:4000]})
@@ -64,7 +81,8 @@ def run_cell(runner, plan: Plan, cell: Cell, out: Path, log) -> None:
             continue
         progress(out, cell, entry.label, "check")
         try:
-            check, output = runner.check(cell, entry, prepared[entry.label])
+            check, output = guarded(runner, out, cell, entry.label, "check",
+                                    lambda: runner.check(cell, entry, prepared[entry.label]))
         except Exception as e:
             append_record(out, {"type": "entry", "cell": cell.key, "label": entry.label, "status": "error",
                                 "reason": f"check failed: {type(e).__name__}: {e}"[:4000]})
@@ -95,7 +113,7 @@ def run_cell(runner, plan: Plan, cell: Cell, out: Path, log) -> None:
         order = labels if r % 2 == 0 else list(reversed(labels))  # A B ... then ... B A: drift cancels
         for label in order:
             progress(out, cell, label, "time", round=r)
-            times[label].append(runner.time(prepared[label], plan))
+            times[label].append(guarded(runner, out, cell, label, "time", lambda: runner.time(prepared[label], plan)))
         rounds_info.append(sample())
     base = times[base_label]
     for label in labels:

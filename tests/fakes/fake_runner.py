@@ -4,7 +4,8 @@ from the IRLAB_FAKE environment variable (JSON):
     {"times": {"label": ms}, "noise": 0.01, "abort": {"cellkey|label": "check"|"time"},
      "wrong": ["label"], "compile_error": ["label"]}
 
-"abort" kills the process the way a GPU fault does (os.abort)."""
+"abort" kills the process the way a crash does (os.abort); "cuda_error" raises the way torch does
+after a GPU fault and leaves the runner unhealthy (a poisoned context)."""
 from __future__ import annotations
 
 import json
@@ -20,9 +21,17 @@ class FakeRunner:
     def environment(self):
         return {"gpu": "fake", "runner": "FakeRunner"}
 
+    poisoned = False
+
+    def healthy(self):
+        return not self.poisoned
+
     def _abort_if(self, cell, entry_label, step):
         if self.cfg.get("abort", {}).get(f"{cell.key}|{entry_label}") == step:
             os.abort()
+        if self.cfg.get("cuda_error", {}).get(f"{cell.key}|{entry_label}") == step:
+            self.poisoned = True
+            raise RuntimeError("CUDA error: an illegal memory access was encountered")
 
     def prepare(self, cell, entry):
         if entry.label in self.cfg.get("compile_error", []):

@@ -1,0 +1,24 @@
+"""A deliberately wrong pass for testing the correctness gate: the stored value is squared."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from irlab.opinfo import stored_value
+from irlab.pass_api import ModulePass, PassContext
+from irlab.registry import register
+
+
+@register
+@dataclass(frozen=True)
+class SquareOutput(ModulePass):
+    name: ClassVar[str] = "square-output"
+    summary: ClassVar[str] = "test pass: store the square of what the kernel computed"
+
+    def run(self, ctx: PassContext) -> None:
+        rw = ctx.rewriter
+        st = next(o for o in ctx.module.walk() if o.name == "tt.store")
+        v = stored_value(st)
+        name = rw.fresh_name("irlab_sq", st)
+        sq, = rw.insert_before(st, f"%{name} = arith.mulf {v.ref}, {v.ref} : {v.type}")
+        rw.replace_all_uses(v, sq.result, only=lambda u: u.op is st)

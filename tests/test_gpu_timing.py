@@ -1,0 +1,38 @@
+"""On a GPU: a sweep with a variant that faults the GPU, one that computes the wrong thing and one
+Triton rejects; each is recorded with its reason and the good variant is still timed."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from irlab.bridge.variant import Insert, Variant
+from irlab.timing import Cell, Entry, Plan, collect, run_sweep
+
+pytestmark = pytest.mark.gpu
+
+TEST_PASSES = str(Path(__file__).parent / "passes_for_tests")
+
+
+def test_faults_wrong_results_and_rejected_ir_are_recorded_and_the_sweep_goes_on(tmp_path, monkeypatch):
+    monkeypatch.setenv("IRLAB_PASS_PATH", TEST_PASSES)
+    spec = lambda name, p: Variant(name, (Insert(p, at="end"),)).to_json()  # noqa: E731
+    entries = [Entry("baseline", variant="baseline"),
+               Entry("faults", variant_spec=spec("faults", "wreck-addresses")),
+               Entry("wrong", variant_spec=spec("wrong", "square-output")),
+               Entry("rejected", variant_spec=spec("rejected", "retype-first-load")),
+               Entry("good", variant="optimize-epilogue")]
+    shape = {"M": 1024, "N": 1024, "K": 1024}
+    cells = [Cell("robustness", "gemm_fp16", shape, "128x128x64-w8", entries),
+             Cell("robustness", "gemm_fp16", {"M": 512, "N": 512, "K": 512}, "128x128x64-w8", entries[:1] + entries[-1:])]
+    out = run_sweep(Plan(cells, "graph", rounds=5, launches=5), tmp_path / "r.jsonl")
+    res = collect(out)["cells"]
+    first = res[cells[0].key]
+    assert first["status"] == "done"
+    e = first["entries"]
+    assert e["faults"]["status"] == "fault" and "died" in e["faults"]["reason"]
+    assert e["wrong"]["status"] == "wrong" and "relative error" in e["wrong"]["reason"]
+    assert e["rejected"]["status"] == "verify-error" and "retype-first-load" in e["rejected"]["reason"]
+    assert e["baseline"]["status"] == "ok" and e["good"]["status"] == "ok"
+    assert e["good"]["check"]["identical_to_baseline"] is True and len(e["good"]["times_ms"]) == 5
+    assert res[cells[1].key]["status"] == "done"
