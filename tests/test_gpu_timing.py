@@ -30,7 +30,8 @@ def test_faults_wrong_results_and_rejected_ir_are_recorded_and_the_sweep_goes_on
     first = res[cells[0].key]
     assert first["status"] == "done"
     e = first["entries"]
-    assert e["faults"]["status"] == "fault" and "died" in e["faults"]["reason"]
+    assert e["faults"]["status"] == "fault" and "GPU fault poisoned its CUDA context" in e["faults"]["reason"]
+    assert "illegal memory access" in e["faults"]["reason"]
     assert e["wrong"]["status"] == "wrong" and "relative error" in e["wrong"]["reason"]
     assert e["rejected"]["status"] == "verify-error" and "retype-first-load" in e["rejected"]["reason"]
     assert e["baseline"]["status"] == "ok" and e["good"]["status"] == "ok"

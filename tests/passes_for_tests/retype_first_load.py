@@ -1,5 +1,5 @@
-"""A deliberately broken pass for tests: changes the pointer type of the first load's operand
-without changing its producer, so Triton's verifier must reject the result."""
+"""A deliberately broken pass for tests: changes the pointee type of the first splatted pointer
+(f32 <-> f16) without changing its users, so Triton's verifier must reject the result."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -16,6 +16,9 @@ class RetypeFirstLoad(ModulePass):
     summary: ClassVar[str] = "test pass: produce IR that Triton's verifier rejects"
 
     def run(self, ctx: PassContext) -> None:
-        load = ctx.module.first("tt.load")
-        text = load.text.replace("!tt.ptr<f32>", "!tt.ptr<f16>", 1)
-        ctx.rewriter.replace_op(load, text, reason="break the types on purpose", allow_type_change=True)
+        splat = next(o for o in ctx.module.walk() if o.name == "tt.splat" and "!tt.ptr<" in o.text)
+        text = splat.text
+        head, _, ty = text.rpartition("-> ")
+        ty = ty.replace("!tt.ptr<f32>", "!tt.ptr<TMP>").replace("!tt.ptr<f16>", "!tt.ptr<f32>") \
+            .replace("!tt.ptr<TMP>", "!tt.ptr<f16>")
+        ctx.rewriter.replace_op(splat, head + "-> " + ty, reason="break the types on purpose", allow_type_change=True)
