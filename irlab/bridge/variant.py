@@ -143,7 +143,9 @@ class Variant:
         return not self.edits
 
     def then(self, *edits, name: str | None = None, description: str = "") -> "Variant":
-        return Variant(name or self.name, self.edits + tuple(edits), description or self.description)
+        # a renamed variant is a new thing: it does not inherit its base's description
+        kept = self.description if name is None or name == self.name else ""
+        return Variant(name or self.name, self.edits + tuple(edits), description or kept)
 
     def python_passes(self) -> list[str]:
         return [e.pass_name for e in self.edits if isinstance(e, Insert)]
