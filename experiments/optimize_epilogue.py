@@ -14,12 +14,10 @@ configs and the documents' shapes, with torch.matmul (cuBLAS) in the same rounds
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 from irlab import report
 from irlab.bridge.compile import compile_kernel
-from irlab.experiment import (command_line, common_args, gpu, header, log, loop_diff, parse_shapes, strip_locations,
-                              timed_section, write_json)
+from irlab.experiment import common_args, compare_variants, config_list, log, parse_shapes, run_experiment, timed_ab
 from irlab.kernels import get
 from irlab.variants import get_variant
 
@@ -36,16 +34,11 @@ def static_part(targets, configs) -> tuple[list[str], dict]:
         old_name = "no-optimize-epilogue" if amd else "baseline"
         for cfg in configs:
             log(f"  static: gemm_fp16 {cfg} for {target}")
-            old = compile_kernel(spec, target, config=cfg, variant=get_variant(old_name, target))
-            new = compile_kernel(spec, target, config=cfg, variant=get_variant("optimize-epilogue", target))
-            ra, rb = report.from_compile(old), report.from_compile(new)
-            diags = [str(d) for _, r in new.python_results for d in r.diagnostics]
+            c = compare_variants(spec, target, cfg, old_name, "optimize-epilogue")
+            ra, rb = c.old_report, c.new_report
             key = f"gemm_fp16/{target}/{cfg}"
-            data[key] = {"old": ra.to_json(), "new": rb.to_json(), "pass": diags}
-            lines += [f"### gemm_fp16, {cfg}, {target}: {old_name} vs optimize-epilogue", ""]
-            lines += [f"- pass: {d}" for d in diags] + [""]
-            diff = "".join(loop_diff(strip_locations(b), strip_locations(a)) for _, b, a in new.python_ir)
-            lines += ["TTGIR, as the pass changed it:", "", "```diff", diff.rstrip() or "(no change)", "```", ""]
+            data[key] = {"old": ra.to_json(), "new": rb.to_json(), "pass": c.diagnostics}
+            lines += c.head_lines()
             lines += [report.render_diff(ra, rb, markdown=True), ""]
             if amd:
                 rd = report.from_compile(compile_kernel(spec, target, config=cfg))
@@ -53,7 +46,7 @@ def static_part(targets, configs) -> tuple[list[str], dict]:
                 data[key]["triton_default"] = rd.to_json()
                 lines += [f"Triton's own optimize_epilogue (the default pipeline): LDS {m['LDS bytes']} B, stores "
                           f"{m['global store widths']}, {m['waves/EU']} waves/EU.", ""]
-            lines += _summary(ra, rb, old_name) + [""]
+            lines += _summary(ra, rb) + [""]
     # the documents' caveat: split-K / stream-K epilogues are atomics
     for target in targets:
         res = compile_kernel(get("gemm_splitk"), target, variant=get_variant("optimize-epilogue", target))
@@ -63,7 +56,7 @@ def static_part(targets, configs) -> tuple[list[str], dict]:
     return lines, data
 
 
-def _summary(a, b, old_name) -> list[str]:
+def _summary(a, b) -> list[str]:
     ma, mb = a.metrics(), b.metrics()
     lds = "LDS bytes" if "LDS bytes" in ma else "shared bytes"
     occ = "waves/EU" if "waves/EU" in ma else "occupancy"
@@ -72,41 +65,16 @@ def _summary(a, b, old_name) -> list[str]:
             f"{ma['instructions (kernel)']} -> {mb['instructions (kernel)']}."]
 
 
-def timed_part(target, shapes, configs, args, out: Path) -> list[str]:
-    from irlab.timing import Cell, Entry, Plan, collect, run_sweep
-    cells = [Cell("epilogue", "gemm_fp16", s, c,
-                  [Entry("baseline", variant="baseline"), Entry("optimize-epilogue", variant="optimize-epilogue"),
-                   Entry("torch.matmul", kind="torch")]) for c in configs for s in shapes]
-    results_path = run_sweep(Plan(cells, args.method, args.rounds, args.launches), out / "timing.jsonl",
-                             resume=args.resume)
-    lines, _ = timed_section(collect(results_path), "baseline", "optimize-epilogue", "torch.matmul",
-                             f"Tutorial GEMM (fp16) on {target}: epilogue stored from the MMA layout", out, "timing")
-    return ["## Timed part", ""] + lines
-
-
 def main(argv=None) -> int:
-    ap = common_args(__doc__, "runs/experiments/optimize_epilogue")
-    args = ap.parse_args(argv)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    targets = [t for t in args.targets.split(",") if t]
-    log("optimize_epilogue: static part")
-    static_lines, static_data = static_part(targets, args.configs.split(",") if args.configs else STATIC_CONFIGS)
-    write_json(out / "static.json", static_data)
-    lines = header("Experiment: OPTIMIZE_EPILOGUE", command_line()) + static_lines
-    target = gpu()
-    if target is None or args.no_timing:
-        why = "no CUDA GPU on this machine" if target is None else "--no-timing"
-        lines += ["## Timed part", "", f"Timing skipped: {why}. On a machine with an NVIDIA GPU the same command "
-                  "times the tutorial GEMM, baseline vs optimize-epilogue, for several tile configs."]
-        log(f"optimize_epilogue: timing skipped ({why})")
-    else:
-        log(f"optimize_epilogue: timing on {target}")
-        lines += timed_part(target, parse_shapes(args.shapes, SHAPES),
-                            args.configs.split(",") if args.configs else CONFIGS, args, out)
-    (out / "README.md").write_text("\n".join(lines) + "\n")
-    log(f"optimize_epilogue: wrote {out / 'README.md'}")
-    return 0
+    args = common_args(__doc__, "runs/experiments/optimize_epilogue").parse_args(argv)
+    return run_experiment(
+        args, "optimize_epilogue", "Experiment: OPTIMIZE_EPILOGUE",
+        static=lambda targets, out: static_part(targets, config_list(args.configs, STATIC_CONFIGS)),
+        timed=lambda target, out: timed_ab(
+            "epilogue", "gemm_fp16", "optimize-epilogue",
+            f"Tutorial GEMM (fp16) on {target}: epilogue stored from the MMA layout",
+            parse_shapes(args.shapes, SHAPES), config_list(args.configs, CONFIGS), args, out),
+        timed_what="the tutorial GEMM, baseline vs optimize-epilogue, for several tile configs")
 
 
 if __name__ == "__main__":

@@ -10,7 +10,9 @@ import re
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Callable
 
 from .targets import DEFAULT_TARGETS
 
@@ -118,3 +120,80 @@ def timed_section(results: dict, old: str, new: str, reference: str | None, titl
     lines.append(f"Files: `{stem}.jsonl` (raw), `{stem}.csv`, `{stem}.json`" +
                  (f", `{stem}.png`" if note is None else f" ({note})"))
     return lines, table
+
+
+def config_list(text: str | None, default: list[str]) -> list[str]:
+    return text.split(",") if text else default
+
+
+def pass_diff(res) -> str:
+    """What the Python passes of a compile changed (their input and output IR, locations stripped)."""
+    return "".join(loop_diff(strip_locations(before), strip_locations(after)) for _, before, after in res.python_ir)
+
+
+@dataclass
+class Comparison:
+    """One kernel config compiled as an old and a new variant, with both static reports."""
+
+    title: str
+    old: Any
+    new: Any
+    old_report: Any
+    new_report: Any
+    diagnostics: list[str]
+    diff: str
+
+    def head_lines(self) -> list[str]:
+        """Heading, the pass's diagnostics and the TTGIR diff it made, as markdown lines."""
+        return ([f"### {self.title}", ""] + [f"- pass: {d}" for d in self.diagnostics] + [""] +
+                ["TTGIR, as the pass changed it:", "", "```diff", self.diff.rstrip() or "(no change)", "```", ""])
+
+
+def compare_variants(spec, target: str, config: str, old_name: str, new_name: str) -> Comparison:
+    """Compile ``spec``'s ``config`` for ``target`` as variants ``old_name`` and ``new_name``."""
+    from .bridge.compile import compile_kernel
+    from .report import from_compile
+    from .variants import get_variant
+    old = compile_kernel(spec, target, config=config, variant=get_variant(old_name, target))
+    new = compile_kernel(spec, target, config=config, variant=get_variant(new_name, target))
+    return Comparison(f"{spec.name}, {config}, {target}: {old_name} vs {new_name}", old, new,
+                      from_compile(old), from_compile(new),
+                      [str(d) for _, r in new.python_results for d in r.diagnostics], pass_diff(new))
+
+
+def timed_ab(experiment: str, kernel: str, variant: str, title: str, shapes, configs, args, out: Path) -> list[str]:
+    """Time ``kernel`` as the baseline against ``variant``, with torch.matmul in the same rounds,
+    over ``configs`` x ``shapes``; the markdown lines of the timed part (files written under ``out``)."""
+    from .timing import Cell, Entry, Plan, collect, run_sweep
+    cells = [Cell(experiment, kernel, s, c, [Entry("baseline", variant="baseline"), Entry(variant, variant=variant),
+                                             Entry("torch.matmul", kind="torch")])
+             for c in configs for s in shapes]
+    results_path = run_sweep(Plan(cells, args.method, args.rounds, args.launches), out / "timing.jsonl",
+                             resume=args.resume)
+    lines, _ = timed_section(collect(results_path), "baseline", variant, "torch.matmul", title, out, "timing")
+    return ["## Timed part", ""] + lines
+
+
+def run_experiment(args, name: str, title: str, static: Callable, timed: Callable, timed_what: str) -> int:
+    """The run every timed experiment shares: ``static(targets, out)`` -> (markdown lines, data) on
+    every target, then ``timed(gpu_target, out)`` -> markdown lines on this machine's GPU, or a note
+    that timing was skipped and why; writes ``static.json`` and ``README.md`` under ``args.out``."""
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    targets = [t for t in args.targets.split(",") if t]
+    log(f"{name}: static part")
+    static_lines, static_data = static(targets, out)
+    write_json(out / "static.json", static_data)
+    lines = header(title, command_line()) + static_lines
+    target = gpu()
+    if target is None or args.no_timing:
+        why = "no CUDA GPU on this machine" if target is None else "--no-timing"
+        lines += ["## Timed part", "", f"Timing skipped: {why}. On a machine with an NVIDIA GPU the same command "
+                  f"times {timed_what}."]
+        log(f"{name}: timing skipped ({why})")
+    else:
+        log(f"{name}: timing on {target}")
+        lines += timed(target, out)
+    (out / "README.md").write_text("\n".join(lines) + "\n")
+    log(f"{name}: wrote {out / 'README.md'}")
+    return 0
