@@ -117,36 +117,54 @@ def normalize(text: str) -> str:
 
 
 def produce(case: Case) -> Produced:
+    return produce_stages([case])[0]
+
+
+def produce_stages(cases: list[Case]) -> list[Produced]:
+    """Compile once for cases that differ only in their stage (same kernel, target and variant)."""
     from ..bridge.compile import compile_kernel
     from ..kernels import get
     from ..variants import get_variant
+    first = cases[0]
+    assert all((c.kernel, c.target, c.variant) == (first.kernel, first.target, first.variant) for c in cases)
     try:
-        spec = get(case.kernel)
-        variant = get_variant(case.variant, case.target)
-        res = compile_kernel(spec, case.target, variant=variant)
+        spec = get(first.kernel)
+        variant = get_variant(first.variant, first.target)
+        res = compile_kernel(spec, first.target, variant=variant)
+    except Exception as e:  # one failing case must not take the suite down; it is reported
+        return [Produced(c, None, error=f"{type(e).__name__}: {e}") for c in cases]
+    cfg = spec.config()
+    out = []
+    for case in cases:
         text = res.nodebug.get(case.stage) or res.asm.get(case.stage)
         if not isinstance(text, str):
-            return Produced(case, None, error=f"stage {case.stage} has no IR text")
-        cfg = spec.config()
+            out.append(Produced(case, None, error=f"stage {case.stage} has no IR text"))
+            continue
         info = {"kernel": case.kernel, "function": res.kernel, "target": case.target, "stage": case.stage,
                 "variant": variant.to_json(), "variant_key": variant.key(),
                 "config": cfg.name, "shape": dict(spec.default_shape),
                 "options": res.options, **(res.specialization.describe() if res.specialization else {}),
                 "pass_diagnostics": [str(d) for _, r in res.python_results for d in r.diagnostics]}
-        return Produced(case, normalize(text), info)
-    except Exception as e:  # one failing case must not take the suite down; it is reported
-        return Produced(case, None, error=f"{type(e).__name__}: {e}")
+        out.append(Produced(case, normalize(text), info))
+    return out
 
 
 def produce_many(cases: list[Case], workers: int | None = None) -> dict[Case, Produced]:
-    """Compile every case, in parallel across the machine's cores."""
-    workers = workers or max(1, min(len(cases), os.cpu_count() or 1))
-    if workers <= 1 or len(cases) <= 1:
-        return {c: produce(c) for c in cases}
-    import multiprocessing as mp
-    ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else None
-    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
-        return dict(zip(cases, pool.map(produce, cases, chunksize=1)))
+    """Compile every case, one compile per kernel, target and variant, in parallel across the
+    machine's cores."""
+    groups: dict[tuple, list[Case]] = {}
+    for c in cases:
+        groups.setdefault((c.kernel, c.target, c.variant), []).append(c)
+    jobs = list(groups.values())
+    workers = workers or max(1, min(len(jobs), os.cpu_count() or 1))
+    if workers <= 1 or len(jobs) <= 1:
+        results = map(produce_stages, jobs)
+    else:
+        import multiprocessing as mp
+        ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else None
+        with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+            results = list(pool.map(produce_stages, jobs, chunksize=1))
+    return {p.case: p for produced in results for p in produced}
 
 
 # ------------------------------------------------------------------------------------------------
