@@ -174,13 +174,16 @@ def _source(fn, spec: Specialization):
 
 @contextlib.contextmanager
 def isolated_triton(session: PipelineSession, keep_nodebug: bool, cache_dir: str | None = None):
-    """Triton knobs for one irlab compile: private cache dir, always compile, irlab's stage hook."""
+    """Triton knobs for irlab compiles: irlab's stage hook and a cache directory of their own --
+    ``cache_dir`` (kept, and hit by later compiles of the same variant) or, by default, a throw-away
+    one with ``always_compile``."""
     own_dir = cache_dir is None
     cache_dir = cache_dir or tempfile.mkdtemp(prefix="irlab-triton-cache-")
     hook = _StageHook(session, knobs.runtime.add_stages_inspection_hook, keep_nodebug)
     with knobs.cache.scope(), knobs.compilation.scope(), knobs.runtime.scope():
         knobs.cache.dir = cache_dir
-        knobs.compilation.always_compile = True
+        if own_dir:
+            knobs.compilation.always_compile = True
         knobs.runtime.add_stages_inspection_hook = hook
         try:
             with session.active():

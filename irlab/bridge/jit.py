@@ -12,9 +12,7 @@ import os
 from collections import defaultdict
 from pathlib import Path
 
-from triton import knobs
-
-from .compile import _StageHook
+from .compile import isolated_triton
 from .pipeline import PipelineSession
 from .variant import Variant
 
@@ -39,11 +37,7 @@ def jit_variant(fn, variant: Variant | None = None, cache_dir: str | Path | None
     saved = fn.device_caches
     fn.device_caches = _MEMORY_CACHES.setdefault((id(fn), key), defaultdict(fn.create_binder))
     try:
-        with knobs.cache.scope(), knobs.runtime.scope():
-            knobs.cache.dir = str(directory)
-            knobs.runtime.add_stages_inspection_hook = _StageHook(session, knobs.runtime.add_stages_inspection_hook,
-                                                                  keep_nodebug=False)
-            with session.active():
-                yield session
+        with isolated_triton(session, keep_nodebug=False, cache_dir=str(directory)):
+            yield session
     finally:
         fn.device_caches = saved

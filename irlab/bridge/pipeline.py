@@ -92,6 +92,8 @@ def split_occurrence(pattern: str) -> tuple[str, int | None]:
 # --------------------------------------------------------------------------------------------
 # Interception of Triton's pass adders
 
+_ADDER_PREFIXES = ("add_", "insert_", "lower_")
+
 def _pass_modules() -> list[tuple[str, types.ModuleType]]:
     """(namespace, module) for every module of pass adders in the Triton build."""
     out = []
@@ -103,7 +105,7 @@ def _pass_modules() -> list[tuple[str, types.ModuleType]]:
             v = getattr(mod, k)
             if isinstance(v, types.ModuleType):
                 walk(v, f"{ns}.{k}" if ns else k)
-        if any(callable(getattr(mod, k)) and k.startswith(("add_", "insert_", "lower_")) for k in dir(mod)):
+        if any(callable(getattr(mod, k)) and k.startswith(_ADDER_PREFIXES) for k in dir(mod)):
             out.append((ns, mod))
 
     walk(libtriton.passes, "")
@@ -121,13 +123,19 @@ _install_depth = 0
 _patched: list[tuple[types.ModuleType, str, Any]] = []
 
 
+def _adder_slots():
+    """(qualname, module, attribute name) of every pass adder in the Triton build."""
+    for ns, mod in _pass_modules():
+        for k in dir(mod):
+            if k.startswith(_ADDER_PREFIXES):
+                yield (f"{ns}.{k}" if ns else k), mod, k
+
+
 def original_adder(qualname: str):
     if not _ADDERS:
-        for ns, mod in _pass_modules():
-            for k in dir(mod):
-                if k.startswith(("add_", "insert_", "lower_")):
-                    fn = getattr(mod, k)
-                    _ADDERS[f"{ns}.{k}" if ns else k] = getattr(fn, "__irlab_original__", fn)
+        for qual, mod, k in _adder_slots():
+            fn = getattr(mod, k)
+            _ADDERS[qual] = getattr(fn, "__irlab_original__", fn)
     try:
         return _ADDERS[qualname]
     except KeyError:
@@ -152,16 +160,12 @@ def intercept():
     with _install_lock:
         if _install_depth == 0:
             original_adder("common.add_cse")  # fill the table of originals
-            for ns, mod in _pass_modules():
-                for k in dir(mod):
-                    if not k.startswith(("add_", "insert_", "lower_")):
-                        continue
-                    fn = getattr(mod, k)
-                    if hasattr(fn, "__irlab_original__"):
-                        continue
-                    qual = f"{ns}.{k}" if ns else k
-                    _patched.append((mod, k, fn))
-                    setattr(mod, k, _make_wrapper(qual, fn))
+            for qual, mod, k in _adder_slots():
+                fn = getattr(mod, k)
+                if hasattr(fn, "__irlab_original__"):
+                    continue
+                _patched.append((mod, k, fn))
+                setattr(mod, k, _make_wrapper(qual, fn))
             ir.pass_manager = RecordingPassManager
         _install_depth += 1
     try:
@@ -360,7 +364,7 @@ class PipelineSession:
 
     def _plan(self, stage, recorded: list[PassCall]) -> list:
         from .variant import Drop, Insert
-        steps: list = [c for c in recorded]
+        steps: list = list(recorded)
         for edit in self._edits():
             if isinstance(edit, Drop) and edit.applies_to(stage):
                 kept = []

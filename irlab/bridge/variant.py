@@ -20,8 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
 IRLAB_VERSION = "0.1.0"
 
