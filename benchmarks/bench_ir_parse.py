@@ -12,7 +12,6 @@ import argparse
 import json
 import platform
 import re
-import statistics
 import sys
 import tempfile
 import time

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -154,7 +153,7 @@ def cmd_ir_show(args) -> int:
         print(f"  {n:5d} {name}")
     for loop in m.find("scf.for"):
         body = loop.regions[0].entry
-        print(f"  loop at line {loop.source.line_col(loop.start)[0]}: " +
+        print(f"  loop at line {loop.line}: " +
               "; ".join(o.name for o in body.ops if o.name in
                         ("tt.load", "amdg.buffer_load", "ttg.local_load", "ttg.local_store", "tt.dot",
                          "ttng.warp_group_dot", "ttg.async_copy_global_to_local", "tt.store")))
@@ -227,17 +226,23 @@ def cmd_pass(args) -> int:
 # ------------------------------------------------------------------------------------------------
 # compile, pipeline, snapshots, capture
 
+def _write_stages(res, folder: str) -> Path:
+    """Every stage of a compile (IR text or binary, not the Python source) as ``<kernel>.<stage>``."""
+    out = Path(folder)
+    out.mkdir(parents=True, exist_ok=True)
+    for stage, value in res.asm.items():
+        if stage == "source":
+            continue
+        p = out / f"{res.kernel}.{stage}"
+        p.write_bytes(value) if isinstance(value, bytes) else p.write_text(value)
+    return out
+
+
 def cmd_compile(args) -> int:
     variant = _variant_from_args(args)
     res = _compile_from_args(args, variant=variant)
-    out = Path(args.out) if args.out else None
-    if out:
-        out.mkdir(parents=True, exist_ok=True)
-        for stage, value in res.asm.items():
-            if stage == "source":
-                continue
-            p = out / f"{res.kernel}.{stage}"
-            p.write_bytes(value) if isinstance(value, bytes) else p.write_text(value)
+    if args.out:
+        out = _write_stages(res, args.out)
         (out / "summary.json").write_text(json.dumps(res.summary(), indent=1))
     for stage, r in res.python_results:
         for d in r.diagnostics:
@@ -262,11 +267,7 @@ def cmd_recompile(args) -> int:
         _err(f"error: {e}")
         return EXIT_FAIL
     if args.out:
-        out = Path(args.out)
-        out.mkdir(parents=True, exist_ok=True)
-        for stage, value in res.asm.items():
-            p = out / f"{res.kernel}.{stage}"
-            p.write_bytes(value) if isinstance(value, bytes) else p.write_text(value)
+        _write_stages(res, args.out)
     print(json.dumps(res.summary(), indent=1))
     return EXIT_OK
 

@@ -54,7 +54,7 @@ class InterleaveGlobalLoads(ModulePass):
 
     # ------------------------------------------------------------------------------------------
     def run_loop(self, ctx: PassContext, loop: Operation) -> None:
-        line = loop.source.line_col(loop.start)[0]
+        line = loop.line
         where = f"loop at line {line}"
         if not loop.regions or not loop.regions[0].blocks:
             return
@@ -157,30 +157,24 @@ class InterleaveGlobalLoads(ModulePass):
             if why:
                 ctx.note(f"not moved: {describe(load)} would cross {describe(op)}, {why}", load)
                 return
+        after = anchor is not dot
+        side = "after" if after else "before"
         target = anchor
-        if anchor is not dot:
+        if after:
             # after the anchor and after loads already sunk there
             i = body.index(anchor)
             while i + 1 < len(body.ops) and body.ops[i + 1] in moved_before:
                 i += 1
             target = body.ops[i]
-            why = ctx.rewriter.check_move(load, target, after=True)
-            if why:
-                ctx.note(f"not moved: {why}", load)
-                return
-            moved = ctx.rewriter.move_after(load, target, reason=f"{self.placement} in {where}")
-        else:
-            why = ctx.rewriter.check_move(load, dot, after=False)
-            if why:
-                ctx.note(f"not moved: {why}", load)
-                return
-            moved = ctx.rewriter.move_before(load, dot, reason=f"{self.placement} in {where}")
-        if not moved:
-            ctx.note(f"nothing to do: {describe(load)} already sits {'after' if anchor is not dot else 'before'} "
-                     f"{describe(target)} in {where}", load)
+        why = ctx.rewriter.check_move(load, target, after=after)
+        if why:
+            ctx.note(f"not moved: {why}", load)
             return
-        ctx.remark(f"sank {describe(load)} {'after' if anchor is not dot else 'before'} {describe(target)} "
-                   f"({self.placement}) in {where}", load)
+        move = ctx.rewriter.move_after if after else ctx.rewriter.move_before
+        if not move(load, target, reason=f"{self.placement} in {where}"):
+            ctx.note(f"nothing to do: {describe(load)} already sits {side} {describe(target)} in {where}", load)
+            return
+        ctx.remark(f"sank {describe(load)} {side} {describe(target)} ({self.placement}) in {where}", load)
 
     @staticmethod
     def _blocks(op: Operation, load: Operation) -> str | None:

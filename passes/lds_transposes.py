@@ -34,8 +34,7 @@ from typing import ClassVar
 
 from irlab.ir import BlockArgument, MemDescType, Operation, OpResult, TensorType
 from irlab.ir.printer import text_with
-from irlab.ir.rewrite import describe
-from irlab.opinfo import (ASYNC_COPIES, BROADCASTS, CONVERTS, DOTS, ELEMENTWISE, GLOBAL_LOADS, LOCAL_LOADS,
+from irlab.opinfo import (ASYNC_COPIES, BROADCASTS, CONVERTS, ELEMENTWISE, GLOBAL_LOADS, LOCAL_LOADS,
                           SHARED_VIEWS, STAGING, base_name)
 from irlab.pass_api import ModulePass, PassContext, option
 from irlab.registry import register
@@ -188,27 +187,28 @@ class LdsTransposes(ModulePass):
     def _trips(self, m, scratch, why_not, findings) -> list[dict]:
         trips: list[dict] = []
         by_root: dict = {}
+
+        def buffer(root) -> dict:
+            """What is known of one LDS allocation: who writes it, reads it, views it, feeds an MMA from it."""
+            return by_root.setdefault(id(root), {"root": root, "writes": [], "reads": [], "views": [], "mma": []})
+
         ops = list(m.walk())
         for op in ops:
             n = base_name(op)
             if n == "ttg.local_alloc":
-                root = op
-                by_root.setdefault(id(root), {"root": root, "writes": [], "reads": [], "views": [], "mma": []})
+                entry = buffer(op)
                 if op.operands:
-                    by_root[id(root)]["writes"].append(op)
-            elif n == "ttg.local_store" or n in ASYNC_COPIES:
-                mem = op.operands[1] if n == "ttg.local_store" else op.operands[1]
-                root = self._root(mem)
+                    entry["writes"].append(op)
+            elif n == "ttg.local_store" or n in ASYNC_COPIES:  # (value or source pointers, destination buffer)
+                root = self._root(op.operands[1])
                 if root is not None:
-                    by_root.setdefault(id(root), {"root": root, "writes": [], "reads": [], "views": [], "mma": []})
-                    by_root[id(root)]["writes"].append(op)
+                    buffer(root)["writes"].append(op)
             elif n in LOCAL_LOADS or n in MMA_FROM_SMEM:
-                for i, v in enumerate(op.operands[:1] if n in LOCAL_LOADS else op.operands[:2]):
+                for v in op.operands[:1] if n in LOCAL_LOADS else op.operands[:2]:
                     if isinstance(v.type, MemDescType):
                         root = self._root(v)
                         if root is not None:
-                            entry = by_root.setdefault(id(root), {"root": root, "writes": [], "reads": [],
-                                                                  "views": [], "mma": []})
+                            entry = buffer(root)
                             entry["reads" if n in LOCAL_LOADS else "mma"].append(op)
                             self._collect_views(v, entry["views"])
         for entry in by_root.values():
@@ -253,7 +253,7 @@ class LdsTransposes(ModulePass):
                     trips.append(trip)
         for n, t in enumerate(trips, 1):
             t["trip"] = n
-            findings.append({"kind": t["kind"], "op": t["write"][0], "line": self._line(t["_writes"][0]),
+            findings.append({"kind": t["kind"], "op": t["write"][0], "line": t["_writes"][0].line,
                              "location": t["_writes"][0].location(), "detail": f"trip #{n}: {t['detail']}",
                              "_op": t["_writes"][0], "trip": n})
         # converts through LDS scratch (decided by Triton)
@@ -270,7 +270,7 @@ class LdsTransposes(ModulePass):
                 decided, kind = "through LDS scratch (Triton allocated it shared memory)", "convert-through-lds"
             else:
                 continue  # register-only or warp-shuffle conversion: no LDS
-            findings.append({"kind": kind, "op": self._ref(op), "line": self._line(op), "location": op.location(),
+            findings.append({"kind": kind, "op": self._ref(op), "line": op.line, "location": op.location(),
                              "detail": f"{self._ref(op)} {_layout_text(src)} -> {_layout_text(dst)}: {decided}",
                              "_op": op})
         return trips
@@ -304,7 +304,7 @@ class LdsTransposes(ModulePass):
                     cls, why = "free view", "shared-to-shared: only the addresses change (old syntax)"
                 else:
                     cls, why = "free view", "on registers: lowers to nothing, the result layout is the permuted source layout"
-                findings.append({"kind": "transpose", "op": self._ref(op), "line": self._line(op),
+                findings.append({"kind": "transpose", "op": self._ref(op), "line": op.line,
                                  "location": op.location(), "classification": cls,
                                  "detail": f"{self._ref(op)} order {_order_text(op)}: {cls} -- {why}", "_op": op})
                 users = op.result.users
@@ -313,12 +313,12 @@ class LdsTransposes(ModulePass):
                 if len(users) == 1 and base_name(users[0]) in CONVERTS and not _is_shared_tensor(src) \
                         and not _is_shared_tensor(users[0].result.type):
                     cv = users[0]
-                    findings.append({"kind": "transpose-then-convert", "op": self._ref(op), "line": self._line(op),
+                    findings.append({"kind": "transpose-then-convert", "op": self._ref(op), "line": op.line,
                                      "location": op.location(),
                                      "detail": f"{self._ref(op)} is immediately converted by {self._ref(cv)}: the data "
                                                "moves in the convert; the transpose could be folded into it", "_op": op})
             elif n == "ttg.memdesc_trans":
-                findings.append({"kind": "transpose", "op": self._ref(op), "line": self._line(op),
+                findings.append({"kind": "transpose", "op": self._ref(op), "line": op.line,
                                  "location": op.location(), "classification": "free view",
                                  "detail": f"{self._ref(op)} order {_order_text(op)}: free view -- permutes shared-memory "
                                            "offsets, no data moves", "_op": op})
@@ -328,7 +328,7 @@ class LdsTransposes(ModulePass):
                         and src.order and dst.order and src.order != dst.order:
                     where = "through LDS" if scratch is not None and id(op) in scratch else (
                         "in registers/shuffles" if scratch is not None else "LDS use undecided")
-                    findings.append({"kind": "transpose", "op": self._ref(op), "line": self._line(op),
+                    findings.append({"kind": "transpose", "op": self._ref(op), "line": op.line,
                                      "location": op.location(), "classification": "data movement",
                                      "detail": f"{self._ref(op)} changes layout order {src.order} -> {dst.order}: a "
                                                f"data-moving transpose ({where})", "_op": op})
@@ -355,7 +355,7 @@ class LdsTransposes(ModulePass):
             if t1 is None or not _compose_identity(_order(t1), _order(t2)):
                 continue
             between = f" across {len(chain)} elementwise/broadcast op(s)" if chain else ""
-            f = {"kind": "cancelling-transposes", "op": self._ref(t2), "line": self._line(t2), "location": t2.location(),
+            f = {"kind": "cancelling-transposes", "op": self._ref(t2), "line": t2.line, "location": t2.location(),
                  "detail": f"{self._ref(t1)} and {self._ref(t2)} cancel{between}", "_op": t2, "fixed": False}
             if self.fix:
                 fixed, why = self._fix_pair(ctx, t1, t2, list(reversed(chain)))
@@ -373,24 +373,22 @@ class LdsTransposes(ModulePass):
         if not chain:
             if str(src.type) != str(t2.result.type):
                 return False, f"types differ ({src.type} vs {t2.result.type})"
-            rw.replace_all_uses(t2.result, src, reason="transposes cancel")
-            rw.erase(t2, reason="cancelling transpose")
-            if not t1.result.uses:
-                rw.erase(t1, reason="cancelling transpose")
-            return True, ""
-        # elementwise ops between: re-type them from the transposed type to the source's type
-        tt, st, out = t1.result.type, src.type, t2.result.type
-        if not all(isinstance(t, TensorType) for t in (tt, st, out)) or st.shape != out.shape \
-                or st.encoding_text != out.encoding_text:
-            return False, "the types around the pair do not line up"
-        current, prev = src, t1.result
-        for op in chain:
-            edits = {u.span: current.ref for u in op.uses if u.value is prev}
-            text = _retype_shape(text_with(op, edits), tt, st)
-            new = rw.replace_op(op, text, reason="re-typed: the transposes around it cancel", allow_type_change=True)
-            prev, current = op.result, new[-1].result
-        if str(current.type) != str(t2.result.type):
-            return False, f"after re-typing the chain its type {current.type} differs from {t2.result.type}"
+            current = src
+        else:
+            # elementwise ops between: re-type them from the transposed type to the source's type
+            tt, st, out = t1.result.type, src.type, t2.result.type
+            if not all(isinstance(t, TensorType) for t in (tt, st, out)) or st.shape != out.shape \
+                    or st.encoding_text != out.encoding_text:
+                return False, "the types around the pair do not line up"
+            current, prev = src, t1.result
+            for op in chain:
+                edits = {u.span: current.ref for u in op.uses if u.value is prev}
+                text = _retype_shape(text_with(op, edits), tt, st)
+                new = rw.replace_op(op, text, reason="re-typed: the transposes around it cancel",
+                                    allow_type_change=True)
+                prev, current = op.result, new[-1].result
+            if str(current.type) != str(t2.result.type):
+                return False, f"after re-typing the chain its type {current.type} differs from {t2.result.type}"
         rw.replace_all_uses(t2.result, current, reason="transposes cancel")
         rw.erase(t2, reason="cancelling transpose")
         if not t1.result.uses:
@@ -414,7 +412,7 @@ class LdsTransposes(ModulePass):
                 other = b if which is a else a
                 findings.append({
                     "kind": "absorbable-trip", "op": which["_transposes"][0] and self._ref(which["_transposes"][0]),
-                    "line": self._line(which["_transposes"][0]), "location": which["_transposes"][0].location(),
+                    "line": which["_transposes"][0].line, "location": which["_transposes"][0].location(),
                     "detail": f"trips #{a['trip']} and #{b['trip']} are on one value chain ({link}); the transpose "
                               f"{self._ref(which['_transposes'][0])} in trip #{which['trip']} could be done by trip "
                               f"#{other['trip']}'s write and read, saving a trip through LDS",
@@ -462,9 +460,6 @@ class LdsTransposes(ModulePass):
         res = op.results[0].ref if op.results else ""
         return f"{res + ' = ' if res else ''}{op.name}"
 
-    @staticmethod
-    def _line(op: Operation) -> int:
-        return op.source.line_col(op.start)[0]
 
 
 def _order_text(op: Operation) -> str:

@@ -151,7 +151,7 @@ class OptimizeEpilogue(ModulePass):
                 continue
             v = st.uses[idx].value
             if isinstance(v.type, TensorType) and v.type.encoding_text == old_enc:
-                edits[st.uses[idx].span] = self._in_mma(ctx, v, st, old_alias, retype, new_enc, memo, originals)
+                edits[st.uses[idx].span] = self._in_mma(ctx, v, st, old_alias, retype, memo, originals)
         rw.replace_op(st, retype(text_with(st, edits)), reason="store from the MMA layout")
         if not cvt.result.uses:
             rw.erase(cvt, reason="the epilogue no longer converts the accumulator")
@@ -160,7 +160,7 @@ class OptimizeEpilogue(ModulePass):
             if op.parent is not None and all(not r.uses for r in op.results):
                 rw.erase(op, reason="address computation now done in the MMA layout")
 
-    def _in_mma(self, ctx, v, st, old_alias, retype, new_enc, memo, originals) -> str:
+    def _in_mma(self, ctx, v, st, old_alias, retype, memo, originals) -> str:
         """``v`` (on the converted layout) recomputed in the MMA layout in front of the store: layout-free
         ops (splat, make_range, expand_dims, broadcast, addptr, elementwise, splat constants) are
         cloned; anything else is converted with ttg.convert_layout (which Triton's cleanup removes
@@ -187,7 +187,7 @@ class OptimizeEpilogue(ModulePass):
             return memo[id(v)]
         edits = {}
         for u in op.uses:
-            edits[u.span] = self._in_mma(ctx, u.value, st, old_alias, retype, new_enc, memo, originals)
+            edits[u.span] = self._in_mma(ctx, u.value, st, old_alias, retype, memo, originals)
         name = rw.fresh_name(f"{v.name}_mma", st)
         text = text_with(op, edits)
         text = f"%{name} =" + text.split("=", 1)[1]

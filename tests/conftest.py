@@ -1,7 +1,6 @@
 """Shared fixtures: the compiled IR corpus, and a skip for GPU tests on machines without one."""
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest

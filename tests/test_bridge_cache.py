@@ -2,9 +2,6 @@
 nothing in Triton's own cache."""
 from __future__ import annotations
 
-import os
-
-import pytest
 import triton
 
 from irlab.bridge.compile import compile_kernel

@@ -310,6 +310,11 @@ class Operation:
             return self.source.text[g.start:g.end]
         return None
 
+    @property
+    def line(self) -> int:
+        """The 1-based line of this IR text the op starts on."""
+        return self.source.line_col(self.start)[0]
+
     def location(self) -> str | None:
         """Where the op came from in the kernel's source (``kernel.py:23:33``), if known."""
         loc = self.loc

@@ -143,12 +143,15 @@ def amd_counts(instrs: list[Instr]) -> dict:
             for counter in ("vmcnt", "lgkmcnt", "expcnt"):
                 if counter in i.operands:
                     c["s_waitcnt"][counter] += 1
-    loads = c["global_loads"]
-    c["wide_global_loads"] = loads.get("128-bit", 0)
-    c["narrow_global_loads"] = sum(v for k, v in loads.items() if k != "128-bit")
-    stores = c["global_stores"]
-    c["wide_global_stores"] = stores.get("128-bit", 0)
-    c["narrow_global_stores"] = sum(v for k, v in stores.items() if k != "128-bit")
+    return _wide_and_narrow(c)
+
+
+def _wide_and_narrow(c: dict) -> dict:
+    """Add the wide (128-bit) and narrow global load and store totals to counts ``c``."""
+    for kind in ("loads", "stores"):
+        widths = c[f"global_{kind}"]
+        c[f"wide_global_{kind}"] = widths.get("128-bit", 0)
+        c[f"narrow_global_{kind}"] = sum(v for k, v in widths.items() if k != "128-bit")
     return c
 
 
@@ -224,13 +227,7 @@ def sass_counts(instrs: list[Instr]) -> dict:
             c["atomics"] += 1
         elif base in ("LDL", "STL"):
             c["local_memory"] += 1
-    loads = c["global_loads"]
-    c["wide_global_loads"] = loads.get("128-bit", 0)
-    c["narrow_global_loads"] = sum(v for k, v in loads.items() if k != "128-bit")
-    stores = c["global_stores"]
-    c["wide_global_stores"] = stores.get("128-bit", 0)
-    c["narrow_global_stores"] = sum(v for k, v in stores.items() if k != "128-bit")
-    return c
+    return _wide_and_narrow(c)
 
 
 # ------------------------------------------------------------------------------------------------

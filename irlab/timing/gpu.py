@@ -18,7 +18,6 @@ Timing methods, named in every result:
 from __future__ import annotations
 
 import math
-import os
 import platform
 import subprocess
 import time

@@ -20,7 +20,7 @@ import time
 from collections import deque
 from pathlib import Path
 
-from .plan import DEFAULT_RUNNER, Plan, append_record, read_records
+from .plan import DEFAULT_RUNNER, Plan, append_record, progress_path, read_records
 
 
 def _describe_exit(code: int) -> str:
@@ -64,8 +64,8 @@ def run_sweep(plan: Plan, out: str | Path, runner: str = DEFAULT_RUNNER, resume:
         sub = Plan(pending, plan.method, plan.rounds, plan.launches, plan.seed, faults)
         plan_path = out.with_name(out.name + ".plan.json")
         sub.write(plan_path)
-        progress_path = Path(str(out) + ".progress")
-        progress_path.unlink(missing_ok=True)
+        progress_file = progress_path(out)
+        progress_file.unlink(missing_ok=True)
         cmd = [sys.executable, "-m", "irlab.timing.worker", "--plan", str(plan_path), "--out", str(out),
                "--runner", runner]
         tail: deque[str] = deque(maxlen=40)
@@ -84,7 +84,7 @@ def run_sweep(plan: Plan, out: str | Path, runner: str = DEFAULT_RUNNER, resume:
             break
         why = _describe_exit(code)
         last = "\n".join(list(tail)[-12:])
-        prog = json.loads(progress_path.read_text()) if progress_path.exists() else None
+        prog = json.loads(progress_file.read_text()) if progress_file.exists() else None
         if prog is None:
             for c in pending:
                 if c.key not in done:
@@ -106,7 +106,7 @@ def run_sweep(plan: Plan, out: str | Path, runner: str = DEFAULT_RUNNER, resume:
                                 "reason": f"{'the baseline' if label == cell.baseline.label else 'too many entries'}"
                                           f" faulted; nothing more is timed in this cell", **cell.to_json()})
             done.add(key)
-    Path(str(out) + ".progress").unlink(missing_ok=True)
+    progress_path(out).unlink(missing_ok=True)
     return out
 
 

@@ -3,6 +3,7 @@ columns of the A/B table: the baseline first, then variants, then library refere
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -91,8 +92,12 @@ def read_records(path: Path) -> list[dict]:
 
 def append_record(path: Path, record: dict) -> None:
     """Append one JSON line and flush it to disk, so a crash loses nothing already finished."""
-    import os
     with open(path, "a") as f:
         f.write(json.dumps(record) + "\n")
         f.flush()
         os.fsync(f.fileno())
+
+
+def progress_path(results: Path) -> Path:
+    """Where the worker names the cell, entry and step it is in (read by the parent if it dies)."""
+    return Path(str(results) + ".progress")

@@ -17,7 +17,7 @@ import sys
 import traceback
 from pathlib import Path
 
-from .plan import DEFAULT_RUNNER, Cell, Plan, append_record
+from .plan import DEFAULT_RUNNER, Cell, Plan, append_record, progress_path
 from .stats import median, ratio_estimate, spread
 
 
@@ -33,8 +33,7 @@ def load_runner(spec: str):
 
 
 def progress(out: Path, cell: Cell, label: str, step: str, **extra) -> None:
-    p = Path(str(out) + ".progress")
-    with open(p, "w") as f:
+    with open(progress_path(out), "w") as f:
         f.write(json.dumps({"cell": cell.key, "entry": label, "step": step, **extra}))
         f.flush()
         os.fsync(f.fileno())
@@ -103,7 +102,7 @@ def run_cell(runner, plan: Plan, cell: Cell, out: Path, log) -> None:
         append_record(out, {"type": "cell", "cell": cell.key, "status": "failed",
                             "reason": f"the baseline ({base_label}) did not compile or check; nothing was timed",
                             **cell.to_json()})
-        log(f"  cell failed: no baseline")
+        log("  cell failed: no baseline")
         return
     labels = list(prepared)
     times: dict[str, list[float]] = {label: [] for label in labels}
@@ -157,7 +156,7 @@ def main(argv=None) -> int:
                                 "reason": f"{type(e).__name__}: {e}", "traceback": traceback.format_exc()[-3000:],
                                 **cell.to_json()})
             log(f"  cell failed: {type(e).__name__}: {e}")
-    Path(str(out) + ".progress").unlink(missing_ok=True)
+    progress_path(out).unlink(missing_ok=True)
     return 0
 
 
