@@ -12,6 +12,10 @@ from irlab.timing import Cell, Entry, Plan, collect, run_sweep
 pytestmark = pytest.mark.gpu
 
 TEST_PASSES = str(Path(__file__).parent / "passes_for_tests")
+# the CUDA errors a load from a wild address raises: outside any mapping, or inside the generic
+# address space's shared-memory window
+WILD_ADDRESS_FAULTS = ("an illegal memory access was encountered",
+                       "operation not supported on global/shared address space")
 
 
 def test_faults_wrong_results_and_rejected_ir_are_recorded_and_the_sweep_goes_on(tmp_path, monkeypatch):
@@ -31,7 +35,8 @@ def test_faults_wrong_results_and_rejected_ir_are_recorded_and_the_sweep_goes_on
     assert first["status"] == "done"
     e = first["entries"]
     assert e["faults"]["status"] == "fault" and "GPU fault poisoned its CUDA context" in e["faults"]["reason"]
-    assert "illegal memory access" in e["faults"]["reason"]
+    # where the wrecked addresses land decides which fault the H200 reports: seen both ways
+    assert any(fault in e["faults"]["reason"] for fault in WILD_ADDRESS_FAULTS), e["faults"]["reason"]
     assert e["wrong"]["status"] == "wrong" and "relative error" in e["wrong"]["reason"]
     assert e["rejected"]["status"] == "verify-error" and "retype-first-load" in e["rejected"]["reason"]
     assert e["baseline"]["status"] == "ok" and e["good"]["status"] == "ok"
