@@ -26,7 +26,7 @@ from triton import knobs  # noqa: E402
 from irlab.bridge.capture import Capture  # noqa: E402
 from irlab.bridge.compile import _source, compile_kernel  # noqa: E402
 from irlab.bridge.specialize import specialize  # noqa: E402
-from irlab.bridge.variant import Insert, Variant  # noqa: E402
+from irlab.variant import Insert, Variant  # noqa: E402
 from irlab.kernels import get  # noqa: E402
 from irlab.targets import DEFAULT_TARGETS, parse_target  # noqa: E402
 
@@ -40,7 +40,7 @@ def plain(spec, target) -> float:
         knobs.cache.dir = d
         knobs.compilation.always_compile = True
         t0 = time.perf_counter()
-        k = triton.compile(_source(spec.fn, s), target=parse_target(target), options=p.options)
+        k = triton.compile(_source(spec.fn, s), target=parse_target(target).gpu_target(), options=p.options)
         dt = time.perf_counter() - t0
     assert k.asm
     return dt

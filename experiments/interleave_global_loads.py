@@ -19,6 +19,7 @@ from irlab import report
 from irlab.bridge.compile import compile_kernel
 from irlab.experiment import common_args, compare_variants, config_list, log, parse_shapes, run_experiment, timed_ab
 from irlab.kernels import get
+from irlab.targets import Target
 
 SHAPES = [(4096, 4096, 4096), (4864, 4096, 4096), (4096, 4096, 4160), (4864, 4096, 4160), (8192, 8192, 8192)]
 TIMED_CONFIGS = ["128x128x32-w4", "128x128x64-w8", "128x256x32-w8"]
@@ -28,7 +29,7 @@ AMD_CONFIGS = ["128x128x32-w4", "128x128x64-w8", "128x256x32-w8"]
 def static_part(targets, configs) -> tuple[list[str], dict]:
     lines, data = ["## Static part (no GPU needed)", ""], {}
     for target in targets:
-        amd = target.startswith("hip")
+        amd = Target.parse(target).is_amd
         kernel = "gemm_fp16" if amd else "gluon_gemm_prefetch"
         spec = get(kernel)
         old_name = "no-reorder" if amd else "baseline"

@@ -19,6 +19,7 @@ from irlab import report
 from irlab.bridge.compile import compile_kernel
 from irlab.experiment import common_args, compare_variants, config_list, log, parse_shapes, run_experiment, timed_ab
 from irlab.kernels import get
+from irlab.targets import Target
 from irlab.variants import get_variant
 
 SHAPES = [(4096, 4096, 4096), (4864, 4096, 4096), (4096, 4096, 4160), (8192, 8192, 8192)]
@@ -30,7 +31,7 @@ def static_part(targets, configs) -> tuple[list[str], dict]:
     lines, data = ["## Static part (no GPU needed)", ""], {}
     spec = get("gemm_fp16")
     for target in targets:
-        amd = target.startswith("hip")
+        amd = Target.parse(target).is_amd
         old_name = "no-optimize-epilogue" if amd else "baseline"
         for cfg in configs:
             log(f"  static: gemm_fp16 {cfg} for {target}")

@@ -3,13 +3,13 @@ TTIR and TTGIR, with and without locations. The round-trip tests and the parser 
 on it; it is rebuilt from the kernels, never checked in."""
 from __future__ import annotations
 
-import json
 import os
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from .targets import DEFAULT_TARGETS, target_slug
+from .targets import DEFAULT_TARGETS, Target
+from .jsonio import write_json
 
 NUM_STAGES = (1, 2, 3)
 
@@ -43,7 +43,7 @@ def _compile_job(job: CorpusJob, out_dir: str) -> list[str]:
     for stage in ("ttir", "ttgir"):
         if stage not in res.asm or res.asm[stage] is None:
             continue
-        base = f"{job.kernel}.{target_slug(job.target)}.s{job.num_stages}"
+        base = f"{job.kernel}.{Target.parse(job.target).slug}.s{job.num_stages}"
         for kind, text in (("loc", res.asm[stage]), ("noloc", res.nodebug.get(stage))):
             if text is None:
                 continue
@@ -71,5 +71,5 @@ def build(out_dir: str | Path, kernels=None, targets=DEFAULT_TARGETS, num_stages
             for written in pool.map(_compile_job, todo, [str(out)] * len(todo)):
                 files += written
     manifest = {"files": sorted(os.path.basename(f) for f in files), "skipped": skipped}
-    (out / "corpus.json").write_text(json.dumps(manifest, indent=1))
+    write_json(out / "corpus.json", manifest)
     return {"files": sorted(files), "skipped": skipped}

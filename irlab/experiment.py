@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
-import json
 import os
-import re
 import subprocess
 import sys
 import time
@@ -14,6 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
+from .ir.locations import strip_locations
+from .jsonio import write_json
 from .targets import DEFAULT_TARGETS
 
 REPO = Path(__file__).resolve().parent.parent
@@ -89,12 +89,6 @@ def loop_diff(before: str, after: str, context: int = 1) -> str:
                                         fromfile="before", tofile="after", n=context))
 
 
-def strip_locations(text: str) -> str:
-    return re.sub(r" loc\((?:[^()]|\([^()]*\))*\)", "", text)
-
-
-def write_json(path: Path, data) -> None:
-    path.write_text(json.dumps(data, indent=1, default=str))
 
 
 def header(title: str, command: str) -> list[str]:

@@ -7,7 +7,8 @@ so the documents' baselines switch those off first; irlab's passes then run on t
 """
 from __future__ import annotations
 
-from .bridge.variant import Drop, Insert, Variant
+from .targets import Target
+from .variant import Drop, Insert, Variant
 
 BASELINE = Variant.baseline()
 
@@ -39,7 +40,7 @@ def _lds_fix(base: Variant) -> Variant:
 
 def variants_for(target: str) -> list[Variant]:
     """Every variant the experiments (and the golden suite) compile for ``target``."""
-    if target.startswith("hip"):
+    if Target.parse(target).is_amd:
         return [BASELINE, AMD_NO_REORDER, AMD_NO_EPILOGUE, _interleave(AMD_NO_REORDER), _epilogue(AMD_NO_EPILOGUE),
                 _lds_fix(BASELINE)]
     return [BASELINE, _interleave(BASELINE), _epilogue(BASELINE), _lds_fix(BASELINE)]

@@ -18,4 +18,4 @@ def plain_compile(spec, target, options=None, shape=None, config=None):
     with tempfile.TemporaryDirectory() as d, knobs.cache.scope(), knobs.compilation.scope():
         knobs.cache.dir = d
         knobs.compilation.always_compile = True
-        return triton.compile(_source(spec.fn, s), target=parse_target(target), options={**p.options, **(options or {})})
+        return triton.compile(_source(spec.fn, s), target=parse_target(target).gpu_target(), options={**p.options, **(options or {})})

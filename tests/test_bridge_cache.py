@@ -5,7 +5,7 @@ from __future__ import annotations
 import triton
 
 from irlab.bridge.compile import compile_kernel
-from irlab.bridge.variant import Drop, Variant
+from irlab.variant import Drop, Variant
 from irlab.kernels import KERNELS
 
 from helpers import plain_compile
@@ -36,10 +36,10 @@ def test_irlab_leaves_triton_s_cache_alone(tmp_path, monkeypatch):
     from irlab.targets import parse_target
     p = spec.problem()
     s = specialize(spec.fn, p.args, p.constexprs, parse_target("cuda:80"))
-    first = triton.compile(_source(spec.fn, s), target=parse_target("cuda:80"), options=p.options)
+    first = triton.compile(_source(spec.fn, s), target=parse_target("cuda:80").gpu_target(), options=p.options)
     files_before = sorted(str(x) for x in cache.rglob("*"))
     variant = compile_kernel(spec, "cuda:80", variant=NO_PIPELINE)
     assert sorted(str(x) for x in cache.rglob("*")) == files_before
-    again = triton.compile(_source(spec.fn, s), target=parse_target("cuda:80"), options=p.options)
+    again = triton.compile(_source(spec.fn, s), target=parse_target("cuda:80").gpu_target(), options=p.options)
     assert again.asm["cubin"] == first.asm["cubin"] != variant.binary
     assert first.asm["cubin"] == plain_compile(spec, "cuda:80").asm["cubin"]

@@ -5,7 +5,7 @@ import pytest
 
 from irlab.bridge.compile import compile_kernel
 from irlab.bridge.specialize import SpecializationError, specialize
-from irlab.bridge.variant import VariantError
+from irlab.variant import VariantError
 from irlab.kernels import KERNELS
 from irlab.targets import TargetError, parse_target
 

@@ -8,7 +8,7 @@ import pytest
 
 from irlab.bridge.compile import compile_kernel
 from irlab.bridge.pipeline import VerifierError
-from irlab.bridge.variant import Drop, Insert, Variant, VariantError
+from irlab.variant import Drop, Insert, Variant, VariantError
 from irlab.kernels import KERNELS
 from irlab.targets import DEFAULT_TARGETS
 

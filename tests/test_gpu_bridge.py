@@ -9,9 +9,9 @@ import pytest
 from irlab.bridge.capture import Capture
 from irlab.bridge.compile import compile_kernel
 from irlab.bridge.jit import jit_variant
-from irlab.bridge.variant import Drop, Variant
+from irlab.variant import Drop, Variant
 from irlab.kernels import KERNELS
-from irlab.targets import current_target, target_name
+from irlab.targets import current_target
 
 pytestmark = pytest.mark.gpu
 
@@ -44,7 +44,7 @@ def test_compile_api_result_launches():
     import torch
     spec = KERNELS["gemm_fp16"]
     shape, cfg = {"M": 512, "N": 512, "K": 512}, spec.config()
-    res = compile_kernel(spec, target_name(current_target()), shape=shape)
+    res = compile_kernel(spec, current_target(), shape=shape)
     inputs = spec.make_inputs(shape, "cuda")
     grid, args = spec.launch_args(inputs, shape, cfg)
     res.compiled[grid](*args.values())

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from irlab import ir
-from irlab.targets import DEFAULT_TARGETS, target_slug
+from irlab.targets import DEFAULT_TARGETS, Target
 
 DATA = Path(__file__).parent / "data"
 
@@ -23,7 +23,7 @@ def test_corpus_covers_every_kernel_target_stage_and_loc_mode(corpus):
                 stages = ("ttgir",) if spec.language == "gluon" else ("ttir", "ttgir")
                 for stage in stages:
                     for kind in ("loc", "noloc"):
-                        assert f"{kernel}.{target_slug(t)}.s{ns}.{kind}.{stage}" in names
+                        assert f"{kernel}.{Target.parse(t).slug}.s{ns}.{kind}.{stage}" in names
 
 
 def test_every_corpus_file_round_trips_byte_for_byte(corpus):

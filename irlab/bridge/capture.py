@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import re
 import shutil
 import time
@@ -17,30 +16,18 @@ from pathlib import Path
 
 from triton import knobs
 
+from ..jsonio import plain, write_json
+from ..targets import Target
+
 BINARY_STAGES = ("cubin", "hsaco")
 _SAFE = re.compile(r"[^A-Za-z0-9_.\-]+")
 
 
-def _jsonable(obj):
-    if isinstance(obj, dict):
-        return {str(k): _jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_jsonable(v) for v in obj]
-    if isinstance(obj, (int, float, str, bool)) or obj is None:
-        return obj
-    if hasattr(obj, "_asdict"):
-        return _jsonable(obj._asdict())
-    if hasattr(obj, "__dict__") and not isinstance(obj, type):
-        return _jsonable(vars(obj))
-    return str(obj)
-
-
-def _target_slug(target) -> str:
-    if isinstance(target, dict):
-        backend, arch = target.get("backend"), target.get("arch")
-    else:
-        backend, arch = getattr(target, "backend", "?"), getattr(target, "arch", "?")
-    return f"{backend}-{arch}"
+def _target(md_target) -> Target:
+    """Triton's metadata target (a dict once made plain, or a GPUTarget) as a Target."""
+    if isinstance(md_target, dict):
+        return Target(md_target.get("backend", "?"), str(md_target.get("arch", "?")))
+    return Target.parse(md_target)
 
 
 def folder_name(kernel: str, metadata: dict) -> str:
@@ -48,7 +35,7 @@ def folder_name(kernel: str, metadata: dict) -> str:
     constexprs and options, so two configs of one kernel never share a folder."""
     kernel = _SAFE.sub("_", kernel.lstrip("@"))
     nw, ns = metadata.get("num_warps"), metadata.get("num_stages")
-    return f"{kernel}.{_target_slug(metadata.get('target'))}.w{nw}s{ns}.{str(metadata.get('hash', ''))[:10]}"
+    return f"{kernel}.{_target(metadata.get('target')).slug}.w{nw}s{ns}.{str(metadata.get('hash', ''))[:10]}"
 
 
 class Capture:
@@ -84,7 +71,7 @@ class Capture:
             self.records.append({"error": f"{type(e).__name__}: {e}", "kernel": getattr(src, "name", "?")})
 
     def record(self, src, metadata, metadata_group, times, cache_hit):
-        md = _jsonable(dict(metadata))
+        md = plain(dict(metadata))
         kernel = getattr(src, "name", None) or md.get("name", "kernel")
         folder = self.run_dir / folder_name(kernel, md)
         folder.mkdir(parents=True, exist_ok=True)
@@ -105,7 +92,7 @@ class Capture:
         entry = {
             "kernel": kernel.lstrip("@"),
             "folder": folder.name,
-            "target": _target_slug(md.get("target")).replace("-", ":", 1),
+            "target": _target(md.get("target")).name,
             "num_warps": md.get("num_warps"), "num_stages": md.get("num_stages"),
             "shared": md.get("shared"), "hash": md.get("hash"),
             "cache_hit": bool(cache_hit),
@@ -115,19 +102,19 @@ class Capture:
                         "stages": lowering,
                         "total": (times.total / 1e6) if times else None},
             "specialization": {
-                "signature": _jsonable(getattr(src, "signature", {})),
-                "constexprs": _jsonable({str(k): v for k, v in getattr(src, "constants", {}).items()}),
-                "attrs": _jsonable({str(k): v for k, v in getattr(src, "attrs", {}).items()}),
+                "signature": plain(getattr(src, "signature", {})),
+                "constexprs": plain({str(k): v for k, v in getattr(src, "constants", {}).items()}),
+                "attrs": plain({str(k): v for k, v in getattr(src, "attrs", {}).items()}),
             },
             "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
         }
-        (folder / "metadata.json").write_text(json.dumps({**entry, "triton_metadata": md}, indent=1))
+        write_json(folder / "metadata.json", {**entry, "triton_metadata": md})
         self.records.append(entry)
         if not self.quiet:
             print(f"irlab capture: {entry['kernel']} for {entry['target']} -> {folder}")
 
     def write_index(self):
-        (self.run_dir / "index.json").write_text(json.dumps(self.records, indent=1))
+        write_json(self.run_dir / "index.json", self.records)
 
     def summary(self) -> str:
         folders = {r.get("folder") for r in self.records if "folder" in r}

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import shutil
 import tempfile
 import time
@@ -20,13 +19,14 @@ from typing import Any
 
 import triton
 from triton import knobs
-from triton.backends.compiler import GPUTarget
 from triton.compiler.compiler import ASTSource
 
-from ..targets import parse_target, target_name
+from ..targets import Target
 from .pipeline import PassCall, PipelineError, PipelineSession, Snapshot, VerifierError, captured_stderr
 from .specialize import Specialization, specialize
-from .variant import Insert, Variant, VariantError
+from ..variant import Insert, Variant, VariantError
+from .identity import validate_variant, variant_key
+from ..jsonio import dumps
 
 MLIR_STAGES = ("ttir", "ttgir")
 
@@ -36,7 +36,7 @@ class CompileResult:
     """Everything one compile produced. ``asm`` maps stage -> text (binary stages -> bytes)."""
 
     kernel: str
-    target: str
+    target: Target
     options: dict
     specialization: Specialization | None
     variant: Variant
@@ -51,14 +51,18 @@ class CompileResult:
     compiled: Any = None
     seconds: float = 0.0
 
+    @property
+    def variant_key(self) -> str:
+        return variant_key(self.variant)
+
     # --- stages --------------------------------------------------------------------------------
     @property
     def binary_stage(self) -> str:
-        return "hsaco" if self.target.startswith("hip") else "cubin"
+        return self.target.binary_stage
 
     @property
     def isa_stage(self) -> str:
-        return "amdgcn" if self.target.startswith("hip") else "ptx"
+        return self.target.isa_stage
 
     @property
     def binary(self) -> bytes:
@@ -88,8 +92,8 @@ class CompileResult:
     def summary(self) -> dict:
         md = self.metadata
         return {
-            "kernel": self.kernel, "target": self.target, "variant": self.variant.name,
-            "variant_key": self.variant.key(), "num_warps": md.get("num_warps"),
+            "kernel": self.kernel, "target": self.target.name, "variant": self.variant.name,
+            "variant_key": self.variant_key, "num_warps": md.get("num_warps"),
             "num_stages": md.get("num_stages"), "shared": md.get("shared"),
             "binary": {"stage": self.binary_stage, "bytes": len(self.binary), "sha256": self.binary_sha256},
             "stage_seconds": {k: round(v, 4) for k, v in self.stage_seconds.items()},
@@ -126,7 +130,7 @@ class _StageHook:
         if self.previous is not None:
             prev_key = self.previous(*args)
         if not args:  # Triton 3.7 asks the hook for a cache key
-            key = f"irlab-variant-{self.session.variant.key() if self.session.variant else 'none'}"
+            key = f"irlab-variant-{variant_key(self.session.variant) if self.session.variant else 'none'}"
             return f"{prev_key}-{key}" if prev_key else key
         _backend, stages, _options, _language, _capability = args
         for name in list(stages):
@@ -212,7 +216,7 @@ def _check_edits(session: PipelineSession, target: str):
     raise VariantError("\n".join(lines))
 
 
-def compile_kernel(kernel, target: str | GPUTarget, *, args: dict | None = None, constexprs: dict | None = None,
+def compile_kernel(kernel, target: str | Target, *, args: dict | None = None, constexprs: dict | None = None,
                    options: dict | None = None, variant: Variant | None = None, shape: dict | None = None,
                    config: str | None = None, snapshot_dir: str | Path | None = None,
                    keep_nodebug: bool = True, work_dir: str | Path | None = None) -> CompileResult:
@@ -223,8 +227,7 @@ def compile_kernel(kernel, target: str | GPUTarget, *, args: dict | None = None,
     ``shape`` and ``config`` give those, and ``args``/``constexprs``/``options`` override them.
     """
     from ..kernels.spec import KernelSpec
-    gpu_target = parse_target(target) if isinstance(target, str) else target
-    tname = target_name(gpu_target)
+    tname = Target.parse(target)
     if isinstance(kernel, KernelSpec):
         if not kernel.supports(tname):
             raise VariantError(f"kernel {kernel.name} cannot be compiled for {tname}: {kernel.unsupported[tname]}")
@@ -237,13 +240,13 @@ def compile_kernel(kernel, target: str | GPUTarget, *, args: dict | None = None,
         fn = kernel
         args, constexprs, options = dict(args or {}), dict(constexprs or {}), dict(options or {})
     variant = variant or Variant.baseline()
-    variant.validate()
-    spec = specialize(fn, args, constexprs, gpu_target)
+    validate_variant(variant)
+    spec = specialize(fn, args, constexprs, tname)
     session = PipelineSession(variant=variant, snapshot_dir=Path(snapshot_dir) if snapshot_dir else None,
                               work_dir=Path(work_dir) if work_dir else None)
     t0 = time.perf_counter()
     with isolated_triton(session, keep_nodebug) as hook:
-        compiled = triton.compile(_source(fn, spec), target=gpu_target, options=options)
+        compiled = triton.compile(_source(fn, spec), target=tname.gpu_target(), options=options)
     seconds = time.perf_counter() - t0
     _check_edits(session, tname)
     return _result(fn.__name__, tname, options, spec, variant, compiled, hook, session, seconds)
@@ -262,7 +265,7 @@ def _result(name, tname, options, spec, variant, compiled, hook, session, second
                          compiled=compiled, seconds=seconds)
 
 
-def recompile(ir_text: str | None = None, target: str | GPUTarget = "cuda:90", *, path: str | Path | None = None,
+def recompile(ir_text: str | None = None, target: str | Target = "cuda:90", *, path: str | Path | None = None,
               stage: str = "ttgir", options: dict | None = None, variant: Variant | None = None,
               produced_by: str | None = None, work_dir: str | Path | None = None,
               keep_nodebug: bool = True) -> CompileResult:
@@ -280,8 +283,7 @@ def recompile(ir_text: str | None = None, target: str | GPUTarget = "cuda:90", *
         ir_text = read_text(path)
     if stage not in MLIR_STAGES:
         raise ValueError(f"recompile starts from ttir or ttgir, not {stage!r}")
-    gpu_target = parse_target(target) if isinstance(target, str) else target
-    tname = target_name(gpu_target)
+    tname = Target.parse(target)
     variant = variant or Variant.baseline()
     work = Path(work_dir) if work_dir else Path(tempfile.mkdtemp(prefix="irlab-recompile-"))
     work.mkdir(parents=True, exist_ok=True)
@@ -293,7 +295,7 @@ def recompile(ir_text: str | None = None, target: str | GPUTarget = "cuda:90", *
     with isolated_triton(session, keep_nodebug) as hook:
         with captured_stderr() as err:
             try:
-                compiled = triton.compile(str(src_path), target=gpu_target, options=options or {})
+                compiled = triton.compile(str(src_path), target=tname.gpu_target(), options=options or {})
                 failure = None
             except RuntimeError as e:
                 failure = e
@@ -309,4 +311,4 @@ def recompile(ir_text: str | None = None, target: str | GPUTarget = "cuda:90", *
 
 
 def pipeline_json(result: CompileResult) -> str:
-    return json.dumps([c.to_json() for c in result.pipeline], indent=1)
+    return dumps([c.to_json() for c in result.pipeline])

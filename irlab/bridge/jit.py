@@ -14,7 +14,8 @@ from pathlib import Path
 
 from .compile import isolated_triton
 from .pipeline import PipelineSession
-from .variant import Variant
+from ..variant import Variant
+from .identity import validate_variant, variant_key
 
 _MEMORY_CACHES: dict[tuple[int, str], defaultdict] = {}
 
@@ -29,8 +30,8 @@ def jit_variant(fn, variant: Variant | None = None, cache_dir: str | Path | None
     """Launches of ``fn`` (a ``@triton.jit`` or ``@gluon.jit`` function) inside this block
     compile and cache as ``variant``. Yields the pipeline session (what ran, Python pass results)."""
     variant = variant or Variant.baseline()
-    variant.validate()
-    key = variant.key()
+    validate_variant(variant)
+    key = variant_key(variant)
     directory = Path(cache_dir) if cache_dir else cache_root() / f"{variant.name}-{key}"
     directory.mkdir(parents=True, exist_ok=True)
     session = PipelineSession(variant=variant)

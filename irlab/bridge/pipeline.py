@@ -29,10 +29,28 @@ from typing import Any
 from triton._C import libtriton
 from triton._C.libtriton import ir
 
+from ..jsonio import plain
 from ..pass_api import PassResult
 
 # --------------------------------------------------------------------------------------------
 # Pass calls
+
+# Triton cleanup passes a Python pass may ask for after it: name -> (adder, args)
+CLEANUP_PASSES: dict[str, tuple[str, tuple]] = {
+    "canonicalize": ("common.add_canonicalizer", ()),
+    "cse": ("common.add_cse", ()),
+    "remove_layout_conversions": ("ttgpuir.add_remove_layout_conversions", ()),
+    "licm": ("ttir.add_triton_licm", ()),
+    "symbol_dce": ("common.add_symbol_dce", ()),
+    "sccp": ("common.add_sccp", ()),
+    "reduce_data_duplication": ("ttgpuir.add_reduce_data_duplication", ()),
+}
+
+
+def cleanup_calls(edit) -> list[tuple[str, tuple]]:
+    """The (adder, args) of the Triton cleanup passes an Insert edit asks for."""
+    return [CLEANUP_PASSES[c] for c in edit.cleanup]
+
 
 
 @dataclass(frozen=True)
@@ -60,11 +78,7 @@ class PassCall:
 
     def to_json(self) -> dict:
         return {"stage": self.stage, "label": self.label, "pass": self.name,
-                "args": [_jsonable(a) for a in self.args]}
-
-
-def _jsonable(a):
-    return a if isinstance(a, (int, float, str, bool)) or a is None else repr(a)
+                "args": plain(self.args)}
 
 
 def _fmt_arg(a) -> str:
@@ -327,7 +341,7 @@ class _PyStep:
 class PipelineSession:
     """The recorded pipeline of one compile and the edits to apply to it."""
 
-    variant: Any = None                       # irlab.bridge.variant.Variant or None
+    variant: Any = None                       # irlab.variant.Variant or None
     snapshot_dir: Path | None = None          # write the IR after every pass here
     work_dir: Path | None = None              # where rejected IR is saved
     stage: str = ""
@@ -363,7 +377,7 @@ class PipelineSession:
         self._run_plan(plan, mod, label, pm.context, pm.debug, stage)
 
     def _plan(self, stage, recorded: list[PassCall]) -> list:
-        from .variant import Drop, Insert
+        from ..variant import Drop, Insert
         steps: list = list(recorded)
         for edit in self._edits():
             if isinstance(edit, Drop) and edit.applies_to(stage):
@@ -388,7 +402,7 @@ class PipelineSession:
             else:
                 continue
             self.matched[edit] = self.matched.get(edit, 0) + 1
-            steps.insert(idx + 1, _PyStep(edit, edit.cleanup_calls()))
+            steps.insert(idx + 1, _PyStep(edit, cleanup_calls(edit)))
         return steps
 
     def _run_plan(self, plan, mod, label, context, debug, stage):
@@ -486,7 +500,7 @@ class PipelineSession:
         return mod
 
     def unmatched_edits(self) -> list:
-        from .variant import Drop, Insert
+        from ..variant import Drop, Insert
         out = []
         for e in self._edits():
             if getattr(e, "optional", False):

@@ -6,6 +6,7 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from ..jsonio import write_json
 
 _OP_NAME = re.compile(r'^\s*(?:%[^=]*=\s*)?"?([A-Za-z_][\w$]*(?:\.[\w$]+)+)"?')
 
@@ -96,5 +97,5 @@ def write_index(snapshot_dir: str | Path, snapshots, meta: dict) -> Path:
         e["file"] = str(Path(e["file"]).relative_to(d)) if Path(e["file"]).is_relative_to(d) else e["file"]
         entries.append(e)
     path = d / "index.json"
-    path.write_text(json.dumps({**meta, "snapshots": entries}, indent=1))
+    write_json(path, {**meta, "snapshots": entries})
     return path

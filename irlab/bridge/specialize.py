@@ -13,8 +13,11 @@ from dataclasses import dataclass
 
 from triton import knobs
 from triton._C.libtriton import native_specialize_impl
-from triton.backends.compiler import BaseBackend, GPUTarget
+from triton.backends.compiler import BaseBackend
 from triton.compiler.compiler import make_backend
+
+from ..jsonio import plain
+from ..targets import Target
 
 
 @dataclass(frozen=True)
@@ -27,15 +30,9 @@ class Specialization:
         """JSON-friendly form for manifests and run directories."""
         return {
             "signature": dict(self.signature),
-            "constexprs": {k: _jsonable(v) for k, v in self.constexprs.items()},
+            "constexprs": plain(self.constexprs),
             "attrs": {str(k[0]): v for k, v in sorted(self.attrs.items())},
         }
-
-
-def _jsonable(v):
-    if isinstance(v, (int, float, str, bool)) or v is None:
-        return v
-    return str(v)
 
 
 class SpecializationError(ValueError):
@@ -46,7 +43,7 @@ def arg_names(fn) -> list[str]:
     return list(fn.arg_names)
 
 
-def specialize(fn, args: dict, constexprs: dict | None, target: GPUTarget,
+def specialize(fn, args: dict, constexprs: dict | None, target: Target | str,
                pointers_in_2gb: bool = True) -> Specialization:
     """Specialize ``fn`` for ``args`` the way a launch on real tensors would.
 
@@ -56,7 +53,8 @@ def specialize(fn, args: dict, constexprs: dict | None, target: GPUTarget,
     value exactly like the JIT does).
     """
     constexprs = dict(constexprs or {})
-    backend = make_backend(target)
+    target = Target.parse(target)
+    backend = make_backend(target.gpu_target())
     names = arg_names(fn)
     unknown = sorted((set(args) | set(constexprs)) - set(names))
     if unknown:
@@ -72,7 +70,7 @@ def specialize(fn, args: dict, constexprs: dict | None, target: GPUTarget,
         value = args[name]
         if isinstance(value, str) and value.startswith("*"):
             desc = "D"
-            if target.backend == "hip" and knobs.amd.use_buffer_ops and pointers_in_2gb:
+            if target.is_amd and knobs.amd.use_buffer_ops and pointers_in_2gb:
                 desc += "S"
             signature[name] = value
             parsed = backend.parse_attr(desc)

@@ -24,8 +24,10 @@ from pathlib import Path
 
 import triton
 
-from ..bridge.variant import IRLAB_VERSION
-from ..targets import DEFAULT_TARGETS, target_slug
+from ..variant import IRLAB_VERSION
+from ..ir.locations import strip_locations
+from ..targets import DEFAULT_TARGETS, Target
+from ..jsonio import write_json
 
 GOLDEN_ROOT = Path(__file__).resolve().parent.parent.parent / "golden"
 DIFF_LINES = 120
@@ -41,11 +43,11 @@ class Case:
 
     @property
     def id(self) -> str:
-        return f"{self.kernel}/{target_slug(self.target)}/{self.variant}.{self.stage}"
+        return f"{self.kernel}/{Target.parse(self.target).slug}/{self.variant}.{self.stage}"
 
     @property
     def relpath(self) -> Path:
-        return Path(self.kernel) / target_slug(self.target) / f"{self.variant}.{self.stage}"
+        return Path(self.kernel) / Target.parse(self.target).slug / f"{self.variant}.{self.stage}"
 
     def command(self) -> str:
         return f"irlab golden update --only '{self.id}'"
@@ -110,8 +112,7 @@ def select(cases: list[Case], pattern: str | None) -> list[Case]:
 
 def normalize(text: str) -> str:
     """Location-free IR, with any location or absolute path that slipped in made stable."""
-    text = re.sub(r" loc\([^\n]*?\)(?=\s*(\{|$))", "", text, flags=re.M)
-    text = "\n".join(line for line in text.splitlines() if not line.startswith("#loc"))
+    text = strip_locations(text)
     text = re.sub(r'"(/[^"\n]*/)([^"/\n]+)"', r'"<path>/\2"', text)
     return text.rstrip("\n") + "\n"
 
@@ -141,7 +142,7 @@ def produce_stages(cases: list[Case]) -> list[Produced]:
             out.append(Produced(case, None, error=f"stage {case.stage} has no IR text"))
             continue
         info = {"kernel": case.kernel, "function": res.kernel, "target": case.target, "stage": case.stage,
-                "variant": variant.to_json(), "variant_key": variant.key(),
+                "variant": variant.to_json(), "variant_key": res.variant_key,
                 "config": cfg.name, "shape": dict(spec.default_shape),
                 "options": res.options, **(res.specialization.describe() if res.specialization else {}),
                 "pass_diagnostics": [str(d) for _, r in res.python_results for d in r.diagnostics]}
@@ -303,7 +304,7 @@ def _record(root: Path, produced: Produced, refresh: bool):
         manifest["files"][key] = {**produced.info, "triton": triton.__version__, "irlab": IRLAB_VERSION}
     manifest["files"] = dict(sorted(manifest["files"].items()))
     mpath.parent.mkdir(parents=True, exist_ok=True)
-    mpath.write_text(json.dumps(manifest, indent=1, sort_keys=False) + "\n")
+    write_json(mpath, manifest)
 
 
 def stale_files(root: Path, cases: list[Case]) -> list[Path]:

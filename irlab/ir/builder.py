@@ -107,7 +107,7 @@ class Builder:
                     first = table[node.name]
                     raise self.error(node.start, f"redefinition of alias {'#' if node.kind == 'attr' else '!'}"
                                                  f"{node.name} (first defined at {self._where(first.start)})")
-                alias = Alias(node.kind, node.name, node.items, node.start, node.end, lead)
+                alias = Alias(node.kind, node.name, node.items, node.start, node.end, lead, self.source)
                 table[node.name] = alias
                 m.entries.append(alias)
             else:

@@ -53,3 +53,47 @@ def describe_location(module, loc_text: str) -> str | None:
         return None
     path, line, col = hit
     return f"{os.path.basename(path)}:{line}:{col}"
+
+
+
+_LOC_START = re.compile(r"[ \t]*\bloc\(")
+_LOC_DEFINITION = re.compile(r"^#[\w$.\-]+[ \t]*=[ \t]*loc\(", re.M)
+
+
+def _close_paren(text: str, i: int) -> int:
+    """Index just past the ')' that closes a '(' opened before ``i`` (strings skipped)."""
+    depth, n = 1, len(text)
+    while i < n and depth:
+        ch = text[i]
+        if ch == '"':
+            i += 1
+            while i < n and text[i] != '"':
+                i += 2 if text[i] == "\\" else 1
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        i += 1
+    return i
+
+
+def strip_locations(text: str) -> str:
+    """IR text without location information: every ``#loc = loc(...)`` definition line and every
+    ``loc(...)`` (nested parentheses and strings included) removed. The one location stripper of
+    irlab: golden files, diffs and reports all use it."""
+    out, pos = [], 0
+    while True:
+        d = _LOC_DEFINITION.search(text, pos)
+        u = _LOC_START.search(text, pos)
+        if u is None and d is None:
+            break
+        if d is not None and (u is None or d.start() <= u.start()):
+            end = _close_paren(text, d.end())
+            nl = text.find("\n", end)
+            out.append(text[pos:d.start()])
+            pos = len(text) if nl < 0 else nl + 1
+        else:
+            out.append(text[pos:u.start()])
+            pos = _close_paren(text, u.end())
+    out.append(text[pos:])
+    return "".join(out)

@@ -11,14 +11,14 @@ the IR valid and records it.
 """
 from __future__ import annotations
 
-from typing import Any, Iterator
+from typing import Iterator
 
 from lark import Token
 
-from .attributes import Layout, parse_dict, text_of
+from .attributes import Layout, parse_dict
 from .errors import Source
 from .syntax import Group, RegionSyntax
-from .types import (FunctionType, MemDescType, PointerType, ScalarType, TensorType, Type, TypeReader,
+from .types import (ScalarType, TensorType, Type, TypeReader,
                     element_of_pointer, with_element)
 
 
@@ -369,8 +369,13 @@ class Alias:
 
     def __init__(self, kind, name, items, start, end, lead, source=None):
         self.kind, self.name, self.items, self.start, self.end, self.lead = kind, name, items, start, end, lead
-        self.source = source    # None: the module's own text
+        self.source = source
         self._value = None
+
+    @property
+    def text(self) -> str:
+        """The definition as written."""
+        return self.source.text[self.start:self.end] if self.source is not None else ""
 
     @property
     def is_location(self) -> bool:

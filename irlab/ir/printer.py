@@ -1,8 +1,6 @@
 """Print the model back to text: untouched ops as their original slices, changed ops from pieces."""
 from __future__ import annotations
 
-from .model import Alias
-
 
 def _own_text(op, start: int, end: int) -> str:
     """op.source[start:end] with the op's recorded span edits applied."""
@@ -50,14 +48,9 @@ def print_module(module) -> str:
     if not module.dirty:
         return module.source.text
     out = []
-    text = module.source.text
     for entry in module.entries:
         out.append(entry.lead)
-        if isinstance(entry, Alias):
-            out.append(entry.source.text[entry.start:entry.end] if entry.source is not None else
-                       text[entry.start:entry.end])
-        else:
-            out.append(print_op(entry))
+        out.append(entry.text)
     out.append(module.tail)
     return "".join(out)
 

@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 
 from .errors import RewriteError
-from .model import Block, BlockArgument, FreeValue, Module, Operation, OpResult, Use, Value
+from .model import Block, BlockArgument, FreeValue, Module, Operation, OpResult, Value
 
 _TERMINATORS = ("scf.yield", "tt.return", "tt.reduce.return", "tt.scan.return", "scf.condition", "func.return",
                 "ttg.warp_yield", "ttg.warp_return", "llvm.return", "cf.br", "cf.cond_br")

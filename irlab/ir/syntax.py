@@ -206,7 +206,7 @@ def parse_syntax(source: Source) -> list:
         expected = sorted({_TOKEN_NAMES.get(t, t.lower()) for t in e.expected if not t.startswith("__")})
         hint = f" (expected {', '.join(expected[:6])}{', ...' if len(expected) > 6 else ''})" if expected else ""
         raise IRParseError.at(source, tok.start_pos, f"unexpected {_describe(tok)}{hint}") from None
-    except lark.exceptions.UnexpectedEOF as e:  # pragma: no cover - LALR reports $END as UnexpectedToken
+    except lark.exceptions.UnexpectedEOF:  # pragma: no cover - LALR reports $END as UnexpectedToken
         raise IRParseError.at(source, len(text), "unexpected end of input") from None
 
 

@@ -14,6 +14,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..targets import Target
 from . import isa
 from .occupancy import amd_occupancy, nvidia_occupancy
 
@@ -21,7 +22,7 @@ from .occupancy import amd_occupancy, nvidia_occupancy
 @dataclass
 class StaticReport:
     kernel: str
-    target: str
+    target: Target
     variant: str
     num_warps: int
     resources: dict
@@ -33,7 +34,7 @@ class StaticReport:
     def metrics(self) -> dict:
         r, occ = self.resources, self.occupancy
         m: dict = {}
-        if self.target.startswith("hip"):
+        if self.target.is_amd:
             m.update({"VGPRs": r.get("vgpr_count"), "AGPRs": r.get("agpr_count"), "SGPRs": r.get("sgpr_count"),
                       "VGPR spills": r.get("vgpr_spill_count"), "SGPR spills": r.get("sgpr_spill_count"),
                       "scratch bytes": r.get("scratch"), "LDS bytes": r.get("shared"),
@@ -58,7 +59,7 @@ class StaticReport:
         if self.loop:
             m.update({"hot loop instructions": lp.get("instructions"),
                       "hot loop global loads": _fmt_hist(lp.get("global_loads", {}))})
-            if not self.target.startswith("hip"):
+            if not self.target.is_amd:
                 m["hot loop async copies (LDGSTS)"] = _fmt_hist(lp.get("async_copies", {}))
             m.update({
                       "hot loop global-load clusters": " + ".join(map(str, self.loop.get("load_clusters", []))),
@@ -66,13 +67,13 @@ class StaticReport:
                       "hot loop LDS writes": _fmt_hist(lp.get("lds_writes", {})),
                       "hot loop matrix instructions": lp.get("matrix"),
                       "hot loop barriers": lp.get("barriers")})
-            if self.target.startswith("hip"):
+            if self.target.is_amd:
                 w = lp.get("s_waitcnt", {})
                 m["hot loop s_waitcnt (vmcnt/lgkmcnt)"] = f"{w.get('total', 0)} ({w.get('vmcnt', 0)}/{w.get('lgkmcnt', 0)})"
         return m
 
     def to_json(self) -> dict:
-        return {"kernel": self.kernel, "target": self.target, "variant": self.variant, "num_warps": self.num_warps,
+        return {"kernel": self.kernel, "target": self.target.name, "variant": self.variant, "num_warps": self.num_warps,
                 "resources": self.resources, "occupancy": self.occupancy.to_json(),
                 "occupancy_explained": self.occupancy.explain(), "loop": self.loop, "counts": self.counts}
 
@@ -117,7 +118,7 @@ def from_amdgcn(amdgcn: str, shared_bytes: int, num_warps: int, arch: str = "gfx
         raise ValueError("no .vgpr_count in the AMDGCN text: is this a complete kernel?")
     occ = amd_occupancy(res["vgpr_count"], shared_bytes, num_warps, arch)
     loop, loop_counts = _loop_info(prog)
-    return StaticReport(kernel, f"hip:{arch}", variant, num_warps, res, occ, loop,
+    return StaticReport(kernel, Target("hip", arch), variant, num_warps, res, occ, loop,
                         {"kernel": isa.amd_counts(prog.instrs), "loop": loop_counts})
 
 
@@ -174,7 +175,7 @@ def from_cubin(cubin: bytes, ptx: str | None, shared_bytes: int, num_warps: int,
     prog = isa.parse_sass(sass if sass is not None else sass_text(cubin), res)
     occ = nvidia_occupancy(res["registers"], shared_bytes + res.get("static_shared", 0), num_warps, capability)
     loop, loop_counts = _loop_info(prog)
-    return StaticReport(kernel, f"cuda:{capability}", variant, num_warps, res, occ, loop,
+    return StaticReport(kernel, Target("cuda", str(capability)), variant, num_warps, res, occ, loop,
                         {"kernel": isa.sass_counts(prog.instrs), "loop": loop_counts})
 
 
@@ -183,11 +184,11 @@ def from_cubin(cubin: bytes, ptx: str | None, shared_bytes: int, num_warps: int,
 def from_compile(result) -> StaticReport:
     """The static report of an :class:`irlab.bridge.compile.CompileResult`."""
     md = result.metadata
-    if result.target.startswith("hip"):
-        return from_amdgcn(result.asm["amdgcn"], md.get("shared", 0), md["num_warps"], result.target.split(":")[1],
+    t = result.target
+    if t.is_amd:
+        return from_amdgcn(result.asm["amdgcn"], md.get("shared", 0), md["num_warps"], t.arch,
                            result.kernel, result.variant.name)
-    cap = int(result.target.split(":")[1])
-    return from_cubin(result.asm["cubin"], result.asm.get("ptx"), md.get("shared", 0), md["num_warps"], cap,
+    return from_cubin(result.asm["cubin"], result.asm.get("ptx"), md.get("shared", 0), md["num_warps"], t.capability,
                       result.kernel, result.variant.name)
 
 

@@ -26,9 +26,9 @@ from dataclasses import dataclass, field
 import triton
 
 from ..bridge.compile import compile_kernel
-from ..bridge.variant import Variant
+from ..variant import Variant
 from ..kernels import get
-from ..targets import current_target, target_name
+from ..targets import current_target
 from ..variants import get_variant
 
 FLUSH_BYTES = 256 * 1024 * 1024
@@ -78,7 +78,7 @@ class GpuRunner:
         if not torch.cuda.is_available():
             raise RuntimeError("the GPU runner needs a CUDA GPU")
         self.torch = torch
-        self.target = target_name(current_target())
+        self.target = current_target()
         self.flush_buf = torch.empty(FLUSH_BYTES, dtype=torch.int8, device="cuda")
         self.nvml = None
         try:  # clocks and throttling per round, where NVML is available
@@ -147,7 +147,7 @@ class GpuRunner:
         def check_launch(inp):
             g, a = spec.launch_args(inp, shape, cfg)
             compiled[g](*a.values())
-        info = {"kind": "triton", "variant": variant.name, "variant_key": variant.key(),
+        info = {"kind": "triton", "variant": variant.name, "variant_key": res.variant_key,
                 "binary_sha256": res.binary_sha256, "shared": res.metadata.get("shared"),
                 "num_warps": res.metadata.get("num_warps"), "num_stages": res.metadata.get("num_stages"),
                 "compile_s": round(res.seconds, 3),

@@ -6,6 +6,7 @@ import json
 import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from ..jsonio import dumps, write_json
 
 # the runner the worker uses unless told otherwise: torch on the current CUDA GPU
 DEFAULT_RUNNER = "irlab.timing.gpu:GpuRunner"
@@ -66,7 +67,7 @@ class Plan:
                    d.get("launches", 20), d.get("seed", 0), {k: set(v) for k, v in d.get("exclude", {}).items()})
 
     def write(self, path: Path) -> None:
-        path.write_text(json.dumps(self.to_json(), indent=1))
+        write_json(path, self.to_json())
 
     @classmethod
     def read(cls, path: Path) -> "Plan":
@@ -93,7 +94,7 @@ def read_records(path: Path) -> list[dict]:
 def append_record(path: Path, record: dict) -> None:
     """Append one JSON line and flush it to disk, so a crash loses nothing already finished."""
     with open(path, "a") as f:
-        f.write(json.dumps(record) + "\n")
+        f.write(dumps(record, indent=None) + "\n")
         f.flush()
         os.fsync(f.fileno())
 

@@ -13,27 +13,20 @@ occurrence) or at a stage boundary (``at="end"`` of ``stage``, or ``at="start"``
 followed by Triton cleanup passes. An edit that matches nothing in the pipeline is an error
 unless it is ``optional``: a variant never silently degrades to the baseline.
 
-The content hash covers the edits, the source of every Python pass the variant runs and
-irlab's version; it is the variant's cache identity.
+A variant is plain data: it names passes but does not load them. The bridge checks it against
+the registered passes and hashes it (:func:`irlab.bridge.identity.variant_key`: the edits, the
+source of every Python pass it runs and irlab's version), which is its cache identity.
 """
 from __future__ import annotations
 
-import hashlib
-import json
 from dataclasses import dataclass
 
-IRLAB_VERSION = "0.1.0"
+IRLAB_VERSION = "0.2.0"
 
-# Triton cleanup passes an Insert may ask for after its Python pass: name -> (adder, args)
-CLEANUP_PASSES: dict[str, tuple[str, tuple]] = {
-    "canonicalize": ("common.add_canonicalizer", ()),
-    "cse": ("common.add_cse", ()),
-    "remove_layout_conversions": ("ttgpuir.add_remove_layout_conversions", ()),
-    "licm": ("ttir.add_triton_licm", ()),
-    "symbol_dce": ("common.add_symbol_dce", ()),
-    "sccp": ("common.add_sccp", ()),
-    "reduce_data_duplication": ("ttgpuir.add_reduce_data_duplication", ()),
-}
+# Triton cleanup passes an Insert may ask for after its Python pass (the bridge maps each name to
+# the installed Triton's pass adder)
+CLEANUP_NAMES = ("canonicalize", "cse", "remove_layout_conversions", "licm", "symbol_dce", "sccp",
+                 "reduce_data_duplication")
 
 STAGES = ("ttir", "ttgir", "llir")
 
@@ -89,18 +82,11 @@ class Insert:
         if self.stage not in STAGES:
             raise VariantError(f"insert {self.pass_name}: stage must be one of {', '.join(STAGES)}")
         for c in self.cleanup:
-            if c not in CLEANUP_PASSES:
+            if c not in CLEANUP_NAMES:
                 raise VariantError(f"insert {self.pass_name}: unknown cleanup pass {c!r} "
-                                   f"(known: {', '.join(CLEANUP_PASSES)})")
+                                   f"(known: {', '.join(CLEANUP_NAMES)})")
         if self.reparse not in ("if-changed", "always"):
             raise VariantError("reparse must be 'if-changed' or 'always'")
-
-    def cleanup_calls(self) -> list:
-        return [CLEANUP_PASSES[c] for c in self.cleanup]
-
-    def spec(self) -> str:
-        from ..registry import make_pass
-        return make_pass(self.pass_name, dict(self.options)).spec()
 
     def describe(self) -> str:
         where = f"after {self.after}" if self.after else f"at the {self.at} of"
@@ -168,21 +154,7 @@ class Variant:
                 raise VariantError(f"unknown variant edit {e!r}")
         return cls(d["name"], tuple(edits), d.get("description", ""))
 
-    def key(self) -> str:
-        """Content hash: edits + source of the Python passes used + irlab version."""
-        from ..registry import get_pass, source_hash
-        payload = {"edits": [e.to_json() for e in self.edits], "irlab": IRLAB_VERSION,
-                   "passes": {p: source_hash(get_pass(p)) for p in sorted(set(self.python_passes()))}}
-        return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
-
     def __str__(self) -> str:
-        lines = [f"variant {self.name} [{self.key()}]" + (f": {self.description}" if self.description else "")]
+        lines = [f"variant {self.name}" + (f": {self.description}" if self.description else "")]
         lines += [f"  - {e.describe()}" for e in self.edits] or ["  (no edits: Triton's pipeline as is)"]
         return "\n".join(lines)
-
-    def validate(self) -> None:
-        """Check that every Python pass exists and accepts its options."""
-        from ..registry import make_pass
-        for e in self.edits:
-            if isinstance(e, Insert):
-                make_pass(e.pass_name, dict(e.options))

@@ -1,0 +1,233 @@
+"""irlab compile | recompile | pipeline show | snapshots take | which-pass | capture | kernels | variants."""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from .common import (EXIT_FAIL, EXIT_OK, EXIT_USAGE, UsageError, add_kernel_options, add_variant_options,
+                     compile_from_args, err, variant_from_args)
+from ..jsonio import dumps, write_json
+
+
+def _write_stages(res, folder: str) -> Path:
+    """Every stage of a compile (IR text or binary, not the Python source) as ``<kernel>.<stage>``."""
+    out = Path(folder)
+    out.mkdir(parents=True, exist_ok=True)
+    for stage, value in res.asm.items():
+        if stage == "source":
+            continue
+        p = out / f"{res.kernel}.{stage}"
+        p.write_bytes(value) if isinstance(value, bytes) else p.write_text(value)
+    return out
+
+
+def cmd_compile(args) -> int:
+    variant = variant_from_args(args)
+    res = compile_from_args(args, variant=variant)
+    if args.out:
+        out = _write_stages(res, args.out)
+        write_json(out / "summary.json", res.summary())
+    for stage, r in res.python_results:
+        for d in r.diagnostics:
+            err(f"{r.name}: {d}")
+        for c in r.changes:
+            err(f"{r.name}: change: {c}")
+    print(dumps(res.summary()))
+    return EXIT_OK
+
+
+def cmd_recompile(args) -> int:
+    from ..bridge.compile import recompile
+    from ..bridge.pipeline import VerifierError
+    from .. import ir
+    try:
+        res = recompile(path=args.file, target=args.target, produced_by=args.produced_by,
+                        work_dir=args.work_dir)
+    except ir.IRParseError as e:
+        err(e.render())
+        return EXIT_USAGE
+    except VerifierError as e:
+        err(f"error: {e}")
+        return EXIT_FAIL
+    if args.out:
+        _write_stages(res, args.out)
+    print(dumps(res.summary()))
+    return EXIT_OK
+
+
+def cmd_pipeline_show(args) -> int:
+    variant = variant_from_args(args)
+    res = compile_from_args(args, variant=variant)
+    calls = [c for c in res.pipeline if args.stage in (None, "all", c.stage)]
+    if args.json:
+        print(dumps([c.to_json() for c in calls]))
+        return EXIT_OK
+    print(f"# {res.kernel} for {res.target} (num_warps={res.metadata.get('num_warps')}, "
+          f"num_stages={res.metadata.get('num_stages')}), variant {variant.name}")
+    stage = None
+    for i, c in enumerate(calls):
+        if c.stage != stage:
+            stage = c.stage
+            print(f"[{stage}]")
+        print(f"  {i:3d}  {c.describe()}    ({c.label})")
+    if not variant.is_baseline:
+        print(str(variant))
+    return EXIT_OK
+
+
+def cmd_snapshots_take(args) -> int:
+    from ..bridge.snapshots import write_index
+    variant = variant_from_args(args)
+    out = Path(args.out)
+    res = compile_from_args(args, variant=variant, snapshot_dir=out)
+    snaps = [s for s in res.snapshots if args.stage in (None, "all", s.stage)]
+    write_index(out, res.snapshots, {"kernel": res.kernel, "target": res.target, "variant": variant.name})
+    print(f"wrote {len(snaps)} snapshots of {res.kernel} for {res.target} under {out} (index: {out / 'index.json'})")
+    return EXIT_OK
+
+
+def cmd_which_pass(args) -> int:
+    from ..bridge import snapshots as snap
+    if args.snapshots:
+        directory = Path(args.snapshots)
+    else:
+        if not args.target:
+            raise UsageError("give --snapshots DIR, or --target (and --kernel) to take snapshots first")
+        import tempfile
+        directory = Path(tempfile.mkdtemp(prefix="irlab-snapshots-"))
+        variant = variant_from_args(args)
+        res = compile_from_args(args, variant=variant, snapshot_dir=directory)
+        snap.write_index(directory, res.snapshots, {"kernel": res.kernel, "target": res.target,
+                                                    "variant": variant.name})
+    pattern = args.introduced or args.removed
+    mode = "introduced" if args.introduced else "removed"
+    try:
+        steps = snap.timeline(directory, pattern, args.stage, args.text)
+    except FileNotFoundError as e:
+        raise UsageError(str(e)) from None
+    hit = snap.first_change(steps, mode)
+    if hit is None:
+        print(f"no pass {mode} ops matching {pattern!r} (snapshots: {directory})")
+        return EXIT_FAIL
+    before, after = hit
+    print(f"{after.stage} pass #{after.index} {after.pass_name} first {mode} ops matching {pattern!r}: "
+          f"{before.count} -> {after.count}")
+    if after.example and mode == "introduced":
+        print(f"  e.g. {after.example[:200]}")
+    print(f"  before: {before.path}\n  after:  {after.path}")
+    print("all passes that changed the count:")
+    for b, a in snap.changes(steps):
+        print(f"  {a.stage:6s} #{a.index:3d} {a.pass_name:45s} {b.count} -> {a.count}")
+    return EXIT_OK
+
+
+def cmd_capture(args) -> int:
+    import runpy
+    from ..bridge.capture import Capture
+    cmd = list(args.command)
+    if cmd and cmd[0] == "--":
+        cmd = cmd[1:]
+    if not cmd:
+        raise UsageError("irlab capture needs a script to run: irlab capture [--out DIR] -- script.py [args]")
+    out = Path(args.out) if args.out else Path("runs") / __import__("time").strftime("%Y%m%d-%H%M%S")
+    code = EXIT_OK
+    old_argv = sys.argv
+    with Capture(out, quiet=args.quiet) as cap:
+        try:
+            if cmd[0] == "-m":
+                if len(cmd) < 2:
+                    raise UsageError("-m needs a module name")
+                sys.argv = [cmd[1]] + cmd[2:]
+                runpy.run_module(cmd[1], run_name="__main__", alter_sys=True)
+            else:
+                if not Path(cmd[0]).is_file():
+                    raise UsageError(f"no such script: {cmd[0]}")
+                sys.argv = cmd
+                runpy.run_path(cmd[0], run_name="__main__")
+        except SystemExit as e:
+            code = e.code if isinstance(e.code, int) else (EXIT_FAIL if e.code else EXIT_OK)
+        finally:
+            sys.argv = old_argv
+    print(cap.summary(), file=sys.stderr)
+    return code
+
+
+def cmd_kernels(args) -> int:
+    from ..kernels import KERNELS
+    for name, spec in KERNELS.items():
+        unsupported = "; ".join(f"not {t}: {why}" for t, why in spec.unsupported.items())
+        print(f"{name} ({spec.language}): {spec.description}")
+        print(f"    configs: {', '.join(spec.configs)} (default {spec.default_config}); default shape "
+              f"{', '.join(f'{k}={v}' for k, v in spec.default_shape.items())}" + (f"; {unsupported}" if unsupported else ""))
+    return EXIT_OK
+
+
+def cmd_variants(args) -> int:
+    from ..bridge.identity import variant_key
+    from ..variants import all_variants
+    for target, variants in all_variants().items():
+        print(f"[{target}]")
+        for v in variants:
+            head, _, rest = str(v).partition("\n")
+            print(f"  {head} [{variant_key(v)}]" + ("\n  " + rest.replace("\n", "\n  ") if rest else ""))
+    return EXIT_OK
+
+
+
+def register(sub) -> None:
+    c = sub.add_parser("kernels", help="list the corpus kernels")
+    c.set_defaults(func=cmd_kernels)
+    c = sub.add_parser("variants", help="list the experiments' named variants")
+    c.set_defaults(func=cmd_variants)
+
+    c = sub.add_parser("compile", help="compile a corpus kernel for a target (no GPU needed)")
+    add_kernel_options(c)
+    add_variant_options(c)
+    c.add_argument("--out", default=None, help="write every stage into this folder")
+    c.set_defaults(func=cmd_compile)
+
+    c = sub.add_parser("recompile", help="continue a .ttir/.ttgir file through the remaining stages")
+    c.add_argument("file")
+    c.add_argument("--target", required=True)
+    c.add_argument("--produced-by", default=None, help="name of the pass that produced the file (for errors)")
+    c.add_argument("--work-dir", default=None, help="where rejected IR is saved")
+    c.add_argument("--out", default=None)
+    c.set_defaults(func=cmd_recompile)
+
+    pl = sub.add_parser("pipeline", help="Triton's pass pipeline, as recorded")
+    pl_sub = pl.add_subparsers(dest="pipeline_command", metavar="SUBCOMMAND")
+    c = pl_sub.add_parser("show", help="the passes a stage runs for a target and options, in order")
+    add_kernel_options(c)
+    add_variant_options(c)
+    c.add_argument("--stage", default="all", choices=("all", "ttir", "ttgir", "llir"))
+    c.add_argument("--json", action="store_true")
+    c.set_defaults(func=cmd_pipeline_show)
+
+    sn = sub.add_parser("snapshots", help="the IR after every pass")
+    sn_sub = sn.add_subparsers(dest="snapshots_command", metavar="SUBCOMMAND")
+    c = sn_sub.add_parser("take", help="compile and write the IR after every pass")
+    add_kernel_options(c)
+    add_variant_options(c)
+    c.add_argument("--stage", default="all", choices=("all", "ttir", "ttgir", "llir"))
+    c.add_argument("--out", required=True)
+    c.set_defaults(func=cmd_snapshots_take)
+
+    c = sub.add_parser("which-pass", help="which pass first introduced (or removed) ops matching a pattern")
+    c.add_argument("--snapshots", default=None, metavar="DIR", help="an existing snapshot folder")
+    add_kernel_options(c, target_required=False)
+    add_variant_options(c)
+    c.set_defaults(target=None)
+    c.add_argument("--stage", default=None, choices=("ttir", "ttgir", "llir"))
+    g = c.add_mutually_exclusive_group(required=True)
+    g.add_argument("--introduced", metavar="REGEX", help="op-name pattern, e.g. 'ttg.convert_layout'")
+    g.add_argument("--removed", metavar="REGEX")
+    c.add_argument("--text", action="store_true", help="match the pattern against whole op lines")
+    c.set_defaults(func=cmd_which_pass)
+
+    c = sub.add_parser("capture", help="run a script and record every kernel compile into a run folder")
+    c.add_argument("--out", default=None, help="run folder (default runs/<timestamp>)")
+    c.add_argument("--quiet", action="store_true", default=False)
+    c.add_argument("command", nargs=argparse.REMAINDER, help="-- script.py [args] | -- -m module [args]")
+    c.set_defaults(func=cmd_capture)
+
