@@ -16,7 +16,8 @@ from irlab import ir
 from irlab.bridge.compile import compile_kernel
 from irlab.experiment import REPO, command_line, common_args, header, log, write_json
 from irlab.kernels import KERNELS
-from irlab.registry import get_pass, make_pass
+from irlab.registry import make_pass
+from irlab.report.findings import render_table
 
 FA_SNIPPET = REPO / "tests" / "data" / "fa_decode_int4.ttgir"
 
@@ -32,7 +33,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    table = get_pass("lds-transposes").render_table
+    table = render_table
     lines = header("Experiment: LDS round trips and transposes", command_line())
     data = {}
     log("lds_transposes: the documents' FA-decode int4 snippet")

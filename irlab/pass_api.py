@@ -1,22 +1,22 @@
 """The Python pass API: a pass is a small frozen dataclass with a kebab-case ``name``, typed
-option fields and ``run(ctx)``; ``apply(module)`` returns whether it changed anything, what it
-changed, and why it did or did not act.
+option fields and ``run(ctx)``; ``apply(module)`` runs it, hands what it produced to Triton's
+parser and verifier, and returns whether it changed anything, what it changed and why it did or
+did not act.
 
     @register
     @dataclass(frozen=True)
-    class SinkSecondLoad(ModulePass):
-        name: ClassVar[str] = "sink-second-load"
+    class HoistSplats(ModulePass):
+        name: ClassVar[str] = "hoist-splats"
         summary: ClassVar[str] = "..."
-        threshold: int = option(0, "smallest tile the move applies to")
 
         def run(self, ctx: PassContext) -> None:
-            for loop in ctx.module.find("scf.for"):
-                ...
-                ctx.note("no candidate loop: ...", loop)
+            ctx.apply_patterns(HoistSplat())
 
 Every decision is a diagnostic: ``remark`` for what changed, ``note`` for why something was
-left alone, ``warning`` for what the engineer should look at. A pass that changed nothing says
-why; :meth:`ModulePass.apply` adds a note if a pass forgot to.
+left alone (a pattern's declines become notes), ``warning`` for what the engineer should look
+at. A pass that changed nothing and said nothing gets a note saying so. Nothing is declared
+rewritten until Triton has accepted the IR: if it refuses, :class:`PassRejected` carries its
+message, the pass's name and where the rejected IR was saved.
 """
 from __future__ import annotations
 
@@ -26,21 +26,33 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from .ir import Module, Operation, Rewriter
+from .ir import Module, Operation
+from .ir.driver import DriverResult, PatternRewriter, RewritePattern, apply_patterns
 from .ir.rewrite import Change, describe
 
 
 @dataclass(frozen=True)
 class Diagnostic:
-    severity: str           # remark | note | warning | error
+    severity: str                 # remark | note | warning | error
     message: str
-    where: str | None = None
+    file: str | None = None
+    line: int | None = None
+    column: int | None = None
+    location: str | None = None   # where the op came from in the kernel's source
+
+    @property
+    def where(self) -> str | None:
+        if self.file is None:
+            return None
+        pos = f"{self.file}:{self.line}:{self.column}" if self.line else self.file
+        return f"{pos} ({self.location})" if self.location else pos
 
     def __str__(self):
         return f"{self.where + ': ' if self.where else ''}{self.severity}: {self.message}"
 
     def to_json(self) -> dict:
-        return {"severity": self.severity, "message": self.message, "where": self.where}
+        return {"severity": self.severity, "message": self.message, "file": self.file, "line": self.line,
+                "column": self.column, "location": self.location}
 
 
 @dataclass
@@ -50,9 +62,18 @@ class PassResult:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     changes: list[Change] = field(default_factory=list)
     data: dict = field(default_factory=dict)   # analysis output (findings, tables)
+    verified: bool | None = None               # Triton accepted the output (None: not asked -- a fragment)
+
+    def change_lines(self, filename: str) -> list[str]:
+        """One ``file:line:col: change: ...`` line per change, at the changed op's own line."""
+        out = []
+        for c in self.changes:
+            pos = f"{filename}:{c.line}:{c.column}" if c.line else filename
+            out.append(f"{pos}: change: {c}" + (f" ({c.location})" if c.location else ""))
+        return out
 
     def to_json(self) -> dict:
-        return {"pass": self.name, "changed": self.changed,
+        return {"pass": self.name, "changed": self.changed, "verified": self.verified,
                 "diagnostics": [d.to_json() for d in self.diagnostics],
                 "changes": [str(c) for c in self.changes], "data": self.data}
 
@@ -61,37 +82,68 @@ class PassError(Exception):
     """A pass failed: bad options, or input it cannot handle. The message says what to fix."""
 
 
-def where(op: Operation | None) -> str | None:
-    """How a diagnostic points at an op: its line in this IR, plus the kernel source location."""
-    if op is None:
-        return None
-    line, col = op.source.line_col(op.start)
-    here = f"{op.source.filename}:{line}:{col}"
-    src = op.location()
-    return f"{here} ({src})" if src else here
+class PassRejected(PassError):
+    """Triton's parser or verifier refused what a pass produced."""
+
+    def __init__(self, pass_name: str, message: str, saved: str):
+        self.pass_name, self.message, self.saved = pass_name, message, saved
+        super().__init__(f"pass {pass_name!r} produced IR that Triton rejects:\n{message}\n"
+                         f"  the rejected IR is saved at {saved}")
 
 
 class PassContext:
-    """What a running pass works with: the module, a rewriter, and its diagnostics."""
+    """What a running pass works with: the module, a rewriter, Triton's services and its
+    diagnostics. ``stage`` names the pipeline stage when the pass runs inside a compile."""
 
-    def __init__(self, module: Module, pass_name: str):
+    def __init__(self, module: Module, pass_name: str, services=None, stage: str | None = None):
         self.module = module
-        self.rewriter = Rewriter(module)
+        self.rewriter = PatternRewriter(module)
         self.pass_name = pass_name
+        self.stage = stage
         self.diagnostics: list[Diagnostic] = []
         self.data: dict = {}
+        self._services = services
+
+    @property
+    def services(self):
+        """Triton's parser, verifier and shared-memory allocation (:mod:`irlab.bridge.services`)."""
+        if self._services is None:
+            self._services = default_services()
+        return self._services
+
+    def _diag(self, severity: str, message: str, op: Operation | None):
+        if op is None:
+            self.diagnostics.append(Diagnostic(severity, message))
+            return
+        self.diagnostics.append(Diagnostic(severity, message, self.module.filename, op.line, op.column,
+                                           op.location()))
 
     def remark(self, message: str, op: Operation | None = None):
-        self.diagnostics.append(Diagnostic("remark", message, where(op)))
+        self._diag("remark", message, op)
 
     def note(self, message: str, op: Operation | None = None):
-        self.diagnostics.append(Diagnostic("note", message, where(op)))
+        self._diag("note", message, op)
 
     def warning(self, message: str, op: Operation | None = None):
-        self.diagnostics.append(Diagnostic("warning", message, where(op)))
+        self._diag("warning", message, op)
 
     def describe(self, op: Operation) -> str:
         return describe(op)
+
+    def apply_patterns(self, *patterns: RewritePattern) -> DriverResult:
+        """Run ``patterns`` to a fixpoint with this context's rewriter; every op a pattern declined
+        (and never rewrote) gets a note with the pattern's reason."""
+        result = apply_patterns(self.module, patterns, self.rewriter)
+        for _pattern, op, reason in result.declines:
+            self.note(reason, op)
+        if result.cancelled:
+            self.note(f"{result.rewrites} rewrite(s) cancelled out: the module is unchanged")
+        return result
+
+
+def default_services():
+    from .bridge.services import TritonServices
+    return TritonServices()
 
 
 def option(default: Any, help: str = "", choices: tuple | None = None):
@@ -108,14 +160,29 @@ class ModulePass:
     def run(self, ctx: PassContext) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def apply(self, module: Module) -> PassResult:
-        ctx = PassContext(module, self.name)
+    def apply(self, module: Module, services=None, verify: bool = True, stage: str | None = None) -> PassResult:
+        """Run the pass on ``module`` (changed in place). With ``verify`` (the default), a module it
+        changed is handed to Triton's parser and verifier; :class:`PassRejected` if they refuse."""
+        before = str(module)
+        ctx = PassContext(module, self.name, services, stage)
         self.run(ctx)
-        changed = bool(ctx.rewriter.changes)
+        after = str(module)
+        changed = after != before
+        changes = list(ctx.rewriter.changes) if changed else []
+        if not changed and ctx.rewriter.changes and not any("cancelled out" in d.message for d in ctx.diagnostics):
+            ctx.note(f"{len(ctx.rewriter.changes)} rewrite(s) cancelled out: the module is unchanged")
         if not changed and not any(d.severity in ("note", "warning", "error") for d in ctx.diagnostics) \
                 and not ctx.data:
             ctx.note("changed nothing and gave no reason (a pass should say why it did not act)")
-        return PassResult(self.name, changed, ctx.diagnostics, list(ctx.rewriter.changes), ctx.data)
+        verified = None
+        if verify and changed and not module.fragment:
+            rejected = ctx.services.verify(after, module.filename)
+            if rejected is not None:
+                from .bridge.services import save_rejected
+                saved = save_rejected(after, f"{self.name}-output", stage or "mlir")
+                raise PassRejected(self.name, str(rejected), str(saved))
+            verified = True
+        return PassResult(self.name, changed, ctx.diagnostics, changes, ctx.data, verified)
 
     # --- options -----------------------------------------------------------------------------
     @classmethod
@@ -152,7 +219,10 @@ class ModulePass:
                 raise PassError(f"{cls.name} option {key} must be one of {', '.join(map(str, choices))}, "
                                 f"not {value!r}")
             kwargs[name] = value
-        return cls(**kwargs)
+        try:
+            return cls(**kwargs)
+        except (ValueError, TypeError) as e:   # a pass's own __post_init__ checks
+            raise PassError(f"{cls.name}: {e}") from None
 
     def options_dict(self) -> dict:
         return {f.name: getattr(self, f.name) for f in self.option_fields()}
@@ -200,3 +270,7 @@ def _convert(raw: Any, t: Any, what: str) -> Any:
         return raw
     except ValueError:
         raise PassError(f"{what}: cannot read {raw!r} as {getattr(t, '__name__', t)}") from None
+
+
+__all__ = ["Diagnostic", "ModulePass", "PassContext", "PassError", "PassRejected", "PassResult", "PatternRewriter",
+           "RewritePattern", "option"]

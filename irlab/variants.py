@@ -33,17 +33,17 @@ def _epilogue(base: Variant) -> Variant:
                      description="store the MMA accumulator from its MMA layout (no convert_layout through LDS)")
 
 
-def _lds_fix(base: Variant) -> Variant:
-    return base.then(Insert("lds-transposes", options={"fix": True}, at="end", cleanup=("canonicalize",)),
-                     name="lds-transposes-fix", description="remove transpose pairs that cancel")
+def _cancel_transposes(base: Variant) -> Variant:
+    return base.then(Insert("cancel-transposes", at="end", cleanup=("canonicalize",)),
+                     name="cancel-transposes", description="remove transpose pairs that cancel")
 
 
 def variants_for(target: str) -> list[Variant]:
     """Every variant the experiments (and the golden suite) compile for ``target``."""
     if Target.parse(target).is_amd:
         return [BASELINE, AMD_NO_REORDER, AMD_NO_EPILOGUE, _interleave(AMD_NO_REORDER), _epilogue(AMD_NO_EPILOGUE),
-                _lds_fix(BASELINE)]
-    return [BASELINE, _interleave(BASELINE), _epilogue(BASELINE), _lds_fix(BASELINE)]
+                _cancel_transposes(BASELINE)]
+    return [BASELINE, _interleave(BASELINE), _epilogue(BASELINE), _cancel_transposes(BASELINE)]
 
 
 def all_variants() -> dict[str, list[Variant]]:

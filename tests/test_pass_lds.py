@@ -6,7 +6,8 @@ import pytest
 from irlab import ir
 from irlab.bridge.compile import compile_kernel, recompile
 from irlab.kernels import KERNELS
-from irlab.registry import get_pass, make_pass
+from irlab.registry import make_pass
+from irlab.report.findings import render_table
 
 
 def run(text, **options):
@@ -98,30 +99,45 @@ def _add_cancelling_pair(text, between=""):
     return str(m), tt
 
 
-def test_fix_removes_a_cancelling_pair_and_the_result_compiles(gfx942_int4):
+def cancel(text):
+    m = ir.parse(text)
+    return m, make_pass("cancel-transposes").apply(m)
+
+
+def test_the_analysis_reports_a_cancelling_pair_and_the_fix_pass_removes_it(gfx942_int4):
     text, _ = _add_cancelling_pair(gfx942_int4)
-    m, res = run(text, fix=True)
-    pair = [x for x in res.data["findings"] if x["kind"] == "cancelling-transposes"]
-    assert len(pair) == 1 and pair[0]["fixed"] and "removed" in pair[0]["detail"]
-    assert "irlab_t1" not in str(m) and "irlab_t2" not in str(m) and res.changed
-    assert recompile(str(m), target="hip:gfx942", produced_by="lds-transposes").binary
-    m2, res2 = run(text)  # without fix: reported, nothing changed
-    assert not res2.changed and "cancelling-transposes" in kinds(res2)
+    m, res = run(text)   # the analysis reports and changes nothing
+    assert not res.changed and "cancelling-transposes" in kinds(res) and str(m) == text
+    m, res = cancel(text)
+    assert res.changed and res.verified and "irlab_t1" not in str(m) and "irlab_t2" not in str(m)
+    assert any("removed %irlab_t1 = tt.trans and %irlab_t2 = tt.trans" in d.message for d in res.diagnostics)
+    assert recompile(str(m), target="hip:gfx942", produced_by="cancel-transposes").binary
 
 
-def test_fix_across_elementwise_ops_retypes_them(gfx942_int4):
-    text, tt = _add_cancelling_pair(gfx942_int4, between="%irlab_mid = math.absf %irlab_t1 : TRANSPOSED_TYPE\n")
-    m, res = run(text, fix=True)
-    pair = next(x for x in res.data["findings"] if x["kind"] == "cancelling-transposes")
-    assert pair["fixed"], pair["detail"]
-    neg = m.first("math.absf")
-    assert str(neg.result.type) == str(neg.operands[0].type) and "irlab_t" not in str(m)
+@pytest.mark.parametrize("between", [
+    "%irlab_mid = math.absf %irlab_t1 : TRANSPOSED_TYPE\n",
+    # an elementwise op with a splat-constant operand: the constant is re-typed to the untransposed shape
+    "%irlab_two = arith.constant dense<2.000000e+00> : TRANSPOSED_TYPE\n"
+    "%irlab_mid = arith.mulf %irlab_t1, %irlab_two : TRANSPOSED_TYPE\n",
+])
+def test_the_fix_cancels_across_elementwise_ops(gfx942_int4, between):
+    text, _ = _add_cancelling_pair(gfx942_int4, between=between)
+    m, res = cancel(text)
+    assert res.changed and res.verified, [str(d) for d in res.diagnostics]
+    mid = next(o for o in m.walk() if o.results and o.results[0].name == "irlab_mid")
+    assert str(mid.result.type) == str(mid.operands[0].type) and "irlab_t1" not in str(m) and "irlab_t2" not in str(m)
     assert recompile(str(m), target="hip:gfx942").binary
+
+
+def test_the_fix_leaves_a_pair_across_a_broadcast(gfx942_int4):
+    text = gfx942_int4
+    m, res = cancel(text)
+    assert not res.changed and str(m) == text
 
 
 def test_table_rendering(fa_snippet):
     m, res = run(fa_snippet)
-    table = get_pass("lds-transposes").render_table(res.data["findings"])
+    table = render_table(res.data["findings"])
     lines = table.splitlines()
     assert lines[0].split() [:5] == ["#", "finding", "op", "line", "source"]
     assert "lds-round-trip" in lines[1] and "%269 = triton_gpu.convert_layout" in lines[1]

@@ -22,7 +22,8 @@ from triton import knobs
 from triton.compiler.compiler import ASTSource
 
 from ..targets import Target
-from .pipeline import PassCall, PipelineError, PipelineSession, Snapshot, VerifierError, captured_stderr
+from .pipeline import PassCall, PipelineError, PipelineSession, Snapshot, VerifierError
+from .services import captured_stderr, save_rejected
 from .specialize import Specialization, specialize
 from ..variant import Insert, Variant, VariantError
 from .identity import validate_variant, variant_key
@@ -265,45 +266,66 @@ def _result(name, tname, options, spec, variant, compiled, hook, session, second
                          compiled=compiled, seconds=seconds)
 
 
+def infer_stage(path: Path, stage: str | None = None) -> str:
+    """The stage a file holds: ``stage`` if given, else its suffix (``.ttir``/``.ttgir``), else the
+    folder of an ``irlab snapshots take`` file (``<out>/ttgir/003-coalesce.mlir``)."""
+    if stage:
+        found = stage
+    elif path.suffix.lstrip(".") in MLIR_STAGES:
+        found = path.suffix.lstrip(".")
+    elif path.parent.name in MLIR_STAGES + ("llir",):
+        found = path.parent.name
+    else:
+        raise ValueError(f"cannot tell which stage {path} holds: name it with --stage ttir|ttgir "
+                         "(or use the suffix .ttir / .ttgir)")
+    if found not in MLIR_STAGES:
+        raise ValueError(f"recompile starts from ttir or ttgir, not {found!r}")
+    return found
+
+
 def recompile(ir_text: str | None = None, target: str | Target = "cuda:90", *, path: str | Path | None = None,
-              stage: str = "ttgir", options: dict | None = None, variant: Variant | None = None,
+              stage: str | None = None, options: dict | None = None, variant: Variant | None = None,
               produced_by: str | None = None, work_dir: str | Path | None = None,
               keep_nodebug: bool = True) -> CompileResult:
-    """Continue a (rewritten) ``.ttir``/``.ttgir`` through the remaining stages into a binary.
+    """Continue a (rewritten) TTIR/TTGIR through the remaining stages into a binary.
 
-    If Triton's parser or verifier rejects the IR, raises :class:`VerifierError` naming the pass
-    that produced it (``produced_by``) and the file where the rejected IR was saved.
+    The stage comes from ``stage``, else from the file (:func:`infer_stage`); text without a path
+    is TTGIR unless ``stage`` says otherwise. If Triton's parser or verifier rejects the IR,
+    raises :class:`VerifierError` naming the pass that produced it (``produced_by``) and the file
+    the rejected IR was saved in: ``work_dir``, or a new per-run temporary folder. Nothing else is
+    left behind.
     """
     if (ir_text is None) == (path is None):
         raise ValueError("give the IR as text or as a path, not both")
     if path is not None:
         path = Path(path)
-        stage = path.suffix.lstrip(".") or stage
+        stage = infer_stage(path, stage)
         from ..ir import read_text
         ir_text = read_text(path)
+    stage = stage or "ttgir"
     if stage not in MLIR_STAGES:
         raise ValueError(f"recompile starts from ttir or ttgir, not {stage!r}")
     tname = Target.parse(target)
     variant = variant or Variant.baseline()
-    work = Path(work_dir) if work_dir else Path(tempfile.mkdtemp(prefix="irlab-recompile-"))
-    work.mkdir(parents=True, exist_ok=True)
-    src_path = work / f"input.{stage}"
-    src_path.write_text(ir_text)
     who = produced_by or f"the input IR ({path or 'text'})"
-    session = PipelineSession(variant=variant, work_dir=work)
+    session = PipelineSession(variant=variant, work_dir=Path(work_dir) if work_dir else None)
     t0 = time.perf_counter()
-    with isolated_triton(session, keep_nodebug) as hook:
-        with captured_stderr() as err:
-            try:
-                compiled = triton.compile(str(src_path), target=tname.gpu_target(), options=options or {})
-                failure = None
-            except RuntimeError as e:
-                failure = e
-        if failure is not None:
-            if isinstance(failure, (PipelineError,)):
-                raise failure
-            detail = (err[0] if err else "").strip() or str(failure)
-            raise VerifierError(who, str(src_path), detail, stage) from None
+    with tempfile.TemporaryDirectory(prefix="irlab-recompile-") as tmp:
+        src_path = Path(tmp) / f"input.{stage}"
+        src_path.write_text(ir_text)
+        with isolated_triton(session, keep_nodebug) as hook:
+            with captured_stderr() as err:
+                try:
+                    compiled = triton.compile(str(src_path), target=tname.gpu_target(), options=options or {})
+                    failure = None
+                except RuntimeError as e:
+                    failure = e
+            if failure is not None:
+                if isinstance(failure, PipelineError):
+                    raise failure
+                detail = (err[0] if err else "").strip().replace(str(src_path), str(path or "<input>")) or str(failure)
+                saved = save_rejected(ir_text, "input", stage, session.work_dir)
+                raise VerifierError(who, str(saved), detail, stage) from None
     seconds = time.perf_counter() - t0
     _check_edits(session, tname)
     name = compiled.metadata.name

@@ -31,6 +31,7 @@ from triton._C.libtriton import ir
 
 from ..jsonio import plain
 from ..pass_api import PassResult
+from .services import captured_stderr, save_rejected
 
 # --------------------------------------------------------------------------------------------
 # Pass calls
@@ -253,44 +254,24 @@ class VerifierError(PipelineError):
         super().__init__(msg)
 
 
-@contextlib.contextmanager
-def captured_stderr():
-    """Collect what native code writes to file descriptor 2 (MLIR diagnostics go there)."""
-    import sys
-    try:
-        sys.stderr.flush()
-    except Exception:  # pragma: no cover
-        pass
-    saved = os.dup(2)
-    holder: list[str] = []
-    with tempfile.TemporaryFile() as tmp:
-        os.dup2(tmp.fileno(), 2)
-        try:
-            yield holder
-        finally:
-            os.dup2(saved, 2)
-            os.close(saved)
-            tmp.seek(0)
-            holder.append(tmp.read().decode("utf-8", "replace"))
-
-
-def triton_parse(text: str, context, save_dir: Path, what: str, stage: str = ""):
-    """Parse IR text with Triton's parser (which verifies it) in ``context``."""
-    save_dir.mkdir(parents=True, exist_ok=True)
-    fd, path = tempfile.mkstemp(suffix=f".{stage or 'mlir'}", prefix=_safe(what) + "-", dir=save_dir)
-    with os.fdopen(fd, "w") as f:
-        f.write(text)
-    with captured_stderr() as err:
-        try:
-            mod = ir.parse_mlir_module(path, context)
-            ok = mod.verify()
-        except RuntimeError as e:
-            mod, ok = None, False
-            reason = str(e)
-    if mod is None or not ok:
-        detail = (err[0] if err else "") or (reason if mod is None else "verification failed")
-        raise VerifierError(what, path, detail, stage)
-    os.unlink(path)
+def triton_parse(text: str, context, save_dir: Path | None, what: str, stage: str = ""):
+    """Parse IR text with Triton's parser (which verifies it) in ``context``; rejected IR is saved
+    in ``save_dir`` (or a new per-run temporary folder) and named in the VerifierError."""
+    with tempfile.TemporaryDirectory(prefix="irlab-parse-") as d:
+        path = os.path.join(d, f"{_safe(what)}.{stage or 'mlir'}")
+        with open(path, "w") as f:
+            f.write(text)
+        with captured_stderr() as err:
+            try:
+                mod = ir.parse_mlir_module(path, context)
+                ok = mod.verify()
+            except RuntimeError as e:
+                mod, ok = None, False
+                reason = str(e)
+        if mod is None or not ok:
+            detail = (err[0] if err else "") or (reason if mod is None else "verification failed")
+            saved = save_rejected(text, what, stage or "mlir", save_dir)
+            raise VerifierError(what, str(saved), detail.replace(path, str(saved)), stage)
     mod.context = context
     return mod
 
@@ -343,7 +324,7 @@ class PipelineSession:
 
     variant: Any = None                       # irlab.variant.Variant or None
     snapshot_dir: Path | None = None          # write the IR after every pass here
-    work_dir: Path | None = None              # where rejected IR is saved
+    work_dir: Path | None = None              # where rejected IR is saved (None: a new per-run temporary folder)
     stage: str = ""
     calls: list[PassCall] = field(default_factory=list)
     python_results: list[tuple[str, PassResult]] = field(default_factory=list)
@@ -351,10 +332,6 @@ class PipelineSession:
     snapshots: list[Snapshot] = field(default_factory=list)
     matched: dict = field(default_factory=dict)          # edit -> times it applied
     stage_counts: dict = field(default_factory=dict)
-
-    def __post_init__(self):
-        if self.work_dir is None:
-            self.work_dir = Path(tempfile.gettempdir()) / "irlab-rejected-ir"
 
     @contextlib.contextmanager
     def active(self):
@@ -453,9 +430,7 @@ class PipelineSession:
             found, text = self._find_failing(calls, before, context, label, stage)
             if found is not None:
                 culprit, culprit_input = found, text
-        self.work_dir.mkdir(parents=True, exist_ok=True)
-        path = self.work_dir / f"before-{_safe(culprit.name)}.{stage}"
-        path.write_text(culprit_input)
+        path = save_rejected(culprit_input, f"before-{culprit.name}", stage, self.work_dir)
         raise PipelineError(f"Triton pass {culprit.describe()} failed in stage {stage}: "
                             f"{(err[0] if err else '').strip() or failed}\n  its input IR is saved at {path}")
 
@@ -486,8 +461,8 @@ class PipelineSession:
         from ..registry import make_pass
         pobj = make_pass(edit.pass_name, dict(edit.options))
         text = mod.str()
-        module = irlab_ir.parse(text, filename=f"<{stage} before {edit.pass_name}>")
-        result = pobj.apply(module)
+        module = irlab_ir.parse(text, filename=f"<{stage}>")
+        result = pobj.apply(module, verify=False, stage=stage)   # Triton's parser verifies it just below
         self.python_results.append((stage, result))
         new_text = str(module)
         self.python_ir.append((edit.pass_name, text, new_text))

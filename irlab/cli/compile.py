@@ -42,8 +42,10 @@ def cmd_recompile(args) -> int:
     from ..bridge.pipeline import VerifierError
     from .. import ir
     try:
-        res = recompile(path=args.file, target=args.target, produced_by=args.produced_by,
+        res = recompile(path=args.file, target=args.target, stage=args.stage, produced_by=args.produced_by,
                         work_dir=args.work_dir)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
     except ir.IRParseError as e:
         err(e.render())
         return EXIT_USAGE
@@ -187,11 +189,14 @@ def register(sub) -> None:
     c.add_argument("--out", default=None, help="write every stage into this folder")
     c.set_defaults(func=cmd_compile)
 
-    c = sub.add_parser("recompile", help="continue a .ttir/.ttgir file through the remaining stages")
+    c = sub.add_parser("recompile", help="continue a TTIR/TTGIR file (.ttir, .ttgir, or a snapshot .mlir) through the remaining stages")
     c.add_argument("file")
     c.add_argument("--target", required=True)
+    c.add_argument("--stage", default=None, choices=("ttir", "ttgir"),
+                   help="the stage the file holds (default: from its suffix, or its snapshot folder)")
     c.add_argument("--produced-by", default=None, help="name of the pass that produced the file (for errors)")
-    c.add_argument("--work-dir", default=None, help="where rejected IR is saved")
+    c.add_argument("--work-dir", default=None, help="where rejected IR is saved (default: a new temporary folder, "
+                   "printed)")
     c.add_argument("--out", default=None)
     c.set_defaults(func=cmd_recompile)
 

@@ -1,30 +1,52 @@
 """irlab ir check | show: parse and inspect IR files."""
 from __future__ import annotations
 
-
 from .common import EXIT_OK, EXIT_USAGE, err
 
 
 def cmd_ir_check(args) -> int:
+    """Each file (or ``// -----`` chunk) through irlab's grammar, then Triton's own parser and
+    verifier (modules; a fragment of ops can only be checked by the grammar). Every error is
+    ``file:line:col: error: ...``; exit 2 if any file has one."""
     from .. import ir
+    services = None
     status = EXIT_OK
     for f in args.files:
+        name = "<stdin>" if f == "-" else f
         try:
-            if args.split_input_file:
-                text = ir.read_text(f)
-                n = 0
-                for first_line, chunk in ir.split_input(text):
-                    if chunk.strip():
-                        n += sum(1 for _ in ir.parse(chunk, f, first_line=first_line).walk())
-                print(f"{f}: ok ({n} ops)")
-            else:
-                m = ir.parse_file(f)
-                n = sum(1 for _ in m.walk())
-                kind = "fragment" if m.fragment else "module"
-                print(f"{f}: ok ({kind}, {n} ops, {len(m.functions)} function(s), {len(m.layouts())} layout aliases)")
+            text = ir.read_text(f)
+            chunks = ir.split_input(text) if args.split_input_file else [(1, text)]
+            modules = [(line, chunk, ir.parse(chunk, name, first_line=line)) for line, chunk in chunks if chunk.strip()]
+            if not modules:
+                raise ir.IRParseError("empty input: no module or operations", name, 1, 1)
         except ir.IRParseError as e:
             err(e.render())
             status = EXIT_USAGE
+            continue
+        rejected, fragments = False, 0
+        for line, chunk, m in modules:
+            if m.fragment:
+                fragments += 1
+                continue
+            if args.grammar_only:
+                continue
+            if services is None:
+                from ..bridge.services import TritonServices
+                services = TritonServices()
+            verdict = services.verify("\n" * (line - 1) + chunk, name)
+            if verdict is not None:
+                for message in verdict.messages:
+                    err(message)
+                rejected = True
+        if rejected:
+            status = EXIT_USAGE
+            continue
+        n = sum(sum(1 for _ in m.walk()) for _, _, m in modules)
+        checked = "grammar only" if args.grammar_only else (
+            "grammar; Triton's verifier needs a whole module" if fragments == len(modules) else
+            "grammar and Triton's parser and verifier" + (f"; {fragments} fragment(s) by grammar only" if fragments else ""))
+        what = f"{len(modules)} module(s)" if args.split_input_file else ("fragment" if fragments else "module")
+        print(f"{name}: ok ({what}, {n} ops; checked by {checked})")
     return status
 
 
@@ -61,6 +83,7 @@ def register(sub) -> None:
     c = ir_sub.add_parser("check", help="parse IR files; report errors as file:line:col (exit 2)")
     c.add_argument("files", nargs="+")
     c.add_argument("--split-input-file", action="store_true", help="'// -----' separates independent modules")
+    c.add_argument("--grammar-only", action="store_true", help="do not ask Triton's parser and verifier")
     c.set_defaults(func=cmd_ir_check)
     c = ir_sub.add_parser("show", help="summarize an IR file: layouts, op counts, loop bodies")
     c.add_argument("file")

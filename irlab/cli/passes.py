@@ -2,10 +2,9 @@
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 from .common import EXIT_FAIL, EXIT_OK, EXIT_USAGE, UsageError, err, parse_kv
-from ..jsonio import write_json
+from ..jsonio import write_json, write_text
 
 
 def cmd_passes(args) -> int:
@@ -18,55 +17,55 @@ def cmd_passes(args) -> int:
 
 
 def cmd_pass(args) -> int:
+    """Run one pass on an IR file; the IR goes to stdout (or -o) only when every chunk went through
+    and Triton accepted what the pass produced."""
     from .. import ir
-    from ..pass_api import PassError
+    from ..pass_api import PassError, PassRejected
     from ..registry import make_pass
     try:
         p = make_pass(args.name, parse_kv(args.option, "option"))
     except PassError as e:
         raise UsageError(str(e)) from None
+    name = "<stdin>" if args.file == "-" else args.file
     try:
-        text = sys.stdin.read() if args.file == "-" else ir.read_text(args.file)
+        text = ir.read_text(args.file)
+        chunks = ir.split_input(text) if args.split_input_file else [(1, text)]
+        modules = [(line, ir.parse(chunk, filename=name, first_line=line) if chunk.strip() else chunk)
+                   for line, chunk in chunks]
     except ir.IRParseError as e:
         err(e.render())
         return EXIT_USAGE
-    chunks = ir.split_input(text) if args.split_input_file else [(1, text)]
-    outputs, results, status = [], [], EXIT_OK
-    for first_line, chunk in chunks:
-        if not chunk.strip():
-            outputs.append(chunk)
-            continue
-        try:
-            m = ir.parse(chunk, filename=args.file, first_line=first_line)
-        except ir.IRParseError as e:
-            err(e.render())
-            status = EXIT_USAGE
-            outputs.append(chunk)
+    outputs, results = [], []
+    for first_line, m in modules:
+        if isinstance(m, str):
+            outputs.append(m)
             continue
         try:
             res = p.apply(m)
+        except PassRejected as e:
+            err(f"{name}:{first_line}: error: {e}")
+            return EXIT_FAIL
         except PassError as e:
-            err(f"{args.file}:{first_line}: error: {e}")
-            status = EXIT_FAIL
-            outputs.append(chunk)
-            continue
+            err(f"{name}:{first_line}: error: {e}")
+            return EXIT_FAIL
         results.append(res)
         for d in res.diagnostics:
-            err(str(d))
-        for c in res.changes:
-            err(f"{args.file}:{first_line}: change: {c}")
+            if not args.quiet or d.severity in ("warning", "error"):
+                err(str(d))
+        if not args.quiet:
+            for line in res.change_lines(name):
+                err(line)
         outputs.append(str(m))
     sep = ir.SPLIT_MARKER + "\n"
     out = sep.join(o if o.endswith("\n") or not o else o + "\n" for o in outputs) if args.split_input_file \
         else outputs[0]
     if args.output:
-        Path(args.output).write_text(out)
+        write_text(args.output, out)
     else:
         sys.stdout.write(out)
     if args.json:
         write_json(args.json, [r.to_json() for r in results])
-    return status
-
+    return EXIT_OK
 
 
 def register(sub) -> None:
@@ -80,5 +79,6 @@ def register(sub) -> None:
     c.add_argument("--split-input-file", action="store_true", help="'// -----' separates independent modules")
     c.add_argument("-o", "--output", default=None, help="write the IR here instead of stdout")
     c.add_argument("--json", default=None, metavar="FILE", help="also write the pass results as JSON")
+    c.add_argument("-q", "--quiet", action="store_true", help="no change lines and remarks; warnings and errors only")
     c.set_defaults(func=cmd_pass)
 

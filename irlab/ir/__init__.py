@@ -16,7 +16,9 @@ from pathlib import Path
 
 from .attributes import Attribute, Dense, Keyword, Layout
 from .errors import IRError, IRParseError, RewriteError, Source
-from .rewrite import Change, Rewriter, dominates
+from .driver import DriverResult, PatternRewriter, RewritePattern, apply_patterns
+from .effects import Effect, effects, is_pure, is_speculatable
+from .rewrite import Change, Rewriter, describe, dominates
 from .model import Alias, Block, BlockArgument, FreeValue, Module, Operation, OpResult, Region, Use, Value
 from .types import FunctionType, MemDescType, OpaqueType, PointerType, ScalarType, TensorType, Type
 
@@ -35,9 +37,11 @@ def parse(text: str, filename: str | None = None, fragment: bool | None = None, 
     from .builder import build
     from .syntax import parse_syntax
 
+    from .syntax import prescan
     source = Source(text, filename, first_line)
     if not text.strip():
         raise IRParseError("empty input: no module or operations", source.filename, first_line, 1, "")
+    prescan(source)
     # A parse allocates many small objects that all stay alive; the cyclic collector would rescan
     # them again and again and make large files parse in more than linear time.
     gc_was_enabled = gc.isenabled()
@@ -54,19 +58,34 @@ def parse(text: str, filename: str | None = None, fragment: bool | None = None, 
 
 
 def read_text(path: str | Path) -> str:
-    """Read an IR file as UTF-8 text; binary or undecodable input raises IRParseError."""
-    p = Path(path)
-    name = str(path)
-    if p.is_dir():
-        raise IRParseError("is a directory, not an IR file", name, 1, 1)
-    try:
-        data = p.read_bytes()
-    except FileNotFoundError:
-        raise IRParseError("no such file", name, 1, 1) from None
-    except PermissionError:
-        raise IRParseError("permission denied", name, 1, 1) from None
-    except OSError as e:
-        raise IRParseError(f"cannot read: {e.strerror or e}", name, 1, 1) from None
+    """Read IR as UTF-8 text from a regular file, or from stdin for ``-``. Binary, undecodable,
+    empty and non-regular input (a FIFO, a device) raise IRParseError at once."""
+    import os
+    import stat
+    import sys
+    name = "<stdin>" if str(path) == "-" else str(path)
+    if str(path) == "-":
+        data = sys.stdin.buffer.read()
+    else:
+        p = Path(path)
+        try:
+            st = os.stat(p)
+        except FileNotFoundError:
+            raise IRParseError("no such file", name, 1, 1) from None
+        except OSError as e:
+            raise IRParseError(f"cannot read: {e.strerror or e}", name, 1, 1) from None
+        if stat.S_ISDIR(st.st_mode):
+            raise IRParseError("is a directory, not an IR file", name, 1, 1)
+        if not stat.S_ISREG(st.st_mode):
+            kind = "a FIFO" if stat.S_ISFIFO(st.st_mode) else "a device" if stat.S_ISCHR(st.st_mode) or \
+                stat.S_ISBLK(st.st_mode) else "a socket" if stat.S_ISSOCK(st.st_mode) else "not a regular file"
+            raise IRParseError(f"is {kind}, not a regular file: irlab reads IR from files (or - for stdin)", name, 1, 1)
+        try:
+            data = p.read_bytes()
+        except PermissionError:
+            raise IRParseError("permission denied", name, 1, 1) from None
+        except OSError as e:
+            raise IRParseError(f"cannot read: {e.strerror or e}", name, 1, 1) from None
     nul = data.find(b"\0")
     try:
         text = data.decode("utf-8")
@@ -74,6 +93,8 @@ def read_text(path: str | Path) -> str:
     except UnicodeDecodeError as e:
         bad = e.start
     if bad is None and nul < 0:
+        if not text.strip():
+            raise IRParseError("empty input: no module or operations", name, 1, 1)
         return text
     # report the first sign of binary input: a NUL byte or bytes that are not UTF-8
     at = min(x for x in (nul if nul >= 0 else None, bad) if x is not None)
@@ -101,7 +122,8 @@ def split_input(text: str) -> list[tuple[int, str]]:
 
 
 __all__ = [
-    "Alias", "Attribute", "Change", "Rewriter", "dominates", "Block", "BlockArgument", "Dense", "FreeValue", "FunctionType", "IRError", "IRParseError",
+    "Alias", "Attribute", "Change", "DriverResult", "Effect", "PatternRewriter", "RewritePattern", "Rewriter",
+    "apply_patterns", "describe", "dominates", "effects", "is_pure", "is_speculatable", "Block", "BlockArgument", "Dense", "FreeValue", "FunctionType", "IRError", "IRParseError",
     "Keyword", "Layout", "MemDescType", "Module", "OpaqueType", "OpResult", "Operation", "PointerType", "Region",
     "RewriteError", "ScalarType", "Source", "TensorType", "Type", "Use", "Value", "parse", "parse_file",
     "read_text", "split_input", "SPLIT_MARKER",

@@ -228,7 +228,8 @@ def parse_value(items: list, text: str, resolve: Resolver) -> Any:
                     return [parse_value(p, text, resolve) for p in split_top(elems) if p]
                 if v == "dense":
                     inner = nxt.items
-                    splat = parse_value(inner, text, resolve) if len(inner) == 1 else None
+                    one = len(inner) == 1 and not (isinstance(inner[0], Group) and inner[0].kind == "bracket")
+                    splat = parse_value(inner, text, resolve) if one else None
                     return Dense(text_of(items, text), splat)
             return Keyword(v)
         if t in ("HASH_ID", "ATTR_TOKEN"):
@@ -315,3 +316,26 @@ def _parse_loose_body(body: Group, text: str, resolve: Resolver, inner: bool = F
 
 def _with_alias(layout: Layout, name: str) -> Layout:
     return Layout(layout.kind, layout.params, layout.text, alias=name, inferred=layout.inferred)
+
+
+def layout_key(value):
+    """A comparable form of an attribute value in which a layout is its kind and parameters only:
+    the same layout written through an alias and inline has the same key."""
+    if isinstance(value, Layout):
+        return ("layout", value.kind, layout_key(value.params))
+    if isinstance(value, dict):
+        return tuple(sorted((k, layout_key(v)) for k, v in value.items() if k != "text"))
+    if isinstance(value, (list, tuple)):
+        return tuple(layout_key(v) for v in value)
+    if isinstance(value, Attribute):
+        return ("attribute", value.text)
+    return value
+
+
+def same_layout(a: Layout | None, b: Layout | None) -> bool:
+    """Whether two layouts are the same encoding, however each is written (alias or inline)."""
+    if a is None or b is None:
+        return a is b
+    if a.inferred or b.inferred:   # only an alias name is known: compare names
+        return a.alias is not None and a.alias == b.alias
+    return layout_key(a) == layout_key(b)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+import lark
 from lark import Token
 
 from .errors import IRParseError, Source
@@ -90,10 +91,29 @@ class Builder:
             if i >= len(values):
                 raise self.error(tok.start_pos, f"%{name} has {len(values)} results; #{i} does not exist")
             return values[i]
-        if grouped and len(values) > 1:
-            # MLIR lets `%x` name the first result of a group
-            return values[0]
-        return values[0]
+        return values[0]   # `%x` names a single result, or the first of a `%x:3` group
+
+    def _check_token(self, tok: Token):
+        """A type or attribute token is read lazily; check now that its inside parses, so a bad one
+        is reported here, at its place, and not later from a query."""
+        from .syntax import parse_items, token_body
+        head, body = token_body(tok)
+        try:
+            parse_items(body)
+        except lark.exceptions.LarkError as e:
+            pos = getattr(e, "pos_in_stream", None)
+            if pos is None:
+                pos = getattr(getattr(e, "token", None), "start_pos", None) or 0
+            raise self.error(tok.start_pos + len(head) + 1 + pos,
+                             f"malformed {'type' if tok.type == 'TYPE_TOKEN' else 'attribute'} "
+                             f"{tok.value[:60]!r}") from None
+
+    def _check_tokens(self, items):
+        for it in items:
+            if isinstance(it, Token) and it.type in ("TYPE_TOKEN", "ATTR_TOKEN"):
+                self._check_token(it)
+            elif isinstance(it, Group):
+                self._check_tokens(it.items)
 
     # --- module ------------------------------------------------------------------------------
     def build(self) -> Module:
@@ -107,6 +127,7 @@ class Builder:
                     first = table[node.name]
                     raise self.error(node.start, f"redefinition of alias {'#' if node.kind == 'attr' else '!'}"
                                                  f"{node.name} (first defined at {self._where(first.start)})")
+                self._check_tokens(node.items)
                 alias = Alias(node.kind, node.name, node.items, node.start, node.end, lead, self.source)
                 table[node.name] = alias
                 m.entries.append(alias)
@@ -173,11 +194,15 @@ class Builder:
             self._define_results(op, node.results)
         return op
 
-    def _collect(self, op, items, defs, regions, fn_sig, nested=False):
-        """Find operand uses, region-argument definitions and regions in an op's items."""
+    def _collect(self, op, items, defs, regions, fn_sig, nested=None, depth=0, group_keyword=None):
+        """Find operand uses (with where they sit in the syntax), region-argument definitions and
+        regions in an op's items."""
         n = len(items)
         for i, it in enumerate(items):
+            prev = items[i - 1] if i else None
             if isinstance(it, Token):
+                if it.type in ("TYPE_TOKEN", "ATTR_TOKEN"):
+                    self._check_token(it)
                 if it.type != "VALUE":
                     continue
                 nxt = items[i + 1] if i + 1 < n else None
@@ -188,15 +213,20 @@ class Builder:
                     defs.append(it)
                 else:
                     value = self.resolve_use(it)
-                    use = Use(value, op, (it.start_pos, it.end_pos))
-                    op.uses.append(use)
+                    keyword = prev.value if isinstance(prev, Token) and prev.type == "KEYWORD" else None
+                    use = Use(value, op, (it.start_pos, it.end_pos), len(op.operand_uses), depth,
+                              nested.kind if nested is not None else None, group_keyword, keyword)
+                    op.operand_uses.append(use)
                     value.uses.append(use)
             elif isinstance(it, RegionSyntax):
                 regions.append(it)
             elif isinstance(it, Group):
+                if it.kind == "dict":
+                    self._check_tokens(it.items)
                 if it.kind in ("dict", "loc"):
                     continue
-                self._collect(op, it.items, defs, regions, fn_sig, nested=it)
+                kw = prev.value if isinstance(prev, Token) and prev.type == "KEYWORD" else None
+                self._collect(op, it.items, defs, regions, fn_sig, it, depth + 1, kw)
 
     def _entry_arg_types(self, op, defs, fn_sig):
         """Types of the region-entry arguments declared in the op's header, where known."""

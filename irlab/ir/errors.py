@@ -69,9 +69,15 @@ class IRParseError(IRError):
     def render(self) -> str:
         out = [f"{self.filename}:{self.line}:{self.column}: error: {self.message}"]
         if self.source_line:
-            shown = self.source_line.replace("\t", " ")
+            # one printable character per column, so the caret lines up; long lines are cut to a window
+            shown = "".join(ch if " " <= ch <= "~" else ("?" if ch != "\t" else " ") for ch in self.source_line)
+            col = max(self.column - 1, 0)
+            if len(shown) > 160:
+                start = max(0, min(col - 80, len(shown) - 160))
+                shown = ("..." if start else "") + shown[start:start + 160] + ("..." if start + 160 < len(shown) else "")
+                col = col - start + (3 if start else 0)
             out.append(shown)
-            out.append(" " * max(self.column - 1, 0) + "^")
+            out.append(" " * col + "^")
         out.extend(f"note: {n}" for n in self.notes)
         return "\n".join(out)
 

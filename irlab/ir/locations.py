@@ -77,13 +77,16 @@ def _close_paren(text: str, i: int) -> int:
     return i
 
 
-def strip_locations(text: str) -> str:
+def strip_locations(text: str, keep_lines: bool = False) -> str:
     """IR text without location information: every ``#loc = loc(...)`` definition line and every
     ``loc(...)`` (nested parentheses and strings included) removed. The one location stripper of
-    irlab: golden files, diffs and reports all use it."""
+    irlab: golden files, diffs, reports and verification all use it. ``keep_lines`` leaves an
+    empty line where a definition was, so line numbers stay those of the original text."""
     out, pos = [], 0
+    d = _LOC_DEFINITION.search(text)
     while True:
-        d = _LOC_DEFINITION.search(text, pos)
+        if d is not None and d.start() < pos:
+            d = _LOC_DEFINITION.search(text, pos)
         u = _LOC_START.search(text, pos)
         if u is None and d is None:
             break
@@ -91,9 +94,13 @@ def strip_locations(text: str) -> str:
             end = _close_paren(text, d.end())
             nl = text.find("\n", end)
             out.append(text[pos:d.start()])
+            if keep_lines:
+                out.append("\n" * text.count("\n", d.start(), end) + ("\n" if nl >= 0 else ""))
             pos = len(text) if nl < 0 else nl + 1
         else:
             out.append(text[pos:u.start()])
             pos = _close_paren(text, u.end())
+            if keep_lines:
+                out.append("\n" * text.count("\n", u.start(), pos))
     out.append(text[pos:])
     return "".join(out)

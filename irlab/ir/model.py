@@ -26,20 +26,27 @@ from .types import (ScalarType, TensorType, Type, TypeReader,
 # Values
 
 class Value:
-    """An SSA value: an op result or a block argument. ``uses`` lists every operand slot using it."""
+    """An SSA value: an op result or a block argument. ``uses`` lists every operand slot using it.
 
-    __slots__ = ("name", "index", "uses", "_type", "__weakref__")
+    Vocabulary, used throughout irlab: an op's *operands* are the values it uses, its
+    *operand uses* the slots holding them (:class:`Use`); a value's *uses* are the slots that use
+    it and its *users* the ops owning them. ``index`` is a result's position among its op's
+    results (a block argument's among its block's arguments); ``group_index`` is the ``#2`` of a
+    ``%x#2`` reference into a ``%x:3`` result group.
+    """
 
-    def __init__(self, name: str, index: int | None):
-        self.name = name        # printed name without '%' (for results of `%x:3`, the group name)
-        self.index = index      # position inside a multi-result group (`%x#2`), None for single
+    __slots__ = ("name", "group_index", "uses", "_type", "__weakref__")
+
+    def __init__(self, name: str, group_index: int | None):
+        self.name = name                # printed name without '%' (for results of `%x:3`, the group name)
+        self.group_index = group_index  # position inside a multi-result group (`%x#2`), None for single
         self.uses: list[Use] = []
         self._type = None
 
     @property
     def ref(self) -> str:
         """How a use of this value is written: ``%x`` or ``%x#2``."""
-        return f"%{self.name}" if self.index is None else f"%{self.name}#{self.index}"
+        return f"%{self.name}" if self.group_index is None else f"%{self.name}#{self.group_index}"
 
     @property
     def users(self) -> list["Operation"]:
@@ -59,42 +66,67 @@ class Value:
         return None
 
     @property
+    def owner_block(self) -> "Block | None":
+        """The block the value is defined in (a result's op's block, an argument's block)."""
+        return None
+
+    @property
     def type(self) -> Type | None:
         return self._type
+
+    def defined_outside(self, scope: "Region | Operation") -> bool:
+        """True if the value is defined outside ``scope`` (a region, or every region of an op):
+        neither a result of an op nested in it nor an argument of a block nested in it."""
+        block = self.owner_block
+        while block is not None:
+            region = block.region
+            if region is scope or (region is not None and region.op is scope):
+                return False
+            owner = region.op if region is not None else None
+            block = owner.parent if owner is not None else None
+        return True
 
     def __repr__(self):
         return f"<{type(self).__name__} {self.ref}>"
 
 
 class OpResult(Value):
-    __slots__ = ("op", "number")
+    __slots__ = ("op", "index")
 
-    def __init__(self, name, index, op, number):
-        super().__init__(name, index)
+    def __init__(self, name, group_index, op, index):
+        super().__init__(name, group_index)
         self.op = op
-        self.number = number
+        self.index = index              # position among the op's results
 
     @property
     def defining_op(self) -> "Operation":
         return self.op
 
     @property
+    def owner_block(self) -> "Block | None":
+        return self.op.parent
+
+    @property
     def type(self) -> Type | None:
         if self._type is None:
             types = self.op.result_types
-            if types is not None and self.number < len(types):
-                self._type = types[self.number]
+            if types is not None and self.index < len(types):
+                self._type = types[self.index]
         return self._type
 
 
 class BlockArgument(Value):
-    __slots__ = ("block", "number")
+    __slots__ = ("block", "index")
 
-    def __init__(self, name, block, number, type_=None):
+    def __init__(self, name, block, index, type_=None):
         super().__init__(name, None)
         self.block = block
-        self.number = number
+        self.index = index              # position among the block's arguments
         self._type = type_
+
+    @property
+    def owner_block(self) -> "Block":
+        return self.block
 
 
 class FreeValue(Value):
@@ -103,12 +135,17 @@ class FreeValue(Value):
 
 
 class Use:
-    """One operand slot: ``op`` uses ``value``; ``span`` is the slot's text span in ``op.source``."""
+    """One operand slot: ``op`` uses ``value``. ``span`` is the slot's text span in ``op.source``;
+    ``index`` its position among the op's operand uses. Where it sits in the op's syntax names it
+    (:mod:`irlab.ir.operands`): ``depth`` (0 at the op's top level), the kind of the innermost
+    ``group`` it is in and the ``group_keyword`` written before that group (``iter_args``), and
+    the ``keyword`` written right before it (``mask``, ``to``, ``step``)."""
 
-    __slots__ = ("value", "op", "span")
+    __slots__ = ("value", "op", "span", "index", "depth", "group", "group_keyword", "keyword")
 
-    def __init__(self, value, op, span):
-        self.value, self.op, self.span = value, op, span
+    def __init__(self, value, op, span, index=0, depth=0, group=None, group_keyword=None, keyword=None):
+        self.value, self.op, self.span, self.index = value, op, span, index
+        self.depth, self.group, self.group_keyword, self.keyword = depth, group, group_keyword, keyword
 
     def __repr__(self):
         return f"<Use {self.value.ref} in {self.op.name}>"
@@ -171,14 +208,14 @@ class Operation:
     ``:``), ``result_types``, ``loc`` and ``regions``.
     """
 
-    __slots__ = ("name", "results", "result_groups", "uses", "regions", "parent", "module", "items", "source",
-                 "start", "end", "lead", "edits", "dirty", "_attrs", "_result_types", "_defs")
+    __slots__ = ("name", "results", "result_groups", "operand_uses", "regions", "parent", "module", "items",
+                 "source", "start", "end", "lead", "edits", "dirty", "origin", "_attrs", "_result_types")
 
     def __init__(self, name, source, start, end, items, lead=""):
         self.name = name
         self.results: list[OpResult] = []
         self.result_groups: list[tuple[str, int]] = []
-        self.uses: list[Use] = []           # operand slots, in order
+        self.operand_uses: list[Use] = []   # operand slots, in order
         self.regions: list[Region] = []
         self.parent: Block | None = None
         self.module = None
@@ -189,17 +226,45 @@ class Operation:
         self.lead = lead
         self.edits: dict[tuple[int, int], str] = {}
         self.dirty = False
+        self.origin: tuple | None = None    # (line, column) in the module's text, kept when the op is re-read
         self._attrs = None
         self._result_types = None
-        self._defs: set = set()             # ids of VALUE tokens that define region arguments
 
     # --- structure ----------------------------------------------------------------------------
     @property
     def operands(self) -> list[Value]:
-        return [u.value for u in self.uses]
+        return [u.value for u in self.operand_uses]
 
-    def operand(self, i: int) -> Value:
-        return self.uses[i].value
+    def named_operands(self) -> dict:
+        """``{name: value}`` for ops with a slot spec (:mod:`irlab.ir.operands`), else ``{}``."""
+        from .operands import named_operands
+        return named_operands(self)
+
+    def operand_use(self, name: str) -> "Use | None":
+        """The operand slot behind a named operand (``store.operand_use("mask")``), to replace it."""
+        from .operands import operand_use
+        return operand_use(self, name)
+
+    def __getattr__(self, name: str):
+        # named operands and region values: `store.ptr`, `for_op.init_args`, `for_op.iter_args`, `dot.a`
+        # (Python calls this only for names that are not regular attributes)
+        if name.startswith("_"):
+            raise AttributeError(name)
+        from .operands import REGION_NAMES, named_operands, operand_names
+        names = operand_names(self)
+        if name in names:
+            return named_operands(self)[name]
+        region_names = REGION_NAMES.get(self.name, {})
+        if name in region_names:
+            return region_names[name](self)
+        known = names + list(region_names)
+        known_text = f"; it has: {', '.join(known)}" if known else " (it has no named operands)"
+        raise AttributeError(f"{self.name} has no attribute or named operand {name!r}{known_text}")
+
+    @property
+    def body(self) -> "Block | None":
+        """The entry block of the op's first region (a loop's body), or None."""
+        return self.regions[0].entry if self.regions else None
 
     @property
     def result(self) -> OpResult:
@@ -257,9 +322,6 @@ class Operation:
     def original_text(self) -> str:
         return self.source.text[self.start:self.end]
 
-    def _top_items(self):
-        return self.items
-
     def _attr_groups(self):
         dict_group = props = None
         for it in self.items:
@@ -311,9 +373,21 @@ class Operation:
         return None
 
     @property
-    def line(self) -> int:
-        """The 1-based line of this IR text the op starts on."""
-        return self.source.line_col(self.start)[0]
+    def line(self) -> int | None:
+        """The 1-based line of the module's text the op starts on (None for an op a rewrite created)."""
+        if self.origin is not None:
+            return self.origin[0]
+        if self.module is None or self.source is self.module.source:
+            return self.source.line_col(self.start)[0]
+        return None
+
+    @property
+    def column(self) -> int | None:
+        if self.origin is not None:
+            return self.origin[1]
+        if self.module is None or self.source is self.module.source:
+            return self.source.line_col(self.start)[1]
+        return None
 
     def location(self) -> str | None:
         """Where the op came from in the kernel's source (``kernel.py:23:33``), if known."""

@@ -1,26 +1,41 @@
-"""Changing IR safely: every rewrite keeps SSA dominance or is refused with the reason.
+"""Changing IR safely: every rewrite keeps SSA dominance and the order of conflicting memory
+effects, or is refused with the reason.
 
 All changes go through :class:`Rewriter`, which records them (``rewriter.changes``), so a pass
 can say exactly what it did and where. Ops given as text are parsed against the values visible
-at the insertion point; lines no rewrite touched print exactly as they were.
+at the insertion point; an op whose own text changes (a new type, an attribute, an operand) is
+re-read from its new text in place, so the model always describes what will be printed. Lines
+no rewrite touched print exactly as they were.
 """
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Callable
 
+from lark import Token
+
+from .attributes import Layout
+from .effects import conflict, effects, is_pure, is_speculatable, why_unknown
 from .errors import RewriteError
-from .model import Block, BlockArgument, FreeValue, Module, Operation, OpResult, Value
+from .model import Block, BlockArgument, FreeValue, Module, Operation, OpResult, Region, Use, Value
+from .printer import text_with
+from .syntax import Group, RegionSyntax
+from .types import _SCALAR_RE, Type, relayout
 
 _TERMINATORS = ("scf.yield", "tt.return", "tt.reduce.return", "tt.scan.return", "scf.condition", "func.return",
-                "ttg.warp_yield", "ttg.warp_return", "llvm.return", "cf.br", "cf.cond_br")
+                "ttg.warp_yield", "ttg.warp_return", "llvm.return", "cf.br", "cf.cond_br", "tt.map_elementwise.return",
+                "ttg.mask.return")
 
 
 @dataclass(frozen=True)
 class Change:
-    kind: str          # moved | erased | inserted | replaced-uses | replaced
-    op: str            # the op it concerns, as `%r = name` with its original line
+    kind: str                    # moved | erased | inserted | replaced-uses | replaced | retyped | attribute
+    op: str                      # the op it concerns, as `%r = name (line N)`
     detail: str
+    line: int | None = None      # the op's line in the IR the pass was given (None: an op the pass created)
+    column: int | None = None
+    location: str | None = None  # where the op came from in the kernel's source, if known
 
     def __str__(self):
         return f"{self.kind} {self.op}: {self.detail}"
@@ -29,9 +44,8 @@ class Change:
 def describe(op: Operation) -> str:
     """`%92 = tt.load (line 14)`: how diagnostics name an op."""
     res = ", ".join(r.ref for r in op.results[:1]) + (", ..." if len(op.results) > 1 else "")
-    line, _ = op.source.line_col(op.start)
-    where = f"line {line}" if op.source is (op.module.source if op.module else None) else "inserted"
-    return f"{res + ' = ' if res else ''}{op.name} ({where})"
+    line = op.line
+    return f"{res + ' = ' if res else ''}{op.name} ({f'line {line}' if line else 'inserted'})"
 
 
 def is_terminator(op: Operation) -> bool:
@@ -48,31 +62,47 @@ def ancestor_in_block(op: Operation, block: Block) -> Operation | None:
     return None
 
 
-def dominates(value: Value, user: Operation) -> bool:
-    """Whether ``value`` is defined before ``user`` may use it (structured control flow)."""
+def _available_at(value: Value, block: Block, index: int) -> bool:
+    """Whether ``value`` may be used by an op placed at position ``index`` of ``block``."""
     if isinstance(value, FreeValue):
         return True
     if isinstance(value, BlockArgument):
-        return ancestor_in_block(user, value.block) is not None
+        b = block
+        while b is not None:
+            if b is value.block:
+                return True
+            owner = b.parent_op
+            b = owner.parent if owner is not None else None
+        return False
     if isinstance(value, OpResult):
         d = value.op
         if d.parent is None:
             return False
-        a = ancestor_in_block(user, d.parent)
-        if a is None or a is d:
-            return False
-        block = d.parent
-        return block.index(d) < block.index(a)
+        if d.parent is block:
+            return block.index(d) < index
+        b, anchor = block, None
+        while b is not None and b is not d.parent:
+            anchor = b.parent_op
+            b = anchor.parent if anchor is not None else None
+        return b is not None and d.parent.index(d) < d.parent.index(anchor)
     return False
 
 
-def _mark_dirty(op: Operation):
+def dominates(value: Value, user: Operation) -> bool:
+    """Whether ``value`` is defined before ``user`` may use it (structured control flow)."""
+    if user.parent is None:
+        return False
+    return _available_at(value, user.parent, user.parent.index(user))
+
+
+def _mark_dirty(op: Operation | None, module: Module | None = None):
     cur = op
     while cur is not None:
         cur.dirty = True
         cur = cur.parent_op
-    if op.module is not None:
-        op.module.dirty = True
+    m = module or (op.module if op is not None else None)
+    if m is not None:
+        m.dirty = True
 
 
 def _indent_of(op: Operation) -> str:
@@ -80,45 +110,23 @@ def _indent_of(op: Operation) -> str:
     return lead[lead.rfind("\n") + 1:] if "\n" in lead else lead
 
 
-def _external_uses(op: Operation):
-    """Uses inside ``op`` (itself and nested ops) of values defined outside ``op``."""
-    inner = set()
-    for o in op.walk():
-        inner.add(id(o))
-        for r in o.regions:
-            for b in r.blocks:
-                inner.add(id(b))
-    for o in op.walk():
-        for u in o.uses:
-            v = u.value
-            if isinstance(v, OpResult) and id(v.op) in inner:
-                continue
-            if isinstance(v, BlockArgument) and id(v.block) in inner:
-                continue
-            yield u
-
-
-def _visible_values(anchor: Operation, before: bool = True) -> dict[str, Value]:
-    """Values a new op placed before (or after) ``anchor`` may use, by printed ref."""
+def _visible_values(block: Block, index: int) -> dict[str, Value]:
+    """Values an op placed at ``index`` of ``block`` may use, by printed ref."""
     out: dict[str, Value] = {}
-    cur = anchor
-    first = True
-    while cur is not None and cur.parent is not None:
-        block = cur.parent
-        idx = block.index(cur)
-        upto = idx + (0 if (before or not first) else 1)
-        for a in block.arguments:
+    b, upto = block, index
+    while b is not None:
+        for a in b.arguments:
             out.setdefault(a.ref, a)
-        for o in block.ops[:upto]:
+        for o in b.ops[:upto]:
             for r in o.results:
                 out.setdefault(r.ref, r)
-                if r.index == 0:
+                if r.group_index == 0:
                     out.setdefault(f"%{r.name}", r)
-        first = False
-        parent = cur.parent_op
-        if parent is None or parent.name == "module" or parent.name.endswith(".func"):
+        owner = b.parent_op
+        if owner is None or owner.name == "module" or owner.name.endswith(".func"):
             break  # functions are isolated from above
-        cur = parent
+        b = owner.parent
+        upto = b.index(owner) if b is not None else 0
     return out
 
 
@@ -145,12 +153,45 @@ def defined_names(scope: Operation | None, module: Module) -> set[str]:
     return names
 
 
+def _type_items(items, text: str, top: bool = True):
+    """(start, end, reader items, index) of every type written in an op's items (not inside
+    attribute dictionaries, locations or regions); scalar types only in the type signature."""
+    in_signature = not top
+    for i, it in enumerate(items):
+        if isinstance(it, Token):
+            if it.type == "COLON" and top:
+                in_signature = True
+            if it.type == "KEYWORD" and in_signature and _SCALAR_RE.match(it.value) and not (
+                    i + 1 < len(items) and isinstance(items[i + 1], Group) and items[i + 1].start == it.end_pos):
+                yield it.start_pos, it.end_pos, items, i
+            elif it.type == "TYPE_TOKEN" or (it.type == "BANG_ID" and not (
+                    i + 1 < len(items) and isinstance(items[i + 1], Group) and items[i + 1].start == it.end_pos)):
+                yield it.start_pos, it.end_pos, items, i
+            elif it.type in ("KEYWORD", "BANG_ID") and i + 1 < len(items) and isinstance(items[i + 1], Group) \
+                    and items[i + 1].kind == "angle" and items[i + 1].start == it.end_pos \
+                    and (it.type == "BANG_ID" or it.value in ("tensor", "vector", "memref", "tuple")):
+                yield it.start_pos, items[i + 1].end, items, i
+        elif isinstance(it, Group) and it.kind in ("paren", "bracket"):
+            yield from _type_items(it.items, text, top=False)
+
+
 class Rewriter:
-    """Moves, erases, inserts and replaces ops of one module, refusing changes that break SSA."""
+    """Moves, erases, inserts, clones, retypes and replaces ops of one module, refusing changes
+    that break SSA dominance or reorder conflicting memory effects."""
 
     def __init__(self, module: Module):
         self.module = module
         self.changes: list[Change] = []
+        self.touched: list[Operation] = []     # ops changed, created or moved (the driver revisits them)
+
+    @property
+    def has_done_action(self) -> bool:
+        return bool(self.changes)
+
+    def _record(self, kind: str, op: Operation, detail: str, reason: str = ""):
+        self.changes.append(Change(kind, describe(op), detail + (f" ({reason})" if reason else ""), op.line,
+                                   op.column, op.location()))
+        self.touched.append(op)
 
     # --- queries -----------------------------------------------------------------------------
     def fresh_name(self, base: str, near: Operation | None = None) -> str:
@@ -168,39 +209,69 @@ class Rewriter:
 
     # --- moving ------------------------------------------------------------------------------
     def move_before(self, op: Operation, anchor: Operation, reason: str = "") -> bool:
-        """Move ``op`` right before ``anchor``; False if it already was there (nothing changed)."""
+        """Move ``op`` right before ``anchor`` (in any block); False if it already was there."""
         return self._move(op, anchor, after=False, reason=reason)
 
     def move_after(self, op: Operation, anchor: Operation, reason: str = "") -> bool:
-        """Move ``op`` right after ``anchor``; False if it already was there (nothing changed)."""
+        """Move ``op`` right after ``anchor`` (in any block); False if it already was there."""
         return self._move(op, anchor, after=True, reason=reason)
 
     def check_move(self, op: Operation, anchor: Operation, after: bool) -> str | None:
-        """Why moving ``op`` next to ``anchor`` would break the IR, or None if it is safe."""
+        """Why moving ``op`` next to ``anchor`` would break the IR or reorder conflicting effects,
+        or None if it is safe."""
         if op is anchor:
             return None
-        block = op.parent
-        if block is None or anchor.parent is not block:
-            return (f"{describe(op)} and {describe(anchor)} are not in the same block; "
-                    "ops only move within their block")
+        block = anchor.parent
+        if op.parent is None or block is None:
+            return f"{describe(op if op.parent is None else anchor)} is a top-level op"
+        if op.is_ancestor_of(anchor):
+            return f"{describe(anchor)} is nested inside {describe(op)}"
         if is_terminator(op):
-            return f"{describe(op)} is the block's terminator"
+            return f"{describe(op)} is its block's terminator"
         if after and is_terminator(anchor):
             return f"nothing may follow the terminator {describe(anchor)}"
         ops = [o for o in block.ops if o is not op]
-        new_index = ops.index(anchor) + (1 if after else 0)
-        before_ids = {id(o) for o in ops[:new_index]}
-        for u in _external_uses(op):
-            v = u.value
-            if isinstance(v, OpResult) and v.op.parent is block and id(v.op) not in before_ids:
-                return (f"{describe(op)} uses {v.ref}, defined by {describe(v.op)}, which would come after it")
-        after_ids = {id(o) for o in ops[new_index:]}
+        index = ops.index(anchor) + (1 if after else 0)
+        hypothetical = _Hypothetical(block, ops)
+        for u in _uses_from_outside(op):
+            if not hypothetical.available(u.value, index):
+                d = u.value.defining_op
+                where = f"defined by {describe(d)}, which" if d is not None else "which"
+                return f"{describe(op)} uses {u.value.ref}, {where} would come after it"
         for r in op.results:
             for u in r.uses:
+                if op.is_ancestor_of(u.op):
+                    continue
                 a = ancestor_in_block(u.op, block)
-                if a is not None and id(a) not in after_ids:
-                    return (f"{describe(op)} defines {r.ref}, used by {describe(u.op)}, "
-                            "which would come before it")
+                if a is None or ops.index(a) < index:
+                    return f"{describe(op)} defines {r.ref}, used by {describe(u.op)}, which would come before it"
+        if op.parent is block:
+            return self._check_crossing(op, block, ops, index)
+        return self._check_region_change(op, block)
+
+    def _check_crossing(self, op, block, ops, index) -> str | None:
+        old = block.index(op)
+        crossed = ops[old:index] if index > old else ops[index:old]
+        moved = effects(op)
+        for c in crossed:
+            ce = effects(c)
+            if conflict(moved, ce):
+                extra = why_unknown(c)
+                return (f"{describe(op)} ({moved.describe()}) would cross {describe(c)}, which "
+                        f"{ce.describe() if ce.describe() != 'every effect' else 'may do anything'}"
+                        + (f" ({extra})" if extra else ""))
+        return None
+
+    def _check_region_change(self, op, block) -> str | None:
+        """Moving to another block changes how often the op runs: only pure ops may do that, and
+        only speculatable ones may leave a region (they might run where they did not before)."""
+        if not is_pure(op):
+            return (f"{describe(op)} ({effects(op).describe()}) would move to another block; only pure ops "
+                    "move between blocks (it would run a different number of times)")
+        leaving = op.parent.region is not None and not _region_contains(op.parent.region, block)
+        if leaving and not is_speculatable(op):
+            return (f"{describe(op)} may trap or be undefined on some inputs (or has regions); it is not "
+                    "moved out of its region, where it could run when it did not before")
         return None
 
     def _move(self, op, anchor, after, reason):
@@ -210,19 +281,19 @@ class Rewriter:
                                f"{describe(anchor)}: {why}")
         if op is anchor:
             return False
-        block = op.parent
-        old = block.index(op)
-        block.ops.remove(op)
-        idx = block.index(anchor) + (1 if after else 0)
-        block.ops.insert(idx, op)
-        if idx == old:
+        src, dst = op.parent, anchor.parent
+        old = src.index(op)
+        src.ops.remove(op)
+        idx = dst.index(anchor) + (1 if after else 0)
+        dst.ops.insert(idx, op)
+        if src is dst and idx == old:
             return False
-        if block.parent_op is not None:
-            _mark_dirty(block.parent_op)
-        self.module.dirty = True
-        self.changes.append(Change("moved", describe(op),
-                                   f"{'after' if after else 'before'} {describe(anchor)}"
-                                   + (f" ({reason})" if reason else "")))
+        if src is not dst:
+            op.lead = "\n" + _indent_of(anchor)
+            op.parent = dst
+            _mark_dirty(src.parent_op, self.module)
+        _mark_dirty(dst.parent_op, self.module)
+        self._record("moved", op, f"{'after' if after else 'before'} {describe(anchor)}", reason)
         return True
 
     # --- erasing -----------------------------------------------------------------------------
@@ -230,22 +301,20 @@ class Rewriter:
         for r in op.results:
             if r.uses:
                 user = r.uses[0].op
+                more = len(r.users) - 1
                 raise RewriteError(f"cannot erase {describe(op)}: its result {r.ref} is still used by "
-                                   f"{describe(user)}" + (f" and {len(r.users) - 1} more" if len(r.users) > 1 else ""))
+                                   f"{describe(user)}" + (f" and {more} more" if more else ""))
         block = op.parent
         if block is None:
             raise RewriteError(f"cannot erase {describe(op)}: it is a top-level op")
+        self._record("erased", op, reason or "no longer used")
+        self.touched.pop()
         for o in op.walk():
-            for u in o.uses:
-                try:
-                    u.value.uses.remove(u)
-                except ValueError:
-                    pass
+            for u in o.operand_uses:
+                _drop_use(u)
         block.ops.remove(op)
-        if block.parent_op is not None:
-            _mark_dirty(block.parent_op)
-        self.module.dirty = True
-        self.changes.append(Change("erased", describe(op), reason or "no longer used"))
+        op.parent = None
+        _mark_dirty(block.parent_op, self.module)
 
     # --- inserting ---------------------------------------------------------------------------
     def insert_before(self, anchor: Operation, text: str, reason: str = "") -> list[Operation]:
@@ -256,13 +325,14 @@ class Rewriter:
 
     def _parse_ops(self, text: str, anchor: Operation, after: bool, replacing: Operation | None = None):
         from . import parse
-        src_name = f"<inserted near {describe(anchor)}>"
-        frag = parse(text, filename=src_name, fragment=True)
+        if anchor.parent is None:
+            raise RewriteError(f"cannot insert next to the top-level op {describe(anchor)}")
+        if after and is_terminator(anchor):
+            raise RewriteError(f"cannot insert after the terminator {describe(anchor)}")
+        frag = parse(text, filename=f"<inserted near {describe(anchor)}>", fragment=True)
         ops = frag.ops
         if not ops or len(ops) != len(frag.entries):
             raise RewriteError("inserted text must hold only operations")
-        if after and is_terminator(anchor):
-            raise RewriteError(f"cannot insert after the terminator {describe(anchor)}")
         # names the new ops define must be new to the function (the replaced op's names are free)
         taken = defined_names(_function_of(anchor), self.module)
         if replacing is not None:
@@ -273,10 +343,13 @@ class Rewriter:
                     raise RewriteError(f"inserted op {o.name} defines %{name}, which the function already "
                                        f"defines; pick a new name (Rewriter.fresh_name)")
         # bind the fragment's free values to what is visible at the insertion point
-        visible = _visible_values(anchor, before=not after)
+        block = anchor.parent
+        visible = _visible_values(block, block.index(anchor) + (1 if after else 0))
         if replacing is not None:
             for r in replacing.results:
                 visible.pop(r.ref, None)
+                if visible.get(f"%{r.name}") is r:
+                    visible.pop(f"%{r.name}")
         for ref, fv in frag.free_values.items():
             target = visible.get(f"%{ref}")
             if target is None:
@@ -305,29 +378,89 @@ class Rewriter:
         for o in ops:
             o.lead = "\n" + indent
             o.parent = block
-            o.module = self.module
             for inner in o.walk():
                 inner.module = self.module
             block.ops.insert(idx, o)
             idx += 1
-        if block.parent_op is not None:
-            _mark_dirty(block.parent_op)
-        self.module.dirty = True
+        _mark_dirty(block.parent_op, self.module)
 
     def _insert(self, anchor, text, after, reason):
-        if anchor.parent is None:
-            raise RewriteError(f"cannot insert next to the top-level op {describe(anchor)}")
         ops = self._parse_ops(text, anchor, after)
         self._place(ops, anchor, after)
         for o in ops:
-            self.changes.append(Change("inserted", describe(o),
-                                       f"{'after' if after else 'before'} {describe(anchor)}"
-                                       + (f" ({reason})" if reason else "")))
+            self._record("inserted", o, f"{'after' if after else 'before'} {describe(anchor)}", reason)
         return ops
+
+    def clone(self, op: Operation, *, before: Operation | None = None, after: Operation | None = None,
+              mapping: dict | None = None, new_type: Callable[[Type], str | None] | None = None,
+              reason: str = "") -> Operation:
+        """A copy of ``op`` (without regions) with fresh result names, placed before or after an
+        anchor, its operands renamed through ``mapping`` (``{old value: new value}``), which gains
+        ``old result -> new result`` entries; ``new_type`` retypes the copy as :meth:`retype` does."""
+        if (before is None) == (after is None):
+            raise RewriteError("clone needs exactly one of before= or after=")
+        if op.regions:
+            raise RewriteError(f"cannot clone {describe(op)}: it has regions")
+        mapping = mapping if mapping is not None else {}
+        anchor = before or after
+        edits = {u.span: mapping[u.value].ref for u in op.operand_uses if u.value in mapping}
+        if new_type is not None:
+            edits.update(_type_edits(op, new_type))
+        text = text_with(op, edits)
+        if op.results:
+            names = [self.fresh_name(f"{name}_c" if not name.isdigit() else f"c{name}", anchor)
+                     for name, _ in op.result_groups]
+            head = ", ".join(f"%{n}" + (f":{c}" if c > 1 else "") for n, (_, c) in zip(names, op.result_groups))
+            text = head + " =" + text.split("=", 1)[1]
+        new = self._parse_ops(text, anchor, after is not None)
+        if len(new) != 1:
+            raise RewriteError(f"cloning {describe(op)} produced {len(new)} ops")
+        self._place(new, anchor, after is not None)
+        self._record("inserted", new[0], f"clone of {describe(op)}", reason)
+        for old, nv in zip(op.results, new[0].results):
+            mapping[old] = nv
+        return new[0]
+
+    def rematerialize(self, value: Value, before: Operation, new_type: Callable[[Type], str | None],
+                      can_clone: Callable[[Operation], bool], fallback: Callable[[Value, str], Value],
+                      memo: dict | None = None, reason: str = "") -> Value:
+        """``value`` recomputed right before ``before`` with its types changed by ``new_type``.
+        A value whose type ``new_type`` leaves alone is used as it is; one whose defining op
+        ``can_clone`` accepts is recomputed by a retyped clone of that op (its operands
+        rematerialized the same way); any other goes through ``fallback(value, new type text)``.
+        ``memo`` (``{old value: new value}``) shares work between calls; returns the new value."""
+        memo = memo if memo is not None else {}
+        if value in memo:
+            return memo[value]
+        target = new_type(value.type) if value.type is not None else None
+        if target is None:
+            return value
+        op = value.defining_op
+        if op is not None and len(op.results) == 1 and not op.regions and can_clone(op):
+            mapping = {v: self.rematerialize(v, before, new_type, can_clone, fallback, memo, reason)
+                       for v in op.operands}
+            memo[value] = self.clone(op, before=before, mapping={k: v for k, v in mapping.items() if k is not v},
+                                     new_type=new_type, reason=reason).result
+        else:
+            memo[value] = fallback(value, target)
+        return memo[value]
+
+    def erase_unused(self, ops, reason: str = "") -> int:
+        """Erase the ops of ``ops`` whose results nothing uses any more, then those that erasing
+        left unused, and so on; returns how many."""
+        pending, n = list(ops), 0
+        while True:
+            dead = [op for op in pending if op.parent is not None and not any(r.uses for r in op.results)]
+            if not dead:
+                return n
+            for op in reversed(dead):
+                self.erase(op, reason)
+                n += 1
+            pending = [op for op in pending if op.parent is not None]
 
     # --- replacing ---------------------------------------------------------------------------
     def replace_all_uses(self, old: Value, new: Value, reason: str = "", allow_type_change: bool = False,
-                         only: callable = None) -> int:
+                         only: Callable | None = None) -> int:
         """Make every use of ``old`` (or those ``only(use)`` accepts) use ``new``; returns how many."""
         if old is new:
             return 0
@@ -340,15 +473,29 @@ class Rewriter:
                 raise RewriteError(f"cannot replace {old.ref} with {new.ref} in {describe(u.op)}: "
                                    f"{new.ref} is not defined before that use")
         for u in uses:
-            old.uses.remove(u)
-            u.value = new
-            new.uses.append(u)
-            u.op.edits[u.span] = new.ref
-            _mark_dirty(u.op)
+            self._repoint(u, new)
         if uses:
             self.changes.append(Change("replaced-uses", old.ref, f"{len(uses)} use(s) now use {new.ref}"
-                                       + (f" ({reason})" if reason else "")))
+                                       + (f" ({reason})" if reason else ""), *_where(old)))
+            self.touched.extend(u.op for u in uses)
         return len(uses)
+
+    def set_operand(self, use: Use, new: Value, reason: str = "") -> None:
+        """Make one operand slot use ``new`` (types are the caller's to keep consistent)."""
+        if use.value is new:
+            return
+        if not dominates(new, use.op):
+            raise RewriteError(f"cannot use {new.ref} in {describe(use.op)}: it is not defined before that op")
+        old = use.value
+        self._repoint(use, new)
+        self._record("replaced-uses", use.op, f"operand {old.ref} -> {new.ref}", reason)
+
+    def _repoint(self, u: Use, new: Value):
+        _drop_use(u)
+        u.value = new
+        new.uses.append(u)
+        u.op.edits[u.span] = new.ref
+        _mark_dirty(u.op, self.module)
 
     def replace_op(self, op: Operation, text: str, reason: str = "", allow_type_change: bool = False
                    ) -> list[Operation]:
@@ -365,16 +512,157 @@ class Rewriter:
                 if old.type is not None and new.type is not None and str(old.type) != str(new.type):
                     raise RewriteError(f"replacement changes the type of {old.ref} from {old.type} to {new.type}")
         self._place(ops, op, after=False)
-        n_changes = len(self.changes)
         for old, new in zip(op.results, last.results):
             for u in list(old.uses):
-                old.uses.remove(u)
-                u.value = new
-                new.uses.append(u)
-                u.op.edits[u.span] = new.ref
-                _mark_dirty(u.op)
+                self._repoint(u, new)
+        n = len(self.changes)
         self.erase(op, reason="replaced")
-        del self.changes[n_changes:]
-        self.changes.append(Change("replaced", describe(op), f"by {', '.join(o.name for o in ops)}"
-                                   + (f" ({reason})" if reason else "")))
+        del self.changes[n:]
+        self._record("replaced", op, f"by {', '.join(o.name for o in ops)}", reason)
+        self.touched.extend(ops)
         return ops
+
+    # --- editing an op's own text --------------------------------------------------------------
+    def retype(self, op: Operation, new_type: Callable[[Type], str | None], reason: str = "") -> bool:
+        """Rewrite the types written in ``op`` (operands' and results'): ``new_type(t)`` returns the
+        new text of type ``t``, or None to keep it. The op is re-read from its new text; returns
+        whether anything changed."""
+        if op.regions:
+            raise RewriteError(f"cannot retype {describe(op)}: it has regions")
+        edits = _type_edits(op, new_type)
+        if not edits:
+            return False
+        old = sorted({op.source.text[s:e] for s, e in edits})
+        new = sorted(set(edits.values()))
+        self._rebuild(op, text_with(op, edits))
+        self._record("retyped", op, f"{', '.join(old)} -> {', '.join(new)}", reason)
+        return True
+
+    def set_encoding(self, op: Operation, old: Layout, new_text: str, reason: str = "") -> bool:
+        """Every tensor type of ``op`` in layout ``old`` (written as an alias or inline) moves to the
+        layout ``new_text`` (``#mma``, or an inline ``#ttg.blocked<{...}>``); a slice of ``old``
+        becomes the same slice of the new layout."""
+        return self.retype(op, lambda t: relayout(t, old, new_text), reason)
+
+    def set_attribute(self, op: Operation, key: str, value_text: str, reason: str = "") -> None:
+        """Set attribute ``key`` of ``op`` to ``value_text`` (as MLIR writes it: ``4 : i32``,
+        ``array<i32: 1, 0>``), in its attribute dictionary (or properties, where it lives there)."""
+        if op.regions:
+            raise RewriteError(f"cannot edit the attributes of {describe(op)}: it has regions")
+        dict_group, props = op._attr_groups()
+        for group in (props, dict_group):
+            if group is None:
+                continue
+            for entry in _dict_entries(group):
+                k = entry[0]
+                name = k.value.strip('"') if isinstance(k, Token) else None
+                if name == key and len(entry) >= 3:
+                    s = entry[2].start_pos if isinstance(entry[2], Token) else entry[2].start
+                    last = entry[-1]
+                    e = last.end_pos if isinstance(last, Token) else last.end
+                    self._rebuild(op, text_with(op, {(s, e): value_text}))
+                    self._record("attribute", op, f"{key} = {value_text}", reason)
+                    return
+        if dict_group is not None:
+            close = dict_group.end - 1
+            sep = ", " if dict_group.items else ""
+            new = text_with(op, {(close, close): f"{sep}{key} = {value_text}"})
+        else:
+            at = _attr_dict_position(op)
+            new = text_with(op, {(at, at): f" {{{key} = {value_text}}}"})
+        self._rebuild(op, new)
+        self._record("attribute", op, f"{key} = {value_text} (added)", reason)
+
+    def _rebuild(self, op: Operation, text: str) -> None:
+        """Re-read ``op`` from ``text`` in place: same object, same result objects (their users
+        keep pointing at them), operands bound to the values visible before the op."""
+        old_line, old_col = op.line, op.column
+        new = self._parse_ops(text, op, after=False, replacing=op)
+        if len(new) != 1 or new[0].regions:
+            raise RewriteError(f"the new text of {describe(op)} must be one op without regions")
+        n = new[0]
+        if [g for g in n.result_groups] != [g for g in op.result_groups]:
+            raise RewriteError(f"the new text of {describe(op)} must define the same results")
+        for u in op.operand_uses:
+            _drop_use(u)
+        for u in n.operand_uses:
+            u.op = op
+        op.operand_uses = n.operand_uses
+        op.name, op.items, op.source, op.start, op.end = n.name, n.items, n.source, n.start, n.end
+        op.edits, op._attrs, op._result_types = {}, None, None
+        op.origin = (old_line, old_col)
+        for r in op.results:
+            r._type = None
+        _mark_dirty(op, self.module)
+
+
+def _type_edits(op: Operation, new_type: Callable[[Type], str | None]) -> dict:
+    """{span: new text} for the types written in ``op`` that ``new_type`` changes."""
+    reader = op.reader()
+    edits = {}
+    for start, end, items, i in _type_items(op.items, op.source.text):
+        t, _ = reader.read(items, i)
+        if t is None:
+            continue
+        new = new_type(t)
+        if new is not None and new != op.source.text[start:end]:
+            edits[(start, end)] = new
+    return edits
+
+
+class _Hypothetical:
+    """Availability of values at an index of ``block`` once the moved op is taken out of it."""
+
+    def __init__(self, block: Block, ops: list[Operation]):
+        self.block, self.ops = block, ops
+
+    def available(self, value: Value, index: int) -> bool:
+        if isinstance(value, OpResult) and value.op.parent is self.block:
+            return value.op in self.ops[:index]
+        return _available_at(value, self.block, min(index, len(self.block.ops)))
+
+
+def _uses_from_outside(op: Operation):
+    """Operand uses of ``op`` and of the ops nested in it whose values are defined outside ``op``."""
+    for o in op.walk():
+        for u in o.operand_uses:
+            if o is op or u.value.defined_outside(op):
+                yield u
+
+
+def _region_contains(region: Region, block: Block) -> bool:
+    b = block
+    while b is not None:
+        if b.region is region:
+            return True
+        owner = b.parent_op
+        b = owner.parent if owner is not None else None
+    return False
+
+
+def _drop_use(u: Use) -> None:
+    for i, x in enumerate(u.value.uses):
+        if x is u:
+            del u.value.uses[i]
+            return
+
+
+def _where(value: Value) -> tuple:
+    op = value.defining_op
+    return (op.line, op.column, op.location()) if op is not None else (None, None, None)
+
+
+def _dict_entries(group: Group) -> list[list]:
+    from .attributes import split_top
+    return [e for e in split_top(group.items) if e]
+
+
+def _attr_dict_position(op: Operation) -> int:
+    """Where an attribute dictionary goes in an op without one: before its ':' type signature
+    (or its location, or its end)."""
+    for it in op.items:
+        if isinstance(it, Token) and it.type == "COLON":
+            return it.start_pos - 1 if op.source.text[it.start_pos - 1] == " " else it.start_pos
+        if isinstance(it, (Group, RegionSyntax)) and getattr(it, "kind", None) == "loc":
+            return it.start - 1
+    return op.end

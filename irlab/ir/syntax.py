@@ -6,6 +6,7 @@ The transformer runs inside the LALR parser, so no intermediate parse tree is bu
 from __future__ import annotations
 
 import functools
+import re
 from pathlib import Path
 
 import lark
@@ -182,6 +183,54 @@ def _unclosed_opener(text: str, upto: int) -> int | None:
             stack.pop()
         i += 1
     return stack[-1] if stack else None
+
+
+MAX_DEPTH = 64
+_BAD_CHAR = re.compile(r"[^\t\n\r\x20-\x7e]")
+_BRACKETS = re.compile(r'"(?:[^"\\\n]|\\.)*"|//[^\n]*|->|[\[\](){}<>]')
+
+
+def prescan(source: Source) -> None:
+    """Reject, before parsing, what can never be Triton IR: control characters and non-ASCII text
+    outside strings and comments, and brackets nested deeper than ``MAX_DEPTH`` (real IR nests a
+    handful of levels; the parser and the model would exhaust Python's stack on far deeper input)."""
+    text = source.text
+    m = _BAD_CHAR.search(text)
+    while m is not None:
+        line_start = text.rfind("\n", 0, m.start()) + 1
+        if not _in_string_or_comment(text, line_start, m.start()):
+            ch = text[m.start()]
+            what = f"control character U+{ord(ch):04X}" if ord(ch) < 0x80 else \
+                f"non-ASCII character {ch!r} (U+{ord(ch):04X}) outside a string"
+            raise IRParseError.at(source, m.start(), f"{what}: not part of any IR token")
+        m = _BAD_CHAR.search(text, m.end())
+    depth = 0
+    for tok in _BRACKETS.finditer(text):
+        t = tok.group()
+        if t in "([{<":
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise IRParseError.at(source, tok.start(), f"brackets nest deeper than {MAX_DEPTH} levels")
+        elif t in ")]}>":
+            depth = max(depth - 1, 0)
+
+
+def _in_string_or_comment(text: str, start: int, pos: int) -> bool:
+    """Whether ``pos`` lies inside a string or a // comment of the line starting at ``start``."""
+    i, in_str = start, False
+    while i < pos:
+        ch = text[i]
+        if in_str:
+            if ch == "\\":
+                i += 1
+            elif ch == '"':
+                in_str = False
+        elif ch == '"':
+            in_str = True
+        elif ch == "/" and text.startswith("//", i):
+            return True
+        i += 1
+    return in_str
 
 
 def parse_syntax(source: Source) -> list:

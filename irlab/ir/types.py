@@ -287,3 +287,16 @@ def with_element(t: Type | None, elem_text: str) -> Type | None:
     if isinstance(t, ScalarType):
         return ScalarType(elem_text)
     return None
+
+
+def relayout(t: Type | None, old, new_text: str) -> str | None:
+    """The text of tensor type ``t`` moved from layout ``old`` to the layout written ``new_text``,
+    slices of ``old`` becoming slices of the new layout; None if ``t`` is not in (a slice of) ``old``."""
+    from .attributes import same_layout
+    if not isinstance(t, TensorType) or t.layout is None:
+        return None
+    if same_layout(t.layout, old):
+        return tensor_text(t.shape, t.element, new_text)
+    if t.layout.kind == "slice" and same_layout(t.layout.parent, old):
+        return tensor_text(t.shape, t.element, f"#ttg.slice<{{dim = {t.layout.get('dim')}, parent = {new_text}}}>")
+    return None

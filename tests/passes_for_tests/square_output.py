@@ -4,7 +4,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from irlab.opinfo import stored_value
 from irlab.pass_api import ModulePass, PassContext
 from irlab.registry import register
 
@@ -18,7 +17,7 @@ class SquareOutput(ModulePass):
     def run(self, ctx: PassContext) -> None:
         rw = ctx.rewriter
         st = next(o for o in ctx.module.walk() if o.name == "tt.store")
-        v = stored_value(st)
+        v = st.value
         name = rw.fresh_name("irlab_sq", st)
         sq, = rw.insert_before(st, f"%{name} = arith.mulf {v.ref}, {v.ref} : {v.type}")
         rw.replace_all_uses(v, sq.result, only=lambda u: u.op is st)

@@ -18,8 +18,8 @@ class WreckAddresses(ModulePass):
 
     def run(self, ctx: PassContext) -> None:
         rw = ctx.rewriter
-        add = next(o for o in ctx.module.walk() if o.name == "tt.addptr" and isinstance(o.operand_types[1], TensorType))
-        off = add.operands[1]
+        add = next(o for o in ctx.module.walk() if o.name == "tt.addptr" and isinstance(o.offset.type, TensorType))
+        off = add.offset
         t = off.type
         big, scaled = rw.fresh_name("irlab_big", add), rw.fresh_name("irlab_scaled", add)
         rw.insert_before(add, f"%{big} = arith.constant dense<16777216> : {t}\n"

@@ -1,0 +1,1 @@
+"""Analyses of IR that passes and experiments share (no rewriting here)."""

@@ -1,0 +1,361 @@
+"""Every trip through shared memory (LDS), every transpose, and the redundant ones.
+
+AMD's guides walk through the FA-decode int4 IR by hand: the dequantized values are "stored in
+shared memory for the transpose operation", "loaded from LDS to register again", and after a few
+elementwise ops "stored in LDS again" -- LDS used twice. :func:`analyse` does that reading for
+any IR:
+
+* Every shared-memory trip, per buffer: a register value written (``ttg.local_alloc %v``,
+  ``ttg.local_store``) and read back (``ttg.local_load``), through any views (``memdesc_index``,
+  ``memdesc_trans``, loop-carried buffers); global data staged into LDS (async copies, pipelined
+  ``local_store`` of a load); LDS buffers read directly by an MMA; and every ``convert_layout``
+  that goes through LDS -- which Triton decides: its own shared-memory allocation runs on a copy
+  of the module and the converts that got scratch space are the ones. In the old syntax
+  (``#triton_gpu`` shared-encoded tensors) a convert to or from a shared encoding *is* an LDS
+  write or read.
+* Every transpose, classified: ``tt.trans`` on registers and ``memdesc_trans`` are free views; a
+  shared-to-shared ``tt.trans`` only changes addresses; a convert between blocked layouts of
+  different order moves data.
+* Redundant patterns: transpose pairs that cancel (separated only by elementwise or broadcast
+  ops), a transpose immediately converted again, and two LDS trips on one value chain where one
+  carries a transpose the other trip could absorb.
+
+Findings are plain dicts (JSON); ``op`` entries keep a reference to the op under ``_op``.
+"""
+from __future__ import annotations
+
+from irlab.ir import BlockArgument, MemDescType, Operation, OpResult, TensorType
+from irlab.ir.queries import is_elementwise, is_splat
+
+CONVERTS = ("ttg.convert_layout", "triton_gpu.convert_layout")
+LOCAL_LOADS = ("ttg.local_load", "triton_gpu.local_load")
+ASYNC_COPIES = ("ttg.async_copy_global_to_local", "amdg.buffer_load_to_local", "ttng.async_tma_copy_global_to_local")
+SHARED_VIEWS = ("ttg.memdesc_index", "ttg.memdesc_subslice", "ttg.memdesc_trans", "ttg.memdesc_reshape",
+                "ttg.memdesc_subview", "triton_gpu.memdesc_subview", "triton_gpu.memdesc_trans")
+MMA_FROM_SMEM = ("ttng.warp_group_dot", "ttng.tc_gen5_mma")
+GLOBAL_LOADS = ("tt.load", "amdg.buffer_load")
+STAGING = ("amdg.in_thread_transpose",) + CONVERTS
+TRANSPOSES = ("tt.trans", "ttg.memdesc_trans", "triton_gpu.memdesc_trans")
+BROADCASTS = ("tt.broadcast", "tt.expand_dims", "tt.splat")
+
+
+def base(op: Operation) -> str:
+    return op.name.replace("triton_gpu.", "ttg.", 1)
+
+
+def is_shared_tensor(t) -> bool:
+    """A tensor with a shared encoding: the old syntax's way of saying 'this lives in LDS'."""
+    return isinstance(t, TensorType) and t.layout is not None and t.layout.is_shared
+
+
+def order(op: Operation):
+    o = op.attr("order")
+    return list(o) if isinstance(o, list) else None
+
+
+def cancels(o1, o2) -> bool:
+    if o1 is None or o2 is None or len(o1) != len(o2):
+        return False
+    return [o1[i] for i in o2] == list(range(len(o1)))
+
+
+def ref(op: Operation) -> str:
+    res = op.results[0].ref if op.results else ""
+    return f"{res + ' = ' if res else ''}{op.name}"
+
+
+def _finding(kind: str, op: Operation, detail: str, **extra) -> dict:
+    return {"kind": kind, "op": ref(op), "line": op.line, "location": op.location(), "detail": detail,
+            "_op": op, **extra}
+
+
+def scratch_converts(module, services) -> tuple[set | None, str]:
+    """Ids of the converts Triton's shared-memory allocation gives scratch space, or (None, why)."""
+    if module.fragment:
+        return None, "a fragment of ops cannot be handed to Triton's allocator"
+    if not module.target:
+        return None, "the module names no ttg.target"
+    converts = [op for op in module.walk() if op.name in CONVERTS]
+    if not converts:
+        return set(), ""
+    from irlab import ir
+    try:
+        annotated = services.allocate_shared_memory(str(module), module.target)
+    except Exception as e:   # the service says what Triton reported
+        return None, str(e)[:300]
+    copies = [op for op in ir.parse(annotated, "<allocated copy>").walk() if op.name in CONVERTS]
+    if len(copies) != len(converts):
+        return None, "the allocated copy does not line up with the module"
+    return {id(o) for o, c in zip(converts, copies) if "allocation.offset" in c.attributes}, ""
+
+
+def analyse(module, services=None) -> dict:
+    """``{"findings": [...], "summary": {kind: n}, "lds_decided_by": text}`` for ``module``;
+    without ``services`` (Triton), which converts go through LDS is left undecided."""
+    scratch, why = scratch_converts(module, services) if services is not None else (None, "Triton was not asked")
+    findings: list[dict] = []
+    trips = _trips(module, scratch, why, findings)
+    _transposes(module, scratch, findings)
+    findings += cancelling_pairs(module)
+    _absorbable(trips, findings)
+    for i, f in enumerate(findings, 1):
+        f["id"] = i
+    return {"findings": findings,
+            "summary": {k: sum(1 for f in findings if f["kind"] == k) for k in dict.fromkeys(f["kind"] for f in findings)},
+            "lds_decided_by": "Triton's shared-memory allocation" if scratch is not None else f"layout kinds only ({why})"}
+
+
+# --------------------------------------------------------------------------------------------------
+# shared-memory trips
+
+def buffer_root(v, depth=0):
+    """The allocation a memory-descriptor value points into (through views and loop-carried values)."""
+    if depth > 32 or v is None:
+        return None
+    if isinstance(v, OpResult):
+        op = v.op
+        if op.name == "ttg.local_alloc":
+            return op
+        if base(op) in SHARED_VIEWS:
+            return buffer_root(op.src, depth + 1)
+        if op.name == "scf.for":
+            return buffer_root(op.init_args[v.index], depth + 1)
+        return None
+    if isinstance(v, BlockArgument):
+        owner = v.block.parent_op
+        if owner is not None and owner.name == "scf.for" and v.index >= 1:
+            return buffer_root(owner.init_args[v.index - 1], depth + 1)
+    return None
+
+
+def _origin(v) -> str:
+    """Where a value written to LDS comes from: global (a load, maybe through staging ops) or registers."""
+    for _ in range(6):
+        if not isinstance(v, OpResult):
+            break
+        if v.op.name in GLOBAL_LOADS:
+            return "global"
+        if v.op.name not in STAGING:
+            break
+        v = v.op.operands[0]
+    return "register"
+
+
+def _views(v, out):
+    while isinstance(v, OpResult) and base(v.op) in SHARED_VIEWS:
+        if v.op not in out:
+            out.append(v.op)
+        v = v.op.operands[0]
+
+
+def _trips(module, scratch, why, findings) -> list[dict]:
+    trips: list[dict] = []
+    buffers: dict = {}
+
+    def buffer(root) -> dict:
+        return buffers.setdefault(id(root), {"root": root, "writes": [], "reads": [], "views": [], "mma": []})
+
+    ops = list(module.walk())
+    for op in ops:
+        n = base(op)
+        if n == "ttg.local_alloc":
+            entry = buffer(op)
+            if op.operands:
+                entry["writes"].append(op)
+        elif n == "ttg.local_store" or n in ASYNC_COPIES:
+            root = buffer_root(op.dst)
+            if root is not None:
+                buffer(root)["writes"].append(op)
+        elif n in LOCAL_LOADS or n in MMA_FROM_SMEM:
+            for v in (op.operands[:1] if n in LOCAL_LOADS else op.operands[:2]):
+                if isinstance(v.type, MemDescType):
+                    root = buffer_root(v)
+                    if root is not None:
+                        entry = buffer(root)
+                        entry["reads" if n in LOCAL_LOADS else "mma"].append(op)
+                        _views(v, entry["views"])
+    for entry in buffers.values():
+        writes, reads, mma = entry["writes"], entry["reads"], entry["mma"]
+        if not writes or not (reads or mma):
+            continue
+        origins = {("global" if w.name in ASYNC_COPIES else _origin(w.operands[0])) for w in writes}
+        transposes = [v for v in entry["views"] if base(v) == "ttg.memdesc_trans"]
+        if mma and not reads:
+            kind, what = "lds-operand", "read directly by the MMA from shared memory"
+        elif origins == {"register"}:
+            kind, what = "lds-round-trip", "a register value written to LDS and read back into registers"
+        else:
+            kind, what = "lds-staging", "global data staged in LDS (pipelined load) and read into registers"
+        trips.append(_trip(kind, what, writes, reads + mma, transposes,
+                           str(entry["root"].result.type) if entry["root"].results else ""))
+    # old syntax: convert_layout to a shared-encoded tensor (write), shared views, convert back (read)
+    for op in ops:
+        if op.name not in CONVERTS or not op.results:
+            continue
+        if is_shared_tensor(op.result.type) and not is_shared_tensor(op.src.type):
+            reads, views = [], []
+            _old_syntax_reads(op.result, reads, views)
+            if reads:
+                trips.append(_trip("lds-round-trip", "a register value converted into shared memory and back (old "
+                                   "syntax: a convert to a #shared encoding is an LDS write)", [op], reads, views,
+                                   str(op.result.type)))
+    for n, t in enumerate(trips, 1):
+        t["trip"] = n
+        findings.append(_finding(t["kind"], t["_writes"][0], f"trip #{n}: {t['detail']}", trip=n))
+    for op in ops:   # converts through LDS scratch (decided by Triton)
+        if op.name not in CONVERTS or not op.results:
+            continue
+        src, dst = op.src.type, op.result.type
+        if is_shared_tensor(src) or is_shared_tensor(dst):
+            continue   # old-syntax LDS write/read, reported as a trip
+        if scratch is None:
+            kind, decided = "convert-undecided", f"undecided ({why})"
+        elif id(op) in scratch:
+            kind, decided = "convert-through-lds", "through LDS scratch (Triton allocated it shared memory)"
+        else:
+            continue   # register-only or warp-shuffle conversion: no LDS
+        findings.append(_finding(kind, op, f"{ref(op)} {_layout_text(src)} -> {_layout_text(dst)}: {decided}"))
+    return trips
+
+
+def _trip(kind, what, writes, reads, transposes, buffer_text) -> dict:
+    t = {"kind": kind, "write": [ref(w) for w in writes], "read": [ref(r) for r in reads],
+         "through": [ref(v) for v in transposes], "buffer": buffer_text,
+         "_writes": writes, "_reads": reads, "_transposes": transposes}
+    t["detail"] = (f"{what}: {', '.join(t['write'])} -> " + (f"[{', '.join(t['through'])}] -> " if transposes else "")
+                   + f"{', '.join(t['read'])}" + (f" (buffer {buffer_text})" if buffer_text else ""))
+    return t
+
+
+def _old_syntax_reads(v, reads, views, depth=0):
+    if depth > 8:
+        return
+    for u in v.uses:
+        op = u.op
+        if op.name == "tt.trans" and is_shared_tensor(op.result.type):
+            views.append(op)
+            _old_syntax_reads(op.result, reads, views, depth + 1)
+        elif op.name in CONVERTS and not is_shared_tensor(op.result.type):
+            reads.append(op)
+
+
+# --------------------------------------------------------------------------------------------------
+# transposes
+
+def _transposes(module, scratch, findings):
+    for op in module.walk():
+        n = base(op)
+        if n == "tt.trans" and op.results:
+            shared = is_shared_tensor(op.src.type)
+            why = ("shared-to-shared: only the addresses change (old syntax)" if shared else
+                   "on registers: lowers to nothing, the result layout is the permuted source layout")
+            findings.append(_finding("transpose", op, f"{ref(op)} order {_order_text(op)}: free view -- {why}",
+                                     classification="free view"))
+            users = op.result.users
+            # on registers, a convert right after the transpose moves the data the transpose avoided moving
+            if len(users) == 1 and users[0].name in CONVERTS and not shared and not is_shared_tensor(users[0].result.type):
+                findings.append(_finding("transpose-then-convert", op, f"{ref(op)} is immediately converted by "
+                                         f"{ref(users[0])}: the data moves in the convert; the transpose could be "
+                                         "folded into it"))
+        elif n == "ttg.memdesc_trans":
+            findings.append(_finding("transpose", op, f"{ref(op)} order {_order_text(op)}: free view -- permutes "
+                                     "shared-memory offsets, no data moves", classification="free view"))
+        elif op.name in CONVERTS and op.results:
+            s, d = getattr(op.src.type, "layout", None), getattr(op.result.type, "layout", None)
+            if s is not None and d is not None and s.kind == d.kind == "blocked" and s.order and d.order \
+                    and s.order != d.order:
+                where = "through LDS" if scratch is not None and id(op) in scratch else (
+                    "in registers/shuffles" if scratch is not None else "LDS use undecided")
+                findings.append(_finding("transpose", op, f"{ref(op)} changes layout order {s.order} -> {d.order}: a "
+                                         f"data-moving transpose ({where})", classification="data movement"))
+
+
+def cancelling_pair(t2: Operation):
+    """(first transpose, elementwise/broadcast ops between them) if ``t2`` undoes an earlier
+    transpose of the same kind, else None."""
+    chain, v = [], t2.operands[0] if t2.operands else None
+    while isinstance(v, OpResult) and len(chain) < 8:
+        op = v.op
+        if base(op) == base(t2):
+            return (op, list(reversed(chain))) if cancels(order(op), order(t2)) else None
+        if (is_elementwise(op) or op.name in BROADCASTS) and len(op.result.uses) == 1:
+            tensors = [x for x in op.operands if isinstance(x.type, TensorType) and not is_splat(x)]
+            if len(tensors) != 1:
+                return None
+            chain.append(op)
+            v = tensors[0]
+            continue
+        return None
+    return None
+
+
+def cancelling_pairs(module) -> list[dict]:
+    out = []
+    for t2 in [op for op in module.walk() if op.name in TRANSPOSES and op.parent is not None]:
+        hit = cancelling_pair(t2)
+        if hit is None:
+            continue
+        t1, chain = hit
+        between = f" across {len(chain)} elementwise/broadcast op(s)" if chain else ""
+        out.append(_finding("cancelling-transposes", t2, f"{ref(t1)} and {ref(t2)} cancel{between}; the "
+                            "cancel-transposes pass removes such pairs"))
+    return out
+
+
+def _absorbable(trips, findings):
+    """Two LDS trips on one value chain, joined only by elementwise/broadcast ops (or, in a fragment,
+    following each other in program order), one of them carrying a transpose."""
+    for a in trips:
+        for b in trips:
+            if a is b or not a["_reads"] or not b["_writes"] or not (a["_transposes"] or b["_transposes"]):
+                continue
+            link = _linked(a["_reads"], b["_writes"])
+            if link is None:
+                continue
+            which, other = (a, b) if a["_transposes"] else (b, a)
+            t = which["_transposes"][0]
+            findings.append(_finding("absorbable-trip", t, f"trips #{a['trip']} and #{b['trip']} are on one value "
+                                     f"chain ({link}); the transpose {ref(t)} in trip #{which['trip']} could be done by "
+                                     f"trip #{other['trip']}'s write and read, saving a trip through LDS",
+                                     trips=[a["trip"], b["trip"]]))
+
+
+def _linked(reads, writes) -> str | None:
+    targets = {id(w) for w in writes}
+    for r in reads:
+        if not r.results:
+            continue
+        frontier, seen, steps = [r.result], set(), 0
+        while frontier and steps < 64:
+            v = frontier.pop()
+            steps += 1
+            for u in v.uses:
+                if id(u.op) in targets:
+                    return "joined by elementwise ops"
+                if (is_elementwise(u.op) or u.op.name in BROADCASTS or u.op.name in CONVERTS) and u.op.results \
+                        and id(u.op) not in seen:
+                    seen.add(id(u.op))
+                    frontier.append(u.op.result)
+    # a fragment hides the values in between; fall back to program order (same block, or top level)
+    r0, w0 = reads[-1], writes[0]
+    m = r0.module
+    if m is None or not m.fragment or r0.parent is not w0.parent:
+        return None
+    ops = r0.parent.ops if r0.parent is not None else m.ops
+    if ops.index(r0) < ops.index(w0):
+        return "one follows the other in program order; the values between are defined outside this fragment"
+    return None
+
+
+def _order_text(op: Operation) -> str:
+    o = order(op)
+    if o is not None:
+        return str(o)
+    t = op.operands[0].type if op.operands else None
+    return "[1, 0] (implicit: the old tt.trans swapped the two dims)" if getattr(t, "rank", 0) == 2 else "?"
+
+
+def _layout_text(t) -> str:
+    if isinstance(t, (TensorType, MemDescType)):
+        return t.encoding_text or str(t)
+    return str(t)

@@ -1,0 +1,141 @@
+"""What Python passes and ``irlab ir check`` ask of Triton: parse and verify IR text, and run
+Triton's shared-memory allocation on a copy of a module. Passes reach these through their
+context (``ctx.services``) and never import the bridge themselves.
+
+Verification parses the text with Triton's own MLIR parser, with every Triton dialect loaded,
+and runs the verifier. Locations are blanked first (lines kept), so an error points at the line
+of the IR text, not at the kernel's Python source the ``loc(...)`` attributes name.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..ir.locations import strip_locations
+from ..targets import Target
+from . import compat
+
+
+class ServiceError(RuntimeError):
+    """Triton could not do what was asked (the message says what it reported)."""
+
+
+@dataclass
+class Rejection:
+    """Triton's parser or verifier refused IR: its messages, as ``file:line:col: error: ...``."""
+    messages: list[str]
+
+    @property
+    def first(self) -> str:
+        return self.messages[0] if self.messages else "rejected (no diagnostic text)"
+
+    def __str__(self):
+        return "\n".join(self.messages) or self.first
+
+
+@contextlib.contextmanager
+def captured_stderr():
+    """Collect what native code writes to file descriptor 2 (MLIR diagnostics go there)."""
+    try:
+        sys.stderr.flush()
+    except Exception:  # pragma: no cover
+        pass
+    saved = os.dup(2)
+    holder: list[str] = []
+    with tempfile.TemporaryFile() as tmp:
+        os.dup2(tmp.fileno(), 2)
+        try:
+            yield holder
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            tmp.seek(0)
+            holder.append(tmp.read().decode("utf-8", "replace"))
+
+
+_DIAG_START = re.compile(r"^(?P<file>[^\n]*?):(?P<line>\d+):(?P<col>\d+): (?P<sev>error|warning|note|remark): ",
+                         re.M)
+_MLIR_LOC = re.compile(r'^loc\("(?P<file>(?:[^"\\]|\\.)*)":(?P<line>\d+):(?P<col>\d+)\): ', re.M)
+
+
+def _messages(raw: str, tmp_path: str, name: str) -> list[str]:
+    """MLIR's diagnostics as ``file:line:col: error: ...``, one string each, the temporary file
+    named ``name``."""
+    text = _MLIR_LOC.sub(lambda m: f"{m.group('file')}:{m.group('line')}:{m.group('col')}: ", raw)
+    text = text.replace(tmp_path, name)
+    starts = [m.start() for m in _DIAG_START.finditer(text)]
+    if not starts:
+        return [line for line in text.strip().splitlines() if line.strip()][:5]
+    out = []
+    for i, s in enumerate(starts):
+        chunk = text[s:starts[i + 1] if i + 1 < len(starts) else len(text)].rstrip()
+        out.append(chunk)
+    return out
+
+
+class TritonServices:
+    """Triton's parser, verifier and shared-memory allocation, for passes and checks."""
+
+    def __init__(self):
+        self._context = None
+
+    @property
+    def context(self):
+        if self._context is None:
+            self._context = compat.mlir_context()
+        return self._context
+
+    def parse(self, text: str, name: str = "<ir>"):
+        """Parse and verify ``text``: (Triton module, None) or (None, Rejection)."""
+        from triton._C.libtriton import ir
+        with tempfile.TemporaryDirectory(prefix="irlab-verify-") as d:
+            path = os.path.join(d, "input.mlir")
+            Path(path).write_text(strip_locations(text, keep_lines=True))
+            with captured_stderr() as err:
+                try:
+                    mod = ir.parse_mlir_module(path, self.context)
+                    ok = mod.verify()
+                except RuntimeError as e:
+                    mod, ok = None, False
+                    failure = str(e)
+            if mod is not None and ok:
+                mod.context = self.context
+                return mod, None
+            raw = err[0] if err else ""
+            messages = _messages(raw, path, name) or [f"{name}: error: {failure if mod is None else 'verification failed'}"]
+            return None, Rejection(messages)
+
+    def verify(self, text: str, name: str = "<ir>") -> Rejection | None:
+        """None if Triton's parser and verifier accept ``text``, else what they said."""
+        return self.parse(text, name)[1]
+
+    def allocate_shared_memory(self, text: str, target: Target | str) -> str:
+        """``text`` after Triton's shared-memory allocation for ``target`` (ops that got scratch
+        space carry ``allocation.offset``), without locations."""
+        from triton._C.libtriton import ir
+        mod, rejected = self.parse(text, "<allocation copy>")
+        if rejected is not None:
+            raise ServiceError(f"Triton could not parse the module: {rejected.first}")
+        pm = ir.pass_manager(self.context)
+        compat.add_allocate_shared_memory(pm, Target.parse(target))
+        with captured_stderr() as err:
+            try:
+                pm.run(mod, "irlab-shared-memory-allocation")
+            except RuntimeError as e:
+                raise ServiceError(f"Triton's shared-memory allocation failed: {(err[0] if err else '') or e}") \
+                    from None
+        return mod.str_nodebug()
+
+
+def save_rejected(text: str, what: str, suffix: str = "mlir", folder: Path | None = None) -> Path:
+    """Save IR that Triton rejected into ``folder`` or a new per-run temporary folder; the path."""
+    folder = Path(folder) if folder is not None else Path(tempfile.mkdtemp(prefix="irlab-rejected-"))
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{re.sub(r'[^A-Za-z0-9_.-]+', '_', what)[:60]}.{suffix}"
+    path.write_text(text)
+    return path

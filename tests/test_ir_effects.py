@@ -1,0 +1,117 @@
+"""Effects, not name lists: one table says what every op does, an op it does not know may do
+anything, and no move crosses an op whose effects conflict -- the refusal names that op."""
+from __future__ import annotations
+
+import pytest
+
+from irlab import ir
+from irlab.bridge.compile import compile_kernel
+from irlab.ir.effects import Effect, conflict, effects, is_known
+from irlab.kernels import KERNELS
+from irlab.registry import make_pass
+from irlab.targets import DEFAULT_TARGETS
+
+PTR = "tensor<32x128x!tt.ptr<f16>, #blocked1>"
+VAL = "tensor<32x128xf16, #blocked1>"
+
+# ops that must stop the load from moving past them, written as a user could find them in IR
+BLOCKERS = {
+    "tt.call": "tt.call @clobber(%arg0) : (!tt.ptr<f16>) -> ()",
+    "rocdl.barrier": '"rocdl.barrier"() : () -> ()',
+    "amdg.async_wait": '%w = "amdg.async_wait"() {num_inst = 0 : i32} : () -> !ttg.async.token',
+    "amdg.cond_barrier": '"amdg.cond_barrier"(%true) : (i1) -> ()',
+    "amdg.memory_counter_wait": '"amdg.memory_counter_wait"() {load = 0 : i32} : () -> ()',
+    "tt.elementwise_inline_asm": (f'%asm = "tt.elementwise_inline_asm"(%arg10) <{{asm_string = "st.global.b16 [$1], 0;",'
+                                  f' constraints = "=r,l", packed_element = 1 : i32, pure = false}}> : ({PTR}) -> '
+                                  f'tensor<32x128xi32, #blocked1>'),
+    "gpu.printf": '"gpu.printf"() {format = "%d"} : () -> ()',
+    "amdg.masked_store": f'"amdg.masked_store"(%arg10, %z) : ({PTR}, {VAL}) -> ()',
+    "tt.descriptor_scatter": '"tt.descriptor_scatter"(%desc) : (!tt.tensordesc<tensor<1x128xf16>>) -> ()',
+    "ttng.tmem_store": '"ttng.tmem_store"(%tmem) : (!ttg.memdesc<128x128xf32, #tmem, #ttng.tensor_memory, mutable>) -> ()',
+    "foo.bar": '"foo.bar"() : () -> ()',
+    "gpu.barrier": "gpu.barrier",
+    "tt.store": f"tt.store %arg10, %z : {PTR}",
+    "ttg.local_store": "ttg.local_store %z, %smem : tensor<32x128xf16, #blocked1> -> "
+                       "!ttg.memdesc<32x128xf16, #shared1, #smem, mutable>",
+    "tt.atomic_rmw": f"%old = tt.atomic_rmw fadd, acq_rel, gpu, %arg10, %z : ({PTR}, {VAL}) -> {VAL}",
+}
+
+
+@pytest.fixture(scope="module")
+def gluon80():
+    return compile_kernel(KERNELS["gluon_gemm_prefetch"], "cuda:80").text("ttgir", locations=False)
+
+
+def _with_op_before_local_loads(text: str, op_text: str) -> str:
+    """The op placed between the second global load and the local_loads it is sunk below."""
+    m = ir.parse(text)
+    body = m.first("scf.for").body
+    first_ll = next(o for o in body.ops if o.name == "ttg.local_load")
+    indent = first_ll.lead[first_ll.lead.rfind("\n") + 1:]
+    support = (f"{indent}%z = arith.constant dense<0.000000e+00> : {VAL}\n{indent}%true = arith.constant true\n"
+               f"{indent}%desc = ub.poison : !tt.tensordesc<tensor<1x128xf16>>\n"
+               f"{indent}%tmem = ub.poison : !ttg.memdesc<128x128xf32, #tmem, #ttng.tensor_memory, mutable>\n"
+               f"{indent}%smem = ub.poison : !ttg.memdesc<32x128xf16, #shared1, #smem, mutable>\n")
+    at = text.index(first_ll.original_text)
+    line_start = text.rfind("\n", 0, at) + 1
+    text = text[:line_start] + support + indent + op_text + "\n" + text[line_start:]
+    text = text.replace("#smem = #ttg.shared_memory",
+                        "#smem = #ttg.shared_memory\n#tmem = #ttng.tensor_memory_encoding<blockM = 128, blockN = 128, "
+                        "colStride = 1>", 1)
+    return text.replace("  tt.func public", "  tt.func private @clobber(%p: !tt.ptr<f16>) {\n"
+                        "    %c = arith.constant 0.000000e+00 : f16\n    tt.store %p, %c : !tt.ptr<f16>\n"
+                        "    tt.return\n  }\n  tt.func public", 1)
+
+
+@pytest.mark.parametrize("name", sorted(BLOCKERS))
+def test_a_load_never_crosses_an_op_with_conflicting_effects(gluon80, name):
+    text = _with_op_before_local_loads(gluon80, BLOCKERS[name])
+    m = ir.parse(text)
+    op = next(o for o in m.walk() if o.name == name and o.enclosing("scf.for") is not None)
+    res = make_pass("interleave-global-loads").apply(m)
+    assert not res.changed and str(m) == text
+    message = " | ".join(d.message for d in res.diagnostics)
+    assert f"would cross {ir.describe(op)}" in message and f"line {op.line}" in message, message
+
+
+def test_a_pure_op_between_does_not_stop_the_move_and_attributes_count(gluon80):
+    for op_text in ("%neg = arith.negf %z : " + VAL,
+                    f'%asm = "tt.elementwise_inline_asm"(%z) <{{asm_string = "mov.b16 $0, $1;", constraints = "=h,h", '
+                    f'packed_element = 1 : i32, pure = true}}> : ({VAL}) -> {VAL}'):
+        m = ir.parse(_with_op_before_local_loads(gluon80, op_text))
+        assert make_pass("interleave-global-loads").apply(m, verify=False).changed
+
+
+def test_the_table_knows_every_op_triton_prints():
+    """Every op in the TTIR and TTGIR of every corpus kernel, on every target, at num_stages 1-3."""
+    unknown = set()
+    for name, spec in KERNELS.items():
+        for target in DEFAULT_TARGETS:
+            if not spec.supports(target):
+                continue
+            for stages in (1, 3):
+                res = compile_kernel(spec, target, options={"num_stages": stages})
+                for stage in ("ttir", "ttgir"):
+                    if stage in res.asm:
+                        unknown |= {o.name for o in ir.parse(res.asm[stage]).walk() if not is_known(o)}
+    assert not unknown, f"ops missing from irlab.ir.effects: {sorted(unknown)}"
+
+
+def test_unknown_calls_and_impure_asm_have_every_effect():
+    m = ir.parse('"foo.bar"() : () -> ()\ntt.call @f() : () -> ()\n"gpu.printf"() {format = "x"} : () -> ()\n')
+    for op in m.ops:
+        assert effects(op) == Effect.ALL
+    m = ir.parse('%a = "tt.elementwise_inline_asm"(%x) <{pure = false}> : (f32) -> f32\n'
+                 '%b = "tt.elementwise_inline_asm"(%x) <{pure = true}> : (f32) -> f32\n')
+    assert effects(m.ops[0]) == Effect.ALL and effects(m.ops[1]) == Effect.NONE
+
+
+def test_the_crossing_rule():
+    RG, WG, RS, WS, SYNC = (Effect.READ_GLOBAL, Effect.WRITE_GLOBAL, Effect.READ_SHARED, Effect.WRITE_SHARED,
+                            Effect.SYNC)
+    assert not conflict(RG, RS) and not conflict(RG, RG) and not conflict(Effect.NONE, SYNC)
+    assert conflict(RG, WS) and conflict(WG, RS) and conflict(RG, SYNC) and conflict(RS, WG)
+    assert conflict(Effect.NONE, Effect.SCHEDULE)
+    # an op with regions has the effects of the ops inside it
+    m = ir.parse("scf.if %c {\n  tt.store %p, %v : !tt.ptr<f16>\n}\n")
+    assert Effect.WRITE_GLOBAL in effects(m.ops[0])
