@@ -41,7 +41,8 @@ def test_which_pass_cli(tmp_path):
     r = subprocess.run([sys.executable, "-m", "irlab", "which-pass", "--target", "cuda:90", "--introduced",
                         "ttng.warp_group_dot"], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
-    assert "ttgpuir.accelerate_matmul" in r.stdout.splitlines()[0] or "first introduced" in r.stdout
+    assert r.stdout.splitlines()[0].startswith("ttgir pass #") and \
+        "ttgpuir.accelerate_matmul first introduced ops matching 'ttng.warp_group_dot': 0 -> 1" in r.stdout.splitlines()[0]
     r = subprocess.run([sys.executable, "-m", "irlab", "which-pass", "--target", "cuda:90", "--introduced",
                         "no_such_op_anywhere"], capture_output=True, text=True)
     assert r.returncode == 1 and "no pass introduced" in r.stdout

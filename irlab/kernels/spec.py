@@ -54,7 +54,9 @@ class KernelSpec:
     reference: Callable | None = None   # reference(inputs) -> expected output tensor
     output: Callable | None = None      # output(inputs) -> the tensor the kernel wrote
     flops: Callable | None = None       # flops(shape) -> float
-    tolerance: Mapping[str, float] = field(default_factory=lambda: {"rtol": 1e-2, "atol": 1e-2})
+    # correctness gate: ||out - ref|| / ||ref|| against an fp32 reference must stay below
+    # tolerance["rel_fro"]; without it, a default by output dtype (see rel_tolerance)
+    tolerance: Mapping[str, float] = field(default_factory=dict)
 
     def config(self, name: str | None = None) -> TileConfig:
         name = name or self.default_config
@@ -67,6 +69,14 @@ class KernelSpec:
     def problem(self, shape: Mapping[str, int] | None = None, config: str | TileConfig | None = None) -> Problem:
         cfg = config if isinstance(config, TileConfig) else self.config(config)
         return self.bind(dict(shape or self.default_shape), cfg)
+
+    def rel_tolerance(self, dtype: str) -> float:
+        """The relative (Frobenius) error the correctness gate allows for an output of ``dtype``
+        (``"float16"``, ``"float32"``, ...): the spec's own ``tolerance["rel_fro"]``, else 2e-3 for
+        16-bit floats and 1e-5 otherwise."""
+        if "rel_fro" in self.tolerance:
+            return float(self.tolerance["rel_fro"])
+        return 2e-3 if dtype in ("float16", "bfloat16") else 1e-5
 
     def supports(self, target: str) -> bool:
         return target not in self.unsupported

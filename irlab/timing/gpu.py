@@ -173,7 +173,7 @@ class GpuRunner:
         got = out.float()
         nan = int(torch.isnan(got).sum().item())
         err = float((got - ref).norm() / ref.norm()) if ref.norm() > 0 else float("inf")
-        tol = spec.tolerance.get("rel_fro", 2e-3 if out.dtype in (torch.float16, torch.bfloat16) else 1e-5)
+        tol = spec.rel_tolerance(str(out.dtype).replace("torch.", ""))
         ok = nan == 0 and math.isfinite(err) and err <= tol
         reason = "" if ok else (f"{nan} output elements never written (NaN)" if nan else
                                 f"relative error {err:.3g} exceeds {tol:g}")
