@@ -178,6 +178,10 @@ class ModulePass:
         if verify and changed and not module.fragment:
             rejected = ctx.services.verify(after, module.filename)
             if rejected is not None:
+                given = ctx.services.verify(before, module.filename)
+                if given is not None:
+                    raise PassError(f"Triton rejects the IR given to pass {self.name!r} already, before the pass "
+                                    f"ran: {given.first}")
                 from .bridge.services import save_rejected
                 saved = save_rejected(after, f"{self.name}-output", stage or "mlir")
                 raise PassRejected(self.name, str(rejected), str(saved))

@@ -103,3 +103,54 @@ def test_cli_check_ok_exit_0(tmp_path):
     p = _write(tmp_path, "good", GOOD)
     r = _run_cli("ir", "check", str(p), cwd=tmp_path)
     assert r.returncode == 0 and f"{p}: ok (module" in r.stdout
+
+
+# The reports that came in, each tried as a user did: the grammar or Triton's parser and verifier
+# must name the place; ir check exits 2 without a traceback.
+TRITON_REJECTS = {
+    "bad_tensor_type": (GOOD.replace("tensor<512xi32, #blocked>\n", "tensor<128xx128xi3x2>\n", 1), 4),
+    "loop_without_yield": (GOOD.replace("    tt.return\n", "    %c0 = arith.constant 0 : i32\n    %r = scf.for %i = %c0 "
+                                        "to %c0 step %c0 iter_args(%a = %c0) -> (i32)  : i32 {\n"
+                                        "      %z = arith.addi %i, %a : i32\n    }\n    tt.return\n"), 10),
+    "misspelled_yield": (GOOD.replace("    tt.return\n", "    %c0 = arith.constant 0 : i32\n    scf.for %i = %c0 to "
+                                      "%c0 step %c0  : i32 {\n      scf.yeild\n    }\n    tt.return\n"), 11),
+    "garbage_op": (GOOD.replace("    tt.return\n", "    tt.frobnicate %0\n    tt.return\n"), 9),
+    "malformed_loc": (GOOD.replace("    tt.return\n", "    tt.return loc(\"k.py\":3:)\n"), 9),
+}
+GRAMMAR_REJECTS = {
+    "non_ascii_in_alias": (GOOD.replace("sizePerThread = [4]", "sizePerThread = [4\u00e9]"), 1, "non-ASCII character"),
+    "control_byte_in_type": (GOOD.replace("tensor<512xi32, #blocked>\n", "tensor<512x\x02i32, #blocked>\n", 1), 4,
+                             "control character U+0002"),
+    "deep_brackets": (GOOD.replace("tt.return\n", "tt.return " + "[" * 500 + "]" * 500 + "\n"), 9,
+                      "brackets nest deeper than"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(TRITON_REJECTS) + sorted(GRAMMAR_REJECTS))
+def test_cli_check_reports_what_triton_or_the_grammar_rejects(tmp_path, name):
+    text, line = (TRITON_REJECTS.get(name) or GRAMMAR_REJECTS[name])[:2]
+    path = _write(tmp_path, name, text)
+    r = _run_cli("ir", "check", str(path), cwd=tmp_path)
+    assert r.returncode == 2 and "Traceback" not in r.stderr and r.stdout == "", r.stderr
+    assert r.stderr.startswith(f"{path}:{line}:") and ": error: " in r.stderr.splitlines()[0], r.stderr
+    if name in GRAMMAR_REJECTS:
+        assert GRAMMAR_REJECTS[name][2] in r.stderr
+
+
+def test_non_regular_files_are_refused_at_once(tmp_path):
+    fifo = tmp_path / "pipe.ttgir"
+    os.mkfifo(fifo)   # nothing ever writes to it: reading would block forever
+    r = subprocess.run([sys.executable, "-m", "irlab", "ir", "check", str(fifo)], capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 2 and f"{fifo}:1:1: error: is a FIFO, not a regular file" in r.stderr
+    r = subprocess.run([sys.executable, "-m", "irlab", "pass", "identity", "/dev/null"], capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 2 and "is a device, not a regular file" in r.stderr
+
+
+@pytest.mark.parametrize("command", [["ir", "check"], ["ir", "show"], ["pass", "identity"],
+                                     ["recompile", "--target", "cuda:90"]])
+def test_empty_input_is_an_error_for_every_command_that_reads_ir(tmp_path, command):
+    path = _write(tmp_path, "empty", "\n  \n")
+    r = _run_cli(*command, str(path), cwd=tmp_path)
+    assert r.returncode == 2 and f"{path}:1:1: error: empty input" in r.stderr and r.stdout == "", r.stderr

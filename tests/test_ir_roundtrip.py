@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from irlab import ir
+from irlab.ir import printer
 from irlab.targets import DEFAULT_TARGETS, Target
 
 DATA = Path(__file__).parent / "data"
@@ -26,14 +27,44 @@ def test_corpus_covers_every_kernel_target_stage_and_loc_mode(corpus):
                         assert f"{kernel}.{Target.parse(t).slug}.s{ns}.{kind}.{stage}" in names
 
 
+def reprinted(module) -> str:
+    """The module printed from its pieces, every op as if it had changed (no untouched-text shortcut)."""
+    return printer.print_module(module, force=True)
+
+
 def test_every_corpus_file_round_trips_byte_for_byte(corpus):
     assert len(corpus["files"]) >= 150
     for path in corpus["files"]:
         text = path.read_text()
         module = ir.parse(text, filename=str(path))
-        assert str(module) == text, path.name
+        assert reprinted(module) == text, path.name
+        assert str(module) == text
         assert not module.fragment
         assert module.functions, path.name
+
+
+@pytest.mark.parametrize("breakage", ["constant", "no leads", "no region tail", "no block headers"])
+def test_a_broken_printer_fails_the_round_trip(corpus, monkeypatch, breakage):
+    """The round trip above tests the printer: break it and the comparison fails."""
+    text = next(p for p in corpus["files"] if p.name == "softmax.hip-gfx942.s2.loc.ttgir").read_text()
+    assert "^bb0" in text
+    def body(region, force=False, leads=True, headers=True, tail=True):
+        out = []
+        for block in region.blocks:
+            out += [block.lead, block.header] if headers else []
+            for op in block.ops:
+                out += [op.lead if leads else "", printer.print_op(op, force)]
+        return "".join(out + [region.tail if tail else ""])
+
+    if breakage == "constant":
+        monkeypatch.setattr(printer, "print_op", lambda op, force=False: "")
+    else:
+        flags = {"no leads": {"leads": False}, "no region tail": {"tail": False},
+                 "no block headers": {"headers": False}}[breakage]
+        monkeypatch.setattr(printer, "print_region_body", lambda region, force=False: body(region, force, **flags))
+    assert reprinted(ir.parse(text)) != text
+    monkeypatch.undo()
+    assert reprinted(ir.parse(text)) == text
 
 
 def test_location_free_and_located_text_describe_the_same_ops(corpus):
@@ -49,7 +80,7 @@ def test_location_free_and_located_text_describe_the_same_ops(corpus):
 def test_fa_decode_fragment_from_the_documents_parses_and_round_trips(fa_snippet):
     m = ir.parse(fa_snippet, "fa_decode_int4.ttgir")
     assert m.fragment
-    assert str(m) == fa_snippet
+    assert reprinted(m) == fa_snippet
     names = [op.name for op in m.walk()]
     assert names.count("triton_gpu.convert_layout") == 4
     assert names.count("tt.trans") == 2
@@ -63,7 +94,7 @@ def test_fa_decode_fragment_from_the_documents_parses_and_round_trips(fa_snippet
 def test_old_triton_gpu_module_parses_with_layouts_classified():
     text = (DATA / "old_syntax_matmul.ttgir").read_text()
     m = ir.parse(text)
-    assert str(m) == text
+    assert reprinted(m) == text
     layouts = m.layouts()
     assert layouts["blocked"].kind == "blocked"
     assert layouts["mma"].kind == "nvidia_mma" and layouts["mma"].version == (2, 0)
@@ -85,4 +116,4 @@ def test_old_triton_gpu_module_parses_with_layouts_classified():
 ])
 def test_fragments_with_generic_ops_and_string_operands_round_trip(snippet):
     m = ir.parse(snippet)
-    assert str(m) == snippet
+    assert reprinted(m) == snippet

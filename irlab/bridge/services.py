@@ -3,8 +3,8 @@ Triton's shared-memory allocation on a copy of a module. Passes reach these thro
 context (``ctx.services``) and never import the bridge themselves.
 
 Verification parses the text with Triton's own MLIR parser, with every Triton dialect loaded,
-and runs the verifier. Locations are blanked first (lines kept), so an error points at the line
-of the IR text, not at the kernel's Python source the ``loc(...)`` attributes name.
+and runs the verifier. An error points at the line of the IR text, not at the kernel's Python
+source the ``loc(...)`` attributes name.
 """
 from __future__ import annotations
 
@@ -91,11 +91,21 @@ class TritonServices:
         return self._context
 
     def parse(self, text: str, name: str = "<ir>"):
-        """Parse and verify ``text``: (Triton module, None) or (None, Rejection)."""
+        """Parse and verify ``text``: (Triton module, None) or (None, Rejection). Errors point at
+        lines of ``text``: when the verifier reports at a ``loc(...)`` of the kernel's source, the
+        text is checked again with its locations blanked (lines kept), so the op's own line is named."""
+        mod, rejection = self._parse(text, name)
+        if rejection is not None and not all(m.startswith(f"{name}:") for m in rejection.messages):
+            _, in_ir = self._parse(strip_locations(text, keep_lines=True), name)
+            if in_ir is not None:
+                rejection = in_ir
+        return mod, rejection
+
+    def _parse(self, text: str, name: str):
         from triton._C.libtriton import ir
         with tempfile.TemporaryDirectory(prefix="irlab-verify-") as d:
             path = os.path.join(d, "input.mlir")
-            Path(path).write_text(strip_locations(text, keep_lines=True))
+            Path(path).write_text(text)
             with captured_stderr() as err:
                 try:
                     mod = ir.parse_mlir_module(path, self.context)

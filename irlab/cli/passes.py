@@ -35,13 +35,22 @@ def cmd_pass(args) -> int:
     except ir.IRParseError as e:
         err(e.render())
         return EXIT_USAGE
+    if not args.no_verify:   # the input must be IR Triton accepts, or a failure would be blamed on the pass
+        from ..bridge.services import TritonServices
+        services = TritonServices()
+        for line, m in modules:
+            verdict = None if isinstance(m, str) or m.fragment else services.verify("\n" * (line - 1) + str(m), name)
+            if verdict is not None:
+                for message in verdict.messages:
+                    err(message)
+                return EXIT_USAGE
     outputs, results = [], []
     for first_line, m in modules:
         if isinstance(m, str):
             outputs.append(m)
             continue
         try:
-            res = p.apply(m)
+            res = p.apply(m, verify=not args.no_verify)
         except PassRejected as e:
             err(f"{name}:{first_line}: error: {e}")
             return EXIT_FAIL
@@ -80,5 +89,7 @@ def register(sub) -> None:
     c.add_argument("-o", "--output", default=None, help="write the IR here instead of stdout")
     c.add_argument("--json", default=None, metavar="FILE", help="also write the pass results as JSON")
     c.add_argument("-q", "--quiet", action="store_true", help="no change lines and remarks; warnings and errors only")
+    c.add_argument("--no-verify", action="store_true", help="do not hand the input and the output to Triton's parser "
+                   "and verifier (for fragments and hand-written IR)")
     c.set_defaults(func=cmd_pass)
 

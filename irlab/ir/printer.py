@@ -1,4 +1,9 @@
-"""Print the model back to text: untouched ops as their original slices, changed ops from pieces."""
+"""Print the model back to text: untouched ops as their original slices, changed ops from pieces.
+
+``force=True`` prints every op from its pieces (its own text between its regions, each region's
+blocks and ops, the whitespace before each), as if every op had changed: the round-trip tests
+print that way, so they test the printer and not the shortcut that returns untouched text.
+"""
 from __future__ import annotations
 
 
@@ -18,20 +23,20 @@ def _own_text(op, start: int, end: int) -> str:
     return "".join(out)
 
 
-def print_op(op) -> str:
-    if not op.dirty:
+def print_op(op, force: bool = False) -> str:
+    if not op.dirty and not force:
         return op.source.text[op.start:op.end]
     out = []
     pos = op.start
     for region in op.regions:
         out.append(_own_text(op, pos, region.start + 1))
-        out.append(print_region_body(region))
+        out.append(print_region_body(region, force))
         pos = region.end - 1
     out.append(_own_text(op, pos, op.end))
     return "".join(out)
 
 
-def print_region_body(region) -> str:
+def print_region_body(region, force: bool = False) -> str:
     out = []
     for block in region.blocks:
         if block.header:
@@ -39,18 +44,18 @@ def print_region_body(region) -> str:
             out.append(block.header)
         for op in block.ops:
             out.append(op.lead)
-            out.append(print_op(op))
+            out.append(print_op(op, force))
     out.append(region.tail)
     return "".join(out)
 
 
-def print_module(module) -> str:
-    if not module.dirty:
+def print_module(module, force: bool = False) -> str:
+    if not module.dirty and not force:
         return module.source.text
     out = []
     for entry in module.entries:
         out.append(entry.lead)
-        out.append(entry.text)
+        out.append(print_op(entry, force) if hasattr(entry, "regions") else entry.text)
     out.append(module.tail)
     return "".join(out)
 
