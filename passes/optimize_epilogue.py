@@ -143,9 +143,9 @@ class StoreFromMma(RewritePattern):
             if d.name in DOTS:
                 return carried(d.c)
             if d.name in ("ttng.warp_group_dot_wait", "scf.for"):
-                return carried((d.operands if d.name != "scf.for" else d.init_args)[v.index])
+                return carried((d.inputs if d.name != "scf.for" else d.init_args)[v.index])
             if d.name == "scf.if":
-                return any(carried(r.entry.ops[-1].operands[v.index]) for r in d.regions if r.entry and r.entry.ops)
+                return any(carried(b.ops[-1].values[v.index]) for b in (d.then_block, d.else_block) if b and b.ops)
             return is_pure(d) and any(carried(x) for x in _tensors(d))
 
         return loop is None or not carried(acc)

@@ -27,7 +27,6 @@ from .services import captured_stderr, save_rejected
 from .specialize import Specialization, specialize
 from ..variant import Insert, Variant, VariantError
 from .identity import validate_variant, variant_key
-from ..jsonio import dumps
 
 MLIR_STAGES = ("ttir", "ttgir")
 
@@ -101,16 +100,6 @@ class CompileResult:
             "seconds": round(self.seconds, 4),
         }
 
-    # --- running ---------------------------------------------------------------------------
-    def launcher(self):
-        """A callable ``run(grid, args_in_parameter_order)`` for a GPU of this target."""
-        if self.compiled is None:
-            raise RuntimeError("no compiled kernel")
-        kernel = self.compiled
-
-        def run(grid, args):
-            kernel[grid](*args)
-        return run
 
 
 class _StageHook:
@@ -330,7 +319,3 @@ def recompile(ir_text: str | None = None, target: str | Target = "cuda:90", *, p
     _check_edits(session, tname)
     name = compiled.metadata.name
     return _result(name, tname, dict(options or {}), None, variant, compiled, hook, session, seconds)
-
-
-def pipeline_json(result: CompileResult) -> str:
-    return dumps([c.to_json() for c in result.pipeline])

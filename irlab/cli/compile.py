@@ -30,9 +30,11 @@ def cmd_compile(args) -> int:
         write_json(out / "summary.json", res.summary())
     for stage, r in res.python_results:
         for d in r.diagnostics:
-            err(f"{r.name}: {d}")
-        for c in r.changes:
-            err(f"{r.name}: change: {c}")
+            if not args.quiet or d.severity in ("warning", "error"):
+                err(f"{r.name}: {d}")
+        if not args.quiet:
+            for line in r.change_lines(f"<{stage}>"):
+                err(f"{r.name}: {line}")
     print(dumps(res.summary()))
     return EXIT_OK
 
@@ -187,6 +189,7 @@ def register(sub) -> None:
     add_kernel_options(c)
     add_variant_options(c)
     c.add_argument("--out", default=None, help="write every stage into this folder")
+    c.add_argument("-q", "--quiet", action="store_true", help="no change lines and remarks from the Python passes")
     c.set_defaults(func=cmd_compile)
 
     c = sub.add_parser("recompile", help="continue a TTIR/TTGIR file (.ttir, .ttgir, or a snapshot .mlir) through the remaining stages")

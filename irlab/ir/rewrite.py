@@ -188,9 +188,11 @@ class Rewriter:
     def has_done_action(self) -> bool:
         return bool(self.changes)
 
-    def _record(self, kind: str, op: Operation, detail: str, reason: str = ""):
-        self.changes.append(Change(kind, describe(op), detail + (f" ({reason})" if reason else ""), op.line,
-                                   op.column, op.location()))
+    def _record(self, kind: str, op: Operation, detail: str, reason: str = "", at: Operation | None = None):
+        """Record a change of ``op``, located at ``op``'s line (or, for a new op, at ``at``, where it went)."""
+        where = op if op.line is not None or at is None else at
+        self.changes.append(Change(kind, describe(op), detail + (f" ({reason})" if reason else ""), where.line,
+                                   where.column, op.location() or where.location()))
         self.touched.append(op)
 
     # --- queries -----------------------------------------------------------------------------
@@ -388,7 +390,7 @@ class Rewriter:
         ops = self._parse_ops(text, anchor, after)
         self._place(ops, anchor, after)
         for o in ops:
-            self._record("inserted", o, f"{'after' if after else 'before'} {describe(anchor)}", reason)
+            self._record("inserted", o, f"{'after' if after else 'before'} {describe(anchor)}", reason, at=anchor)
         return ops
 
     def clone(self, op: Operation, *, before: Operation | None = None, after: Operation | None = None,
@@ -416,7 +418,8 @@ class Rewriter:
         if len(new) != 1:
             raise RewriteError(f"cloning {describe(op)} produced {len(new)} ops")
         self._place(new, anchor, after is not None)
-        self._record("inserted", new[0], f"clone of {describe(op)}", reason)
+        self._record("inserted", new[0], f"clone of {describe(op)} {'before' if before else 'after'} "
+                                         f"{describe(anchor)}", reason, at=anchor)
         for old, nv in zip(op.results, new[0].results):
             mapping[old] = nv
         return new[0]

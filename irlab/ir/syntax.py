@@ -67,10 +67,6 @@ def item_end(item) -> int:
     return item.end_pos if isinstance(item, Token) else item.end
 
 
-def item_start(item) -> int:
-    return item.start_pos if isinstance(item, Token) else item.start
-
-
 class _Build(Transformer):
     """Callbacks of the LALR parser: build syntax nodes straight from tokens."""
 

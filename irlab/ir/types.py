@@ -123,17 +123,6 @@ class TypeReader:
         self.resolve_type = resolve_type or (lambda name: None)
         self.cache = cache if cache is not None else {}
 
-    def is_type_start(self, items: list, i: int) -> bool:
-        it = items[i]
-        if isinstance(it, Token):
-            if it.type in ("BANG_ID", "TYPE_TOKEN"):
-                return True
-            if it.type == "KEYWORD":
-                return bool(_SCALAR_RE.match(it.value)) or it.value in ("tensor", "vector", "memref", "tuple") \
-                    and i + 1 < len(items) and isinstance(items[i + 1], Group) and items[i + 1].kind == "angle"
-            return False
-        return isinstance(it, Group) and it.kind in ("paren", "angle")
-
     def read(self, items: list, i: int = 0) -> tuple[Type | None, int]:
         """Read one type starting at ``items[i]``; returns (type or None, next index)."""
         if i >= len(items):
