@@ -160,7 +160,7 @@ def timed_ab(experiment: str, kernel: str, variant: str, title: str, shapes, con
     over ``configs`` x ``shapes``; the markdown lines of the timed part (files written under ``out``)."""
     from .timing import Cell, Entry, Plan, collect, run_sweep
     cells = [Cell(experiment, kernel, s, c, [Entry("baseline", variant="baseline"), Entry(variant, variant=variant),
-                                             Entry("torch.matmul", kind="torch")])
+                                             Entry("torch.matmul", kind="library")])
              for c in configs for s in shapes]
     results_path = run_sweep(Plan(cells, args.method, args.rounds, args.launches), out / "timing.jsonl",
                              resume=args.resume)

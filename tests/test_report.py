@@ -163,12 +163,30 @@ def test_diff_table_and_cli(tmp_path):
     assert rows["LDS bytes"] == (32768, 16384, "-16384") and rows["VGPRs"][2] == ""
     md_table = report.render_diff(a, b, markdown=True)
     assert "| LDS bytes | 32768 | 16384 | -16384 |" in md_table
-    out = subprocess.run([sys.executable, "-m", "irlab", "report", "--amdgcn", str(DATA / "gemm_fp16.hip-gfx942.amdgcn"),
-                          "--shared", "32768", "--num-warps", "8", "--json", str(tmp_path / "r.json")],
+    amdgcn = DATA / "gemm_fp16.hip-gfx942.amdgcn"
+    out = subprocess.run([sys.executable, "-m", "irlab", "report", str(amdgcn), "--json", str(tmp_path / "r.json")],
                          capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert "waves/EU (VGPR limit)                  4" in out.stdout
+    meta = DATA / "gemm_fp16.hip-gfx942.json"
+    assert f"assumed: {amdgcn}: shared memory 32768 B (from {meta}), 8 warps (from {meta})" in out.stdout
     assert json.loads((tmp_path / "r.json").read_text())[0]["occupancy"]["workgroups_per_cu"] == 2
+
+
+def test_report_on_files_diffs_two_and_never_assumes_silently(tmp_path):
+    amdgcn = DATA / "gemm_fp16.hip-gfx942.amdgcn"
+    lone = tmp_path / "kernel.amdgcn"
+    lone.write_text(amdgcn.read_text())
+    run = lambda *a: subprocess.run([sys.executable, "-m", "irlab", "report", *a], capture_output=True, text=True)  # noqa
+    r = run(str(lone))
+    assert r.returncode == 2 and "shared-memory size is not known: give --shared" in r.stderr
+    assert "Traceback" not in r.stderr
+    r = run(str(amdgcn), "--vs", str(lone), "--shared", "16384", "--num-warps", "8")
+    assert r.returncode == 0, r.stderr
+    assert f"assumed: {lone}: shared memory 16384 B (from --shared), 8 warps (from --num-warps)" in r.stdout
+    assert "LDS bytes" in r.stdout and "16384" in r.stdout
+    r = run(str(DATA / "README.md"))
+    assert r.returncode == 2 and "not an .amdgcn or .cubin file" in r.stderr
 
 
 def test_report_from_a_compile_for_every_target():

@@ -129,7 +129,7 @@ def test_tables_in_the_talks_form(tmp_path, monkeypatch):
 
 def test_the_correctness_gate_reads_each_kernel_s_own_tolerance():
     from irlab.kernels import KERNELS
-    from irlab.kernels.spec import KernelSpec
+    from irlab import KernelSpec
     assert KERNELS["softmax"].rel_tolerance("float32") == 1e-5
     assert KERNELS["gemm_fp16"].rel_tolerance("float16") == 2e-3   # no own bound: the fp16 default
     loose = KernelSpec(**{**KERNELS["gemm_fp16"].__dict__, "tolerance": {"rel_fro": 0.05}})

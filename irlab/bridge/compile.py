@@ -216,7 +216,7 @@ def compile_kernel(kernel, target: str | Target, *, args: dict | None = None, co
     integer values a launch would pass (specialized exactly as the JIT does). For a KernelSpec,
     ``shape`` and ``config`` give those, and ``args``/``constexprs``/``options`` override them.
     """
-    from ..kernels.spec import KernelSpec
+    from ..kernel_spec import KernelSpec
     tname = Target.parse(target)
     if isinstance(kernel, KernelSpec):
         if not kernel.supports(tname):

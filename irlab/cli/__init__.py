@@ -32,14 +32,13 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return EXIT_USAGE
-    from ..variant import VariantError
+    from ..kernel_spec import KernelError
     from ..pass_api import PassError
+    from ..targets import TargetError
+    from ..variant import VariantError
     try:
         return int(args.func(args) or 0)
-    except UsageError as e:
-        err(f"irlab: error: {e}")
-        return EXIT_USAGE
-    except (VariantError, PassError) as e:
+    except (UsageError, VariantError, PassError, KernelError, TargetError) as e:
         err(f"irlab: error: {e}")
         return EXIT_USAGE
     except KeyboardInterrupt:

@@ -20,13 +20,16 @@ def err(msg: str) -> None:
 # ------------------------------------------------------------------------------------------------
 # shared option groups
 
+KERNEL_HELP = ("a corpus kernel or one on IRLAB_KERNEL_PATH (`irlab kernels` lists them), or a kernel file: "
+               "path/to/file.py[:NAME]")
+
+
 def add_kernel_options(p: argparse.ArgumentParser, target_required=True, default_kernel="gemm_fp16"):
-    p.add_argument("--kernel", default=default_kernel, help=f"corpus kernel (default {default_kernel}); "
-                   "`irlab kernels` lists them")
+    p.add_argument("--kernel", default=default_kernel, help=f"{KERNEL_HELP} (default {default_kernel})")
     p.add_argument("--target", required=target_required, default=None if target_required else "cuda:90",
                    help="cuda:90, cuda:80, hip:gfx942, ...")
     p.add_argument("--config", default=None, help="tile config name of the kernel (default: its default)")
-    p.add_argument("--shape", default=None, help="problem shape, e.g. M=4096,N=4096,K=4096")
+    p.add_argument("--shape", default=None, help="problem shape: M=4096,N=4096,K=4096 or 4096x4096x4096")
     p.add_argument("--num-warps", type=int, default=None)
     p.add_argument("--num-stages", type=int, default=None)
 
@@ -55,13 +58,55 @@ def parse_kv(items: list[str], what: str) -> dict:
     return out
 
 
-def shape_arg(arg: str | None) -> dict | None:
-    if not arg:
-        return None
+def parse_shape(text: str, dims) -> dict:
+    """``M=4096,N=4096,K=4096``, or ``4096x4096x4096`` for the dimensions ``dims`` in order."""
+    text = text.strip()
+    if "=" in text:
+        pairs = parse_kv([text], "shape")
+    else:
+        parts = text.lower().split("x")
+        if len(parts) != len(dims):
+            raise UsageError(f"shape {text!r}: expected {len(dims)} sizes ({'x'.join(dims)}) or "
+                             f"{','.join(d + '=N' for d in dims)}")
+        pairs = dict(zip(dims, parts))
     try:
-        return {k: int(v) for k, v in parse_kv([arg], "shape").items()}
+        shape = {k: int(v) for k, v in pairs.items()}
     except ValueError:
-        raise UsageError(f"--shape values must be integers: {arg!r}") from None
+        raise UsageError(f"shape {text!r}: sizes must be integers") from None
+    if any(v < 1 for v in shape.values()):
+        raise UsageError(f"shape {text!r}: sizes must be positive")
+    return shape
+
+
+def target_arg(text: str):
+    """The target a command line names, or a usage error that says what a target looks like."""
+    from ..targets import Target, TargetError
+    try:
+        return Target.parse(text)
+    except TargetError as e:
+        raise UsageError(str(e)) from None
+
+
+def kernel_arg(ref: str):
+    from ..kernels import KernelError, get
+    try:
+        return get(ref)
+    except KernelError as e:
+        raise UsageError(str(e)) from None
+
+
+def launch_options(args) -> dict:
+    """--num-warps / --num-stages as compile options, checked the way Triton needs them."""
+    options = {}
+    if getattr(args, "num_warps", None) is not None:
+        if args.num_warps < 1 or args.num_warps & (args.num_warps - 1):
+            raise UsageError(f"--num-warps must be a power of two (1, 2, 4, 8, 16, 32), not {args.num_warps}")
+        options["num_warps"] = args.num_warps
+    if getattr(args, "num_stages", None) is not None:
+        if args.num_stages < 1:
+            raise UsageError(f"--num-stages must be at least 1, not {args.num_stages}")
+        options["num_stages"] = args.num_stages
+    return options
 
 
 def variant_from_args(args):
@@ -90,15 +135,15 @@ def variant_from_args(args):
 
 def compile_from_args(args, variant=None, snapshot_dir=None):
     from ..bridge.compile import compile_kernel
-    from ..kernels import get
+    from ..kernels import KernelError
+    spec = kernel_arg(args.kernel)
+    target = target_arg(args.target)
+    options = launch_options(args)
+    shape = parse_shape(args.shape, list(spec.default_shape)) if args.shape else None
     try:
-        spec = get(args.kernel)
-    except KeyError as e:
-        raise UsageError(str(e.args[0])) from None
-    options = {}
-    if args.num_warps is not None:
-        options["num_warps"] = args.num_warps
-    if args.num_stages is not None:
-        options["num_stages"] = args.num_stages
-    return compile_kernel(spec, args.target, shape=shape_arg(args.shape), config=args.config, options=options,
-                          variant=variant, snapshot_dir=snapshot_dir)
+        spec.config(args.config)
+        spec.shape(shape)
+    except KernelError as e:
+        raise UsageError(str(e)) from None
+    return compile_kernel(spec, target, shape=shape, config=args.config, options=options, variant=variant,
+                          snapshot_dir=snapshot_dir)

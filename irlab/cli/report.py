@@ -7,38 +7,106 @@ from .common import EXIT_OK, UsageError, add_kernel_options, compile_from_args
 from ..jsonio import write_json
 
 
-def cmd_report(args) -> int:
-    """Static report of one variant, or the diff of two (--vs)."""
+BINARY_SUFFIXES = (".amdgcn", ".cubin")
+METADATA_FILES = ("summary.json", "metadata.json")   # irlab compile --out; irlab capture
+
+
+def _metadata_beside(path: Path) -> tuple[dict, Path | None]:
+    """The compile metadata saved next to a binary: irlab's summary.json or metadata.json, or
+    Triton's own <kernel>.json."""
+    import json
+    for candidate in [path.parent / n for n in METADATA_FILES] + [path.with_suffix(".json")]:
+        if candidate.is_file():
+            try:
+                data = json.loads(candidate.read_text())
+            except ValueError:
+                continue
+            if isinstance(data, dict) and ("shared" in data or "num_warps" in data):
+                return data, candidate
+    return {}, None
+
+
+def report_file(path: Path, args):
+    """The static report of a saved AMDGCN or cubin file, and a line saying where its assumptions
+    (shared memory per block, warps) came from: an option, or the metadata beside it."""
     from .. import report
-    if args.amdgcn or args.cubin:
-        if args.num_warps is None:
-            raise UsageError("--num-warps is needed with --amdgcn/--cubin (waves or warps per workgroup)")
-        try:
-            if args.amdgcn:
-                rep = report.from_amdgcn(Path(args.amdgcn).read_text(), args.shared, args.num_warps, args.arch)
-            else:
-                ptx = Path(args.ptx).read_text() if args.ptx else None
-                rep = report.from_cubin(Path(args.cubin).read_bytes(), ptx, args.shared, args.num_warps,
-                                        args.capability)
-        except (OSError, ValueError) as e:
-            raise UsageError(str(e)) from None
-        reports = [rep]
+    if path.suffix not in BINARY_SUFFIXES or not path.is_file():
+        raise UsageError(f"{path}: not an .amdgcn or .cubin file (irlab report FILE takes what irlab compile --out "
+                         "or irlab capture wrote)")
+    meta, source = _metadata_beside(path)
+    found = {}
+    for key, option in (("shared", args.shared), ("num_warps", args.num_warps)):
+        if option is not None:
+            found[key] = (option, f"--{key.replace('_', '-')}")
+        elif key in meta:
+            found[key] = (meta[key], str(source))
+        else:
+            what = {"shared": "shared-memory size", "num_warps": "warp count"}[key]
+            raise UsageError(f"{path}: its {what} is not known: give --{key.replace('_', '-')} (there is no metadata "
+                             f"JSON that says it beside the file)")
+    (shared, from_shared), (warps, from_warps) = found["shared"], found["num_warps"]
+    try:
+        if path.suffix == ".amdgcn":
+            text = path.read_text()
+            arch = args.arch or _amdgcn_arch(text) or "gfx942"
+            rep = report.from_amdgcn(text, shared, warps, arch, path.stem, str(path))
+        else:
+            ptx = path.with_suffix(".ptx")
+            cap = args.capability or int(str(meta.get("target", "cuda:90")).split(":")[-1] or 90)
+            rep = report.from_cubin(path.read_bytes(), ptx.read_text() if ptx.is_file() else None, shared, warps, cap,
+                                    path.stem, str(path))
+    except (OSError, ValueError) as e:
+        raise UsageError(f"{path}: {e}") from None
+    return rep, f"{path}: shared memory {shared} B (from {from_shared}), {warps} warps (from {from_warps})"
+
+
+def _amdgcn_arch(text: str) -> str | None:
+    import re
+    m = re.search(r'amdgcn-amd-amdhsa--(gfx[0-9a-f]+)', text)
+    return m.group(1) if m else None
+
+
+def _variant(name: str, target):
+    """A named variant for the target, or a registered Python pass run at the end of TTGIR."""
+    from ..registry import all_passes
+    from ..variant import Insert, Variant
+    from ..variants import get_variant
+    try:
+        return get_variant(name, target)
+    except KeyError as e:
+        if name in all_passes():
+            return Variant(name, (Insert(name, at="end"),), f"the {name} pass at the end of TTGIR")
+        raise UsageError(f"{e.args[0]}; or a registered pass (`irlab passes`)") from None
+
+
+def cmd_report(args) -> int:
+    """Static report of one variant or file, or the diff of two (--vs)."""
+    from .. import report
+    notes = []
+    if args.files:
+        if len(args.files) > 2:
+            raise UsageError("irlab report takes one file, or two to compare (or FILE --vs FILE2)")
+        paths = [Path(f) for f in args.files] + ([Path(args.vs)] if args.vs else [])
+        if len(paths) > 2:
+            raise UsageError("give two files, or one file and --vs FILE2")
+        reports = []
+        for p in paths:
+            rep, note = report_file(p, args)
+            reports.append(rep)
+            notes.append(note)
     else:
         if not args.target:
-            raise UsageError("give --target (and --kernel), or an --amdgcn/--cubin file")
-        from ..variants import get_variant
+            raise UsageError("give --target (and --kernel), or report on saved files: irlab report FILE [--vs FILE2]")
+        from .common import target_arg
+        target = target_arg(args.target)
         names = [args.variant or "baseline"] + ([args.vs] if args.vs else [])
-        reports = []
-        for name in names:
-            try:
-                v = get_variant(name, args.target)
-            except KeyError as e:
-                raise UsageError(str(e.args[0])) from None
-            reports.append(report.from_compile(compile_from_args(args, variant=v)))
+        reports = [report.from_compile(compile_from_args(args, variant=_variant(n, target))) for n in names]
     if len(reports) == 2:
         print(report.render_diff(reports[0], reports[1], markdown=args.markdown))
     else:
         print(reports[0].render())
+    for note in notes:
+        print(f"assumed: {note}")
     if args.json:
         write_json(args.json, [r.to_json() for r in reports])
     return EXIT_OK
@@ -46,17 +114,18 @@ def cmd_report(args) -> int:
 
 def register(sub) -> None:
     c = sub.add_parser("report", help="static report (registers, LDS, occupancy, hot-loop schedule); --vs diffs")
+    c.add_argument("files", nargs="*", metavar="FILE", help="saved .amdgcn or .cubin files (instead of a compile)")
     add_kernel_options(c, target_required=False)
     c.set_defaults(target=None)
-    c.add_argument("--variant", default=None, help="variant to report (default baseline); `irlab variants`")
-    c.add_argument("--vs", default=None, metavar="VARIANT", help="diff against this variant")
+    c.add_argument("--variant", default=None, help="variant to report (default baseline): a named variant "
+                   "(`irlab variants`) or a registered pass")
+    c.add_argument("--vs", default=None, metavar="VARIANT|FILE", help="diff against this variant (or file)")
     c.add_argument("--markdown", action="store_true")
     c.add_argument("--json", default=None, metavar="FILE")
-    g = c.add_argument_group("report on files instead of a compile")
-    g.add_argument("--amdgcn", default=None, metavar="FILE")
-    g.add_argument("--arch", default="gfx942")
-    g.add_argument("--cubin", default=None, metavar="FILE")
-    g.add_argument("--ptx", default=None, metavar="FILE", help="for ptxas spill counts")
-    g.add_argument("--capability", type=int, default=90)
-    g.add_argument("--shared", type=int, default=0, help="LDS/shared bytes per workgroup (Triton's metadata)")
+    g = c.add_argument_group("reports on files: what the binary alone does not say (default: the metadata JSON "
+                             "beside it)")
+    g.add_argument("--shared", type=int, default=None, help="shared memory (LDS) bytes per block")
+    g.add_argument("--arch", default=None, help="AMD architecture (default: read from the AMDGCN)")
+    g.add_argument("--capability", type=int, default=None, help="NVIDIA capability (default: from the metadata, "
+                   "else 90)")
     c.set_defaults(func=cmd_report)

@@ -1,20 +1,114 @@
-"""The kernels irlab's corpus, golden files and experiments are built from, one per file."""
+"""Kernels by name: irlab's corpus (one file each in this folder), the kernel files in the folders
+of ``IRLAB_KERNEL_PATH``, and any kernel file named ``path/to/file.py:NAME``.
+
+A kernel file holds a ``KernelSpec`` (and the ``@triton.jit`` function it describes). ``NAME`` is
+the spec's ``name`` or the variable holding it; a file with one spec needs no ``:NAME``. The
+file's folder is put on ``sys.path`` while it loads, so it can import its neighbours.
+"""
 from __future__ import annotations
 
-from .spec import KernelSpec, Problem, TileConfig
+import importlib.util
+import os
+import sys
+from pathlib import Path
+
 from . import gemm, gluon_gemm, int4_gemm, softmax, splitk_gemm
+from ..kernel_spec import KernelError, KernelSpec, Problem, TileConfig, config_name
 
 KERNELS: dict[str, KernelSpec] = {
     spec.name: spec
     for spec in (gemm.SPEC, gluon_gemm.SPEC, splitk_gemm.SPEC, softmax.SPEC, int4_gemm.SPEC)
 }
 
+_FILES: dict[str, list[tuple[str, KernelSpec]]] = {}     # resolved file path -> (variable, spec)
 
-def get(name: str) -> KernelSpec:
+
+def specs_in_file(path: str | Path) -> list[tuple[str, KernelSpec]]:
+    """(variable name, spec) for every KernelSpec a kernel file defines (loaded once)."""
+    p = Path(path).expanduser().resolve()
+    key = str(p)
+    if key in _FILES:
+        return _FILES[key]
+    if not p.is_file():
+        raise KernelError(f"no kernel file {path}")
+    name = f"irlab_kernel_file_{abs(hash(key)):x}"
+    spec = importlib.util.spec_from_file_location(name, p)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    folder = str(p.parent)
+    added = folder not in sys.path
+    if added:
+        sys.path.insert(0, folder)
     try:
-        return KERNELS[name]
-    except KeyError:
-        raise KeyError(f"unknown kernel {name!r}; known: {', '.join(KERNELS)}") from None
+        spec.loader.exec_module(module)
+    except KernelError:
+        raise
+    except Exception as e:
+        sys.modules.pop(name, None)
+        raise KernelError(f"cannot load kernel file {path}: {type(e).__name__}: {e}") from None
+    finally:
+        if added:
+            sys.path.remove(folder)
+    found = [(var, v) for var, v in vars(module).items() if isinstance(v, KernelSpec)]
+    if not found:
+        raise KernelError(f"kernel file {path} defines no KernelSpec (see irlab.KernelSpec)")
+    _FILES[key] = found
+    return found
 
 
-__all__ = ["KERNELS", "KernelSpec", "Problem", "TileConfig", "get"]
+def path_kernels() -> dict[str, KernelSpec]:
+    """The specs of every kernel file in the folders of IRLAB_KERNEL_PATH, by name."""
+    out: dict[str, KernelSpec] = {}
+    for folder in filter(None, os.environ.get("IRLAB_KERNEL_PATH", "").split(os.pathsep)):
+        d = Path(folder)
+        if not d.is_dir():
+            raise KernelError(f"IRLAB_KERNEL_PATH names {folder}, which is not a folder")
+        for f in sorted(d.glob("*.py")):
+            if not f.name.startswith("_"):
+                for _, spec in specs_in_file(f):
+                    out.setdefault(spec.name, spec)
+    return out
+
+
+def all_kernels() -> dict[str, KernelSpec]:
+    """The corpus and the IRLAB_KERNEL_PATH kernels, by name."""
+    return {**KERNELS, **path_kernels()}
+
+
+def get(ref: str) -> KernelSpec:
+    """The kernel a command-line reference names: a corpus or IRLAB_KERNEL_PATH name, or
+    ``path/to/file.py[:NAME]``."""
+    if isinstance(ref, KernelSpec):
+        return ref
+    path, _, name = ref.rpartition(":") if ".py:" in ref else (ref, "", "")
+    if path.endswith(".py"):
+        found = specs_in_file(path)
+        if not name:
+            if len(found) > 1:
+                raise KernelError(f"{path} defines {len(found)} kernels ({', '.join(s.name for _, s in found)}); "
+                                  f"name one: {path}:NAME")
+            return found[0][1]
+        hit = [s for var, s in found if name in (var, s.name)]
+        if not hit:
+            raise KernelError(f"{path} has no KernelSpec named {name!r}; it has: "
+                              f"{', '.join(s.name for _, s in found)}")
+        return hit[0]
+    known = all_kernels()
+    if ref in known:
+        return known[ref]
+    raise KernelError(f"unknown kernel {ref!r}; known: {', '.join(known)} (or give a kernel file: path/to/file.py:NAME)")
+
+
+def reference(spec: KernelSpec, ref: str) -> str:
+    """How a worker process finds ``spec`` again: its name if it is known by name, else the
+    absolute path of the file that defines it, with its name."""
+    if spec.name in all_kernels():
+        return spec.name
+    for path, found in _FILES.items():
+        if any(s is spec for _, s in found):
+            return f"{path}:{spec.name}"
+    return ref
+
+
+__all__ = ["KERNELS", "KernelError", "KernelSpec", "Problem", "TileConfig", "all_kernels", "config_name", "get",
+           "reference", "specs_in_file"]

@@ -13,7 +13,8 @@ from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.ampere import mma_v2
 
-from .spec import KernelSpec, Problem, TileConfig
+from . import gemm
+from ..kernel_spec import KernelSpec, Problem, TileConfig
 
 
 @gluon.constexpr_function
@@ -112,8 +113,7 @@ def launch_args(inputs, shape, cfg: TileConfig):
 
 
 def _make_inputs(shape, device="cuda", seed=0):
-    from .gemm import make_inputs
-    return make_inputs(shape, device, seed)
+    return gemm.make_inputs(shape, device, seed)
 
 
 SPEC = KernelSpec(
@@ -131,4 +131,6 @@ SPEC = KernelSpec(
     reference=lambda inputs: inputs["a"] @ inputs["b"],
     output=lambda inputs: inputs["c"],
     flops=lambda shape: 2.0 * shape["M"] * shape["N"] * shape["K"],
+    library=gemm.cublas,
+    library_name="torch.matmul",
 )

@@ -30,6 +30,7 @@ from ..variant import Variant
 from ..kernels import get
 from ..targets import current_target
 from ..variants import get_variant
+from .plan import resolve_config
 
 FLUSH_BYTES = 256 * 1024 * 1024
 REPLAY_MS = 10.0
@@ -118,25 +119,19 @@ class GpuRunner:
 
     # --------------------------------------------------------------------------------------------
     def prepare(self, cell, entry) -> Prepared:
-        torch = self.torch
         spec = get(cell.kernel)
         shape = dict(entry.shape or cell.shape)
-        cfg = spec.config(cell.config)
+        cfg = resolve_config(spec, entry.config or cell.config, entry.tile if entry.config else cell.tile)
         inputs = spec.make_inputs(shape, "cuda", seed=1)
         flops = spec.flops(shape) if spec.flops else 0.0
-        if entry.kind == "torch":
-            a, b = inputs["a"], inputs["b"]
-            out = torch.empty((a.shape[0], b.shape[1]), device="cuda", dtype=a.dtype)
-
-            def launch():
-                torch.matmul(a, b, out=out)
-
-            def check_launch(inp):
-                torch.matmul(inp["a"], inp["b"], out=spec.output(inp))
-            return Prepared(entry, shape, launch, check_launch, flops, {"kind": "torch.matmul"})
+        if entry.kind in ("library", "torch"):
+            if spec.library is None:
+                raise RuntimeError(f"kernel {spec.name} names no library call to time beside it")
+            return Prepared(entry, shape, lambda: spec.library(inputs), spec.library, flops,
+                            {"kind": "library", "library": spec.library_name or "library"})
         variant = Variant.from_json(entry.variant_spec) if entry.variant_spec else \
             get_variant(entry.variant or "baseline", self.target)
-        res = compile_kernel(spec, self.target, shape=shape, config=cell.config, variant=variant)
+        res = compile_kernel(spec, self.target, shape=shape, config=cfg, variant=variant)
         compiled = res.compiled
         grid, args = spec.launch_args(inputs, shape, cfg)
         values = list(args.values())
@@ -147,7 +142,7 @@ class GpuRunner:
         def check_launch(inp):
             g, a = spec.launch_args(inp, shape, cfg)
             compiled[g](*a.values())
-        info = {"kind": "triton", "variant": variant.name, "variant_key": res.variant_key,
+        info = {"kind": "triton", "variant": variant.name, "variant_key": res.variant_key, "config": cfg.name,
                 "binary_sha256": res.binary_sha256, "shared": res.metadata.get("shared"),
                 "num_warps": res.metadata.get("num_warps"), "num_stages": res.metadata.get("num_stages"),
                 "compile_s": round(res.seconds, 3),

@@ -15,19 +15,22 @@ DEFAULT_RUNNER = "irlab.timing.gpu:GpuRunner"
 @dataclass(frozen=True)
 class Entry:
     label: str                     # column name: "baseline", "interleave-global-loads", "torch.matmul"
-    kind: str = "triton"           # triton | torch
-    variant: str | None = None     # irlab variant name (resolved per target); None for torch entries
+    kind: str = "triton"           # triton | library (the spec's library call, e.g. cuBLAS)
+    variant: str | None = None     # irlab variant name (resolved per target); None for library entries
     shape: dict | None = None      # a different problem shape (the calibration's planted slower variant)
     variant_spec: dict | None = None   # a variant given inline (Variant.to_json()), instead of by name
+    config: str | None = None      # another tile config than the cell's (best-vs-best comparisons)
+    tile: dict | None = None       # that config given inline (tile_json), when the spec has no such name
 
 
 @dataclass
 class Cell:
     experiment: str
-    kernel: str
+    kernel: str                    # a kernel name, or path/to/file.py:NAME (irlab.kernels.get)
     shape: dict
     config: str
     entries: list[Entry]
+    tile: dict | None = None       # the config given inline (tile_json), when the spec has no such name
 
     @property
     def key(self) -> str:
@@ -40,11 +43,25 @@ class Cell:
 
     def to_json(self) -> dict:
         return {"experiment": self.experiment, "kernel": self.kernel, "shape": self.shape, "config": self.config,
-                "entries": [asdict(e) for e in self.entries]}
+                "entries": [asdict(e) for e in self.entries], "tile": self.tile}
 
     @classmethod
     def from_json(cls, d: dict) -> "Cell":
-        return cls(d["experiment"], d["kernel"], dict(d["shape"]), d["config"], [Entry(**e) for e in d["entries"]])
+        return cls(d["experiment"], d["kernel"], dict(d["shape"]), d["config"], [Entry(**e) for e in d["entries"]],
+                   d.get("tile"))
+
+
+def tile_json(cfg) -> dict:
+    """A TileConfig as plain data, to travel in a plan."""
+    return {"meta": dict(cfg.meta), "num_warps": cfg.num_warps, "num_stages": cfg.num_stages, "extra": dict(cfg.extra)}
+
+
+def resolve_config(spec, name: str, tile: dict | None = None):
+    """The TileConfig a cell or entry means: given inline, or by name in the spec."""
+    if tile is not None:
+        from ..kernel_spec import TileConfig
+        return TileConfig(name, tile["meta"], tile["num_warps"], tile["num_stages"], tile.get("extra") or {})
+    return spec.config(name)
 
 
 @dataclass

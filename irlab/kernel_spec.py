@@ -1,0 +1,146 @@
+"""What irlab needs to know about a kernel to compile it for a target and, on a GPU, run it (public
+as irlab.KernelSpec, irlab.TileConfig, irlab.Problem).
+
+A kernel file defines a ``@triton.jit`` (or ``@gluon.jit``) function and a ``KernelSpec`` that
+says how a problem shape and a tile config turn into the kernel's arguments. Integer arguments
+are bound to their real values (sizes and strides), so a cross-compile sees the same
+specialization (``== 1`` becomes a constant, multiples of 16 get ``tt.divisibility``) that a JIT
+launch on real tensors would.
+
+The smallest spec compiles (name, fn, configs, default_config, default_shape, bind); a spec that
+also gives ``make_inputs``, ``launch_args``, ``output`` and ``reference`` can be timed, with its
+output checked against the reference first; ``flops`` adds TFLOP/s; ``library`` adds a column for
+the library a user would otherwise call (cuBLAS through ``torch.matmul``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+
+class KernelError(ValueError):
+    """A kernel, config or shape that does not exist or does not fit (the message says which)."""
+
+
+@dataclass(frozen=True)
+class TileConfig:
+    """Constexpr meta-parameters plus launch options for one tile shape. ``options`` holds further
+    compile options (``maxnreg``, ``num_ctas``, ...) beside num_warps and num_stages."""
+
+    name: str
+    meta: Mapping[str, Any]
+    num_warps: int = 4
+    num_stages: int = 2
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self):
+        if self.num_warps < 1 or self.num_warps & (self.num_warps - 1):
+            raise KernelError(f"config {self.name}: num_warps must be a power of two, not {self.num_warps}")
+        if self.num_stages < 1:
+            raise KernelError(f"config {self.name}: num_stages must be at least 1, not {self.num_stages}")
+
+    def options(self) -> dict:
+        return {"num_warps": self.num_warps, "num_stages": self.num_stages, **self.extra}
+
+    def with_options(self, **changes) -> "TileConfig":
+        """The same tile with other launch options (num_warps, num_stages, or extra ones)."""
+        own = {k: changes.pop(k) for k in ("num_warps", "num_stages") if k in changes}
+        extra = {**self.extra, **changes}
+        nw, ns = own.get("num_warps", self.num_warps), own.get("num_stages", self.num_stages)
+        name = self.name if not (own or changes) else config_name(self.meta, nw, ns, extra, self.name)
+        return TileConfig(name, self.meta, nw, ns, extra)
+
+
+def config_name(meta: Mapping, num_warps: int, num_stages: int, extra: Mapping | None = None,
+                base: str | None = None) -> str:
+    """``128x256x64-w8-s3`` (+ ``-maxnreg128`` ...): a config's name from its tile and options."""
+    blocks = [meta[k] for k in ("BLOCK_M", "BLOCK_N", "BLOCK_K", "BLOCK_SIZE") if k in meta]
+    head = "x".join(map(str, blocks)) if blocks else (base or "config").split("-")[0]
+    extras = "".join(f"-{k}{v}" for k, v in sorted((extra or {}).items()))
+    return f"{head}-w{num_warps}-s{num_stages}{extras}"
+
+
+@dataclass(frozen=True)
+class Problem:
+    """Bound arguments of one kernel for one shape and config, ready for specialization."""
+
+    args: dict          # name -> "*fp16" style pointer type, or a Python int/float value
+    constexprs: dict    # name -> value
+    options: dict       # num_warps, num_stages, ...
+
+
+@dataclass(frozen=True)
+class KernelSpec:
+    name: str
+    fn: Any
+    configs: Mapping[str, TileConfig]
+    default_config: str
+    default_shape: Mapping[str, int]
+    bind: Callable[[Mapping[str, int], TileConfig], Problem]
+    language: str = ""                 # "triton" or "gluon"; read from fn when not given
+    description: str = ""
+    # targets this kernel cannot be compiled for, with the reason (reported, never skipped silently)
+    unsupported: Mapping[str, str] = field(default_factory=dict)
+    # GPU side (torch): inputs, launch, reference and the work done, for correctness and timing
+    make_inputs: Callable | None = None
+    # launch_args(inputs, shape, config) -> (grid, {param: value} for every parameter in order,
+    # constexprs included): enough to launch a CompiledKernel or the JIT function itself
+    launch_args: Callable | None = None
+    reference: Callable | None = None   # reference(inputs) -> expected output tensor
+    output: Callable | None = None      # output(inputs) -> the tensor the kernel wrote
+    flops: Callable | None = None       # flops(shape) -> float
+    # library(inputs) -> None: the same work done by the library a user would call, written to
+    # output(inputs); timed in the same rounds as a reference column (library_name names it)
+    library: Callable | None = None
+    library_name: str = ""
+    # correctness gate: ||out - ref|| / ||ref|| against an fp32 reference must stay below
+    # tolerance["rel_fro"]; without it, a default by output dtype (see rel_tolerance)
+    tolerance: Mapping[str, float] = field(default_factory=dict)
+
+    def __post_init__(self):
+        if not self.language:
+            is_gluon = getattr(self.fn, "is_gluon", None)
+            object.__setattr__(self, "language", "gluon" if callable(is_gluon) and is_gluon() else "triton")
+        if self.default_config not in self.configs:
+            raise KernelError(f"kernel {self.name}: default_config {self.default_config!r} is not one of its "
+                              f"configs ({', '.join(self.configs)})")
+
+    @property
+    def timeable(self) -> bool:
+        """Whether a GPU run can build inputs, launch, and check the output against a reference."""
+        return None not in (self.make_inputs, self.launch_args, self.output, self.reference)
+
+    def config(self, name: str | None = None) -> TileConfig:
+        name = name or self.default_config
+        try:
+            return self.configs[name]
+        except KeyError:
+            raise KernelError(f"kernel {self.name!r} has no tile config {name!r}; known: "
+                              f"{', '.join(self.configs)}") from None
+
+    def shape(self, shape: Mapping[str, int] | None = None) -> dict:
+        """``shape`` completed from the default shape; unknown dimension names are an error."""
+        out = dict(self.default_shape)
+        for k, v in (shape or {}).items():
+            if k not in out:
+                raise KernelError(f"kernel {self.name!r} has no shape dimension {k!r}; its dimensions: "
+                                  f"{', '.join(out)}")
+            if not isinstance(v, int) or v < 1:
+                raise KernelError(f"shape {k}={v!r}: sizes are positive integers")
+            out[k] = v
+        return out
+
+    def problem(self, shape: Mapping[str, int] | None = None, config: str | TileConfig | None = None) -> Problem:
+        cfg = config if isinstance(config, TileConfig) else self.config(config)
+        return self.bind(self.shape(shape), cfg)
+
+    def rel_tolerance(self, dtype: str) -> float:
+        """The relative (Frobenius) error the correctness gate allows for an output of ``dtype``
+        (``"float16"``, ``"float32"``, ...): the spec's own ``tolerance["rel_fro"]``, else 2e-3 for
+        16-bit floats and 1e-5 otherwise."""
+        if "rel_fro" in self.tolerance:
+            return float(self.tolerance["rel_fro"])
+        return 2e-3 if dtype in ("float16", "bfloat16") else 1e-5
+
+    def supports(self, target: str) -> bool:
+        return target not in self.unsupported
