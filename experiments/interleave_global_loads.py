@@ -6,8 +6,9 @@ ping-pong passes off (the talk's "old schedule") against the same plus interleav
 loop before and after, and the hot loop's AMDGCN schedule and counts. On sm_80 and sm_90 the same
 for the Gluon GEMM that prefetches the next K tile into registers (SASS).
 
-Timed part (NVIDIA GPU): the Gluon register-prefetch GEMM, baseline vs interleaved, over the
-documents' shapes and several tile configs, with torch.matmul (cuBLAS) in the same rounds.
+Timed part (NVIDIA GPU): the Gluon register-prefetch GEMM, baseline vs interleaved, over its
+config space (the tutorial's tiles and irlab's configs): its tuned best per shape first, then the
+variant on that config and the variant's own best, head to head, with torch.matmul (cuBLAS).
 
     python -m experiments.interleave_global_loads [--out DIR] [--shapes 4096x4096x4096,...]
 """
@@ -17,12 +18,11 @@ import sys
 
 from irlab import report
 from irlab.bridge.compile import compile_kernel
-from irlab.experiment import common_args, compare_variants, config_list, log, parse_shapes, run_experiment, timed_ab
+from irlab.experiment import common_args, compare_variants, config_list, log, parse_shapes, run_experiment, timed_search
 from irlab.kernels import get
 from irlab.targets import Target
 
-SHAPES = [(4096, 4096, 4096), (4864, 4096, 4096), (4096, 4096, 4160), (4864, 4096, 4160), (8192, 8192, 8192)]
-TIMED_CONFIGS = ["128x128x32-w4", "128x128x64-w8", "128x256x32-w8"]
+SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192), (4864, 4096, 4160)]
 AMD_CONFIGS = ["128x128x32-w4", "128x128x64-w8", "128x256x32-w8"]
 
 
@@ -60,11 +60,11 @@ def main(argv=None) -> int:
     return run_experiment(
         args, "interleave_global_loads", "Experiment: interleaved global-load schedule",
         static=lambda targets, out: static_part(targets, config_list(args.configs, AMD_CONFIGS)),
-        timed=lambda target, out: timed_ab(
-            "interleave", "gluon_gemm_prefetch", "interleave-global-loads",
-            f"Gluon register-prefetch GEMM (fp16) on {target}: interleaved global loads",
-            parse_shapes(args.shapes, SHAPES), config_list(args.configs, TIMED_CONFIGS), args, out),
-        timed_what="the Gluon register-prefetch GEMM, baseline vs interleaved, over the documents' shapes")
+        timed=lambda target, out: timed_search(
+            "interleave", "gluon_gemm_prefetch", "interleave-global-loads", parse_shapes(args.shapes, SHAPES),
+            args.configs.split(",") if args.configs else None, args, out, target),
+        timed_what="the Gluon register-prefetch GEMM, baseline vs interleaved, over its config space (the "
+                   "tutorial's tiles and irlab's), against its tuned best")
 
 
 if __name__ == "__main__":

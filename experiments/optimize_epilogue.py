@@ -6,8 +6,10 @@ pass, the default, for reference): LDS bytes, global store widths, VGPRs and occ
 and sm_80 Triton's default epilogue (convert to blocked, through shared memory) against the pass.
 The split-K GEMM shows the refusal (its epilogue is an atomic add).
 
-Timed part (NVIDIA GPU): the tutorial GEMM, baseline vs optimize-epilogue, for several tile
-configs and the documents' shapes, with torch.matmul (cuBLAS) in the same rounds.
+Timed part (NVIDIA GPU): the tutorial GEMM, baseline vs optimize-epilogue, over its config space
+(the tutorial's autotune list at num_stages 2-5 plus irlab's configs): Triton's tuned best per
+shape first, then the variant on that config and the variant's own best, head to head, with
+torch.matmul (cuBLAS) in the same rounds (see irlab.search).
 
     python -m experiments.optimize_epilogue [--out DIR] [--configs 128x128x64-w8,...]
 """
@@ -17,13 +19,12 @@ import sys
 
 from irlab import report
 from irlab.bridge.compile import compile_kernel
-from irlab.experiment import common_args, compare_variants, config_list, log, parse_shapes, run_experiment, timed_ab
+from irlab.experiment import common_args, compare_variants, config_list, log, parse_shapes, run_experiment, timed_search
 from irlab.kernels import get
 from irlab.targets import Target
 from irlab.variants import get_variant
 
-SHAPES = [(4096, 4096, 4096), (4864, 4096, 4096), (4096, 4096, 4160), (8192, 8192, 8192)]
-CONFIGS = ["128x128x32-w4", "128x128x64-w8", "128x256x32-w8"]
+SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192), (4864, 4096, 4160)]
 STATIC_CONFIGS = ["128x128x32-w4", "128x128x64-w8", "128x256x32-w8"]
 
 
@@ -71,11 +72,11 @@ def main(argv=None) -> int:
     return run_experiment(
         args, "optimize_epilogue", "Experiment: OPTIMIZE_EPILOGUE",
         static=lambda targets, out: static_part(targets, config_list(args.configs, STATIC_CONFIGS)),
-        timed=lambda target, out: timed_ab(
-            "epilogue", "gemm_fp16", "optimize-epilogue",
-            f"Tutorial GEMM (fp16) on {target}: epilogue stored from the MMA layout",
-            parse_shapes(args.shapes, SHAPES), config_list(args.configs, CONFIGS), args, out),
-        timed_what="the tutorial GEMM, baseline vs optimize-epilogue, for several tile configs")
+        timed=lambda target, out: timed_search(
+            "epilogue", "gemm_fp16", "optimize-epilogue", parse_shapes(args.shapes, SHAPES),
+            args.configs.split(",") if args.configs else None, args, out, target),
+        timed_what="the tutorial GEMM, baseline vs optimize-epilogue, over its config space (the tutorial's "
+                   "autotune list at num_stages 2-5 and irlab's configs), against Triton's tuned best")
 
 
 if __name__ == "__main__":

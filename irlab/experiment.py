@@ -97,25 +97,6 @@ def header(title: str, command: str) -> list[str]:
             f"- triton {triton.__version__}; irlab commit {git_commit() or '?'}", ""]
 
 
-def timed_section(results: dict, old: str, new: str, reference: str | None, title: str, out: Path, stem: str):
-    """Markdown, CSV, JSON and PNG of a timed sweep; returns the markdown lines."""
-    from .timing import output
-    table = output.rows(results, old, new, reference)
-    md = output.markdown(table, old, new, reference, title)
-    output.write_csv(table, out / f"{stem}.csv")
-    write_json(out / f"{stem}.json", {"rows": table, "env": results["env"][:1]})
-    note = output.plot(table, out / f"{stem}.png", old, new, reference, title)
-    env = results["env"][0] if results["env"] else {}
-    lines = [md, ""]
-    if env:
-        lines.append(f"GPU: {env.get('gpu')} (driver {env.get('driver')}, SM clock {env.get('sm_clock_mhz')} MHz of "
-                     f"{env.get('sm_clock_max_mhz')} max at the start); torch {env.get('torch')}, triton "
-                     f"{env.get('triton')}, CUDA runtime {env.get('cuda_runtime')}; {env.get('date')}")
-    lines.append(f"Files: `{stem}.jsonl` (raw), `{stem}.csv`, `{stem}.json`" +
-                 (f", `{stem}.png`" if note is None else f" ({note})"))
-    return lines, table
-
-
 def config_list(text: str | None, default: list[str]) -> list[str]:
     return text.split(",") if text else default
 
@@ -155,17 +136,23 @@ def compare_variants(spec, target: str, config: str, old_name: str, new_name: st
                       [str(d) for _, r in new.python_results for d in r.diagnostics], pass_diff(new))
 
 
-def timed_ab(experiment: str, kernel: str, variant: str, title: str, shapes, configs, args, out: Path) -> list[str]:
-    """Time ``kernel`` as the baseline against ``variant``, with torch.matmul in the same rounds,
-    over ``configs`` x ``shapes``; the markdown lines of the timed part (files written under ``out``)."""
-    from .timing import Cell, Entry, Plan, collect, run_sweep
-    cells = [Cell(experiment, kernel, s, c, [Entry("baseline", variant="baseline"), Entry(variant, variant=variant),
-                                             Entry("torch.matmul", kind="library")])
-             for c in configs for s in shapes]
-    results_path = run_sweep(Plan(cells, args.method, args.rounds, args.launches), out / "timing.jsonl",
-                             resume=args.resume)
-    lines, _ = timed_section(collect(results_path), "baseline", variant, "torch.matmul", title, out, "timing")
-    return ["## Timed part", ""] + lines
+def timed_search(experiment: str, kernel: str, variant: str, shapes, configs: list[str] | None, args, out: Path,
+                 target) -> list[str]:
+    """Time ``kernel`` as the baseline against ``variant`` over the kernel's config space (or the
+    named ``configs``), Triton's tuned best first: the markdown lines of the timed part (files
+    under ``out``). See :mod:`irlab.search`."""
+    from .kernels import get
+    from .search import Search, load_variants, render
+    from .timing.harness import visible_gpus
+    from .timing.space import config_space
+    from .variant import Variant
+    spec = get(kernel)
+    search = Search(kernel, target, shapes, config_space(spec, names=configs), [Variant.baseline()] +
+                    load_variants([variant], target), out / "timed", name=experiment, rounds=args.rounds,
+                    method=args.method, launches=args.launches, library=spec.library is not None, gpus=visible_gpus())
+    result = search.run(resume=args.resume)
+    body = render(search, result).split("\n", 2)[2]   # without its title line
+    return ["## Timed part", "", "Results and raw files under `timed/`.", "", body]
 
 
 def run_experiment(args, name: str, title: str, static: Callable, timed: Callable, timed_what: str) -> int:

@@ -208,13 +208,18 @@ def _check_edits(session: PipelineSession, target: str):
 
 def compile_kernel(kernel, target: str | Target, *, args: dict | None = None, constexprs: dict | None = None,
                    options: dict | None = None, variant: Variant | None = None, shape: dict | None = None,
-                   config: str | None = None, snapshot_dir: str | Path | None = None,
-                   keep_nodebug: bool = True, work_dir: str | Path | None = None) -> CompileResult:
+                   config=None, snapshot_dir: str | Path | None = None,
+                   keep_nodebug: bool = True, work_dir: str | Path | None = None,
+                   cache_dir: str | Path | None = None) -> CompileResult:
     """Compile ``kernel`` (a ``@triton.jit``/``@gluon.jit`` function or a :class:`KernelSpec`).
 
     ``args`` maps parameters to pointer types (``"*fp16"``), scalar types (``"i32"``) or the real
     integer values a launch would pass (specialized exactly as the JIT does). For a KernelSpec,
-    ``shape`` and ``config`` give those, and ``args``/``constexprs``/``options`` override them.
+    ``shape`` and ``config`` (a name or a TileConfig) give those, and ``args``/``constexprs``/
+    ``options`` override them. With ``cache_dir``, the compile is cached under
+    ``cache_dir/<variant name>-<variant key>`` and a later compile of the same kernel, options and
+    variant is served from there (a sweep compiles once up front, its GPU worker reuses that);
+    without it, nothing is cached.
     """
     from ..kernel_spec import KernelSpec
     tname = Target.parse(target)
@@ -235,10 +240,12 @@ def compile_kernel(kernel, target: str | Target, *, args: dict | None = None, co
     session = PipelineSession(variant=variant, snapshot_dir=Path(snapshot_dir) if snapshot_dir else None,
                               work_dir=Path(work_dir) if work_dir else None)
     t0 = time.perf_counter()
-    with isolated_triton(session, keep_nodebug) as hook:
+    cache = str(Path(cache_dir) / f"{variant.name}-{variant_key(variant)}") if cache_dir else None
+    with isolated_triton(session, keep_nodebug, cache_dir=cache) as hook:
         compiled = triton.compile(_source(fn, spec), target=tname.gpu_target(), options=options)
     seconds = time.perf_counter() - t0
-    _check_edits(session, tname)
+    if session.calls:   # a cache hit runs no pipeline: its edits were checked when it was compiled
+        _check_edits(session, tname)
     return _result(fn.__name__, tname, options, spec, variant, compiled, hook, session, seconds)
 
 

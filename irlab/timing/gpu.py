@@ -131,7 +131,8 @@ class GpuRunner:
                             {"kind": "library", "library": spec.library_name or "library"})
         variant = Variant.from_json(entry.variant_spec) if entry.variant_spec else \
             get_variant(entry.variant or "baseline", self.target)
-        res = compile_kernel(spec, self.target, shape=shape, config=cfg, variant=variant)
+        res = compile_kernel(spec, self.target, shape=shape, config=cfg, variant=variant,
+                             cache_dir=getattr(self, "cache_dir", None))
         compiled = res.compiled
         grid, args = spec.launch_args(inputs, shape, cfg)
         values = list(args.values())

@@ -16,6 +16,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections import deque
 from pathlib import Path
@@ -36,19 +37,66 @@ def _describe_exit(code: int) -> str:
 
 
 def finished_cells(out: Path) -> set[str]:
-    return {r["cell"] for r in read_records(out) if r.get("type") == "cell"}
+    return {r["cell"] for path in shards(out) for r in read_records(path) if r.get("type") == "cell"}
+
+
+def shards(out: str | Path) -> list[Path]:
+    """The results files of a sweep: ``out`` and, from a run over several GPUs, one per GPU."""
+    out = Path(out)
+    return [p for p in [out] + sorted(out.parent.glob(f"{out.stem}.gpu*{out.suffix}")) if p.exists()]
+
+
+def visible_gpus() -> list[str]:
+    """The GPUs a sweep can use: CUDA_VISIBLE_DEVICES, else what nvidia-smi lists (the parent never
+    touches CUDA itself), else one (the default device)."""
+    env = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if env:
+        return [g for g in env.split(",") if g.strip()]
+    try:
+        out = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=30).stdout
+        found = [str(i) for i, line in enumerate(out.splitlines()) if line.startswith("GPU ")]
+        return found or ["0"]
+    except (OSError, subprocess.SubprocessError):
+        return ["0"]
 
 
 def run_sweep(plan: Plan, out: str | Path, runner: str = DEFAULT_RUNNER, resume: bool = False,
-              max_faults_per_cell: int = 3, log=None, env: dict | None = None) -> Path:
-    """Run ``plan``; results go to ``out`` (JSON lines). Returns the results path."""
+              max_faults_per_cell: int = 3, log=None, env: dict | None = None,
+              gpus: list[str] | None = None) -> Path:
+    """Run ``plan``; results go to ``out`` (JSON lines). With several ``gpus``, the cells are dealt
+    round-robin to one worker per GPU (each sees only its GPU), each writing ``<out>.gpuN.jsonl``;
+    :func:`collect` reads them together. Returns the results path."""
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     log = log or (lambda msg: print(msg, file=sys.stderr, flush=True))
-    if out.exists() and not resume:
-        keep = out.with_name(out.name + f".{time.strftime('%Y%m%d-%H%M%S')}.prev")
-        shutil.move(out, keep)
-        log(f"irlab timing: earlier results kept at {keep}")
+    if not resume:
+        for old in shards(out):
+            keep = old.with_name(old.name + f".{time.strftime('%Y%m%d-%H%M%S')}.prev")
+            shutil.move(old, keep)
+            log(f"irlab timing: earlier results kept at {keep}")
+    if gpus and len(gpus) > 1:
+        done = finished_cells(out)
+        pending = [c for c in plan.cells if c.key not in done]
+        if done:
+            log(f"irlab timing: resuming: {len(done)} cell(s) already finished in {out}")
+        threads = []
+        for i, gpu in enumerate(gpus):
+            mine = pending[i::len(gpus)]
+            if not mine:
+                continue
+            shard = out.with_name(f"{out.stem}.gpu{gpu}{out.suffix}")
+            sub = Plan(mine, plan.method, plan.rounds, plan.launches, plan.seed, plan.exclude, plan.cache_dir)
+            prefix = f"[gpu {gpu}] "
+            t = threading.Thread(target=run_sweep, args=(sub, shard, runner, True, max_faults_per_cell,
+                                                         lambda m, p=prefix: log(p + m),
+                                                         {**(env or {}), "CUDA_VISIBLE_DEVICES": gpu}))
+            t.start()
+            threads.append(t)
+        for t in threads:
+            t.join()
+        return out
+    if gpus:
+        env = {**(env or {}), "CUDA_VISIBLE_DEVICES": gpus[0]}
     faults: dict[str, set] = {k: set(v) for k, v in plan.exclude.items()}
     done = finished_cells(out)
     if done:
@@ -61,7 +109,7 @@ def run_sweep(plan: Plan, out: str | Path, runner: str = DEFAULT_RUNNER, resume:
         attempts += 1
         if attempts > len(plan.cells) * (max_faults_per_cell + 1) + 1:
             raise RuntimeError("irlab timing: the worker keeps dying without progress; giving up")
-        sub = Plan(pending, plan.method, plan.rounds, plan.launches, plan.seed, faults)
+        sub = Plan(pending, plan.method, plan.rounds, plan.launches, plan.seed, faults, plan.cache_dir)
         plan_path = out.with_name(out.name + ".plan.json")
         sub.write(plan_path)
         progress_file = progress_path(out)
@@ -113,7 +161,7 @@ def run_sweep(plan: Plan, out: str | Path, runner: str = DEFAULT_RUNNER, resume:
 def collect(out: str | Path) -> dict:
     """Results by cell: {"env": [...], "cells": {key: {"status", "reason", "cell", "entries": {label: rec}}}}."""
     envs, cells = [], {}
-    for r in read_records(Path(out)):
+    for r in (r for path in shards(out) for r in read_records(path)):
         t = r.get("type")
         if t == "env":
             envs.append(r)

@@ -72,16 +72,18 @@ class Plan:
     launches: int = 20             # launches per graph replay (method graph)
     seed: int = 0
     exclude: dict = field(default_factory=dict)   # cell key -> labels not to run again (they faulted)
+    cache_dir: str | None = None   # compile cache shared with a static phase that compiled the entries already
 
     def to_json(self) -> dict:
         return {"method": self.method, "rounds": self.rounds, "launches": self.launches, "seed": self.seed,
-                "exclude": {k: sorted(v) for k, v in self.exclude.items()},
+                "exclude": {k: sorted(v) for k, v in self.exclude.items()}, "cache_dir": self.cache_dir,
                 "cells": [c.to_json() for c in self.cells]}
 
     @classmethod
     def from_json(cls, d: dict) -> "Plan":
         return cls([Cell.from_json(c) for c in d["cells"]], d.get("method", "graph"), d.get("rounds", 15),
-                   d.get("launches", 20), d.get("seed", 0), {k: set(v) for k, v in d.get("exclude", {}).items()})
+                   d.get("launches", 20), d.get("seed", 0), {k: set(v) for k, v in d.get("exclude", {}).items()},
+                   d.get("cache_dir"))
 
     def write(self, path: Path) -> None:
         write_json(path, self.to_json())

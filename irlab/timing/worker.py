@@ -142,6 +142,7 @@ def main(argv=None) -> int:
     out = Path(args.out)
     plan = Plan.read(Path(args.plan))
     runner = load_runner(args.runner)()
+    runner.cache_dir = plan.cache_dir   # compiles a static phase already did are served from there
 
     def log(msg):
         print(msg, file=sys.stderr, flush=True)

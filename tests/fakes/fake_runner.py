@@ -19,7 +19,7 @@ class FakeRunner:
         self.rng = random.Random(1)
 
     def environment(self):
-        return {"gpu": "fake", "runner": "FakeRunner"}
+        return {"gpu": "fake", "runner": "FakeRunner", "visible": os.environ.get("CUDA_VISIBLE_DEVICES")}
 
     poisoned = False
 

@@ -1,0 +1,115 @@
+"""irlab ab | search: time variants of a kernel on this machine's GPUs, against Triton's tuned best.
+
+``irlab ab`` compares variants over the kernel's config space; ``irlab search`` also explores
+extra compile options (``maxnreg``, ``num_ctas``, ...). Both prune statically first, screen every
+survivor, then measure the winners head to head (see :mod:`irlab.search`).
+"""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from .common import EXIT_FAIL, EXIT_OK, KERNEL_HELP, UsageError, err, kernel_arg, parse_shape, target_arg
+
+
+def _gpu_target(args):
+    from ..targets import current_target
+    if args.target:
+        return target_arg(args.target)
+    t = current_target()
+    if t is None and not args.static_only:
+        raise UsageError(f"irlab {args.command} times on a GPU and this machine has none; --static-only prunes "
+                         "without one (with --target), and `irlab report --vs` compares statically")
+    if t is None:
+        raise UsageError("give --target with --static-only on a machine without a GPU")
+    return t
+
+
+def _gpus(text: str | None) -> list[str] | None:
+    from ..timing.harness import visible_gpus
+    if text in (None, "all"):
+        return visible_gpus()
+    if text.isdigit() and "," not in text:
+        return visible_gpus()[: int(text)]
+    return [g.strip() for g in text.split(",") if g.strip()]
+
+
+def build_search(args, explore_options: bool):
+    from ..kernels import KernelError, reference
+    from ..search import Search, load_variants, parse_option_sets
+    from ..timing.space import config_space, with_options
+    from ..variant import Variant
+    spec = kernel_arg(args.kernel)
+    target = _gpu_target(args)
+    if not spec.supports(target.name):
+        raise UsageError(f"kernel {spec.name} cannot be compiled for {target}: {spec.unsupported[target.name]}")
+    if not args.static_only and not spec.timeable:
+        raise UsageError(f"kernel {spec.name} cannot be timed: its KernelSpec gives no make_inputs, launch_args, "
+                         "output and reference (see irlab.KernelSpec)")
+    shapes = [parse_shape(s, list(spec.default_shape)) for s in args.shapes.split(";" if ";" in args.shapes else ",")] \
+        if args.shapes else [dict(spec.default_shape)]
+    try:
+        shapes = [spec.shape(s) for s in shapes]
+        stages = tuple(int(s) for s in args.stages.split(",")) if args.stages else None
+        configs = config_space(spec, stages, args.configs.split(",") if args.configs else None) if stages else \
+            config_space(spec, names=args.configs.split(",") if args.configs else None)
+        if explore_options:
+            configs = with_options(configs, parse_option_sets(args.options))
+        variants = [Variant.baseline()] + load_variants([v for v in args.variants.split(",") if v], target)
+    except (KernelError, ValueError) as e:
+        raise UsageError(str(e)) from None
+    if len(variants) < 2 and args.command == "ab":
+        raise UsageError("irlab ab needs at least one variant to compare with the baseline (--variants)")
+    out = Path(args.out or f"runs/{args.command}/{spec.name}-{time.strftime('%Y%m%d-%H%M%S')}")
+    return Search(reference(spec, args.kernel), target, shapes, configs, variants, out, name=f"irlab {args.command}",
+                  screen_rounds=args.screen_rounds, rounds=args.rounds, method=args.method,
+                  library=spec.library is not None and not args.no_library,
+                  gpus=None if args.static_only else _gpus(args.gpus), workers=args.jobs)
+
+
+def cmd_search(args) -> int:
+    search = build_search(args, explore_options=args.command == "search")
+    result = search.run(resume=args.resume, static_only=args.static_only)
+    kept = sum(1 for r in result["static"] if r["status"] == "ok")
+    print(f"{search.name}: {kept} of {len(result['static'])} candidates passed static pruning; results in "
+          f"{search.out}/README.md")
+    if args.static_only:
+        return EXIT_OK if kept else EXIT_FAIL
+    from ..search import headline_rows
+    rows = headline_rows(search, result)
+    for r in rows:
+        print(f"  {'x'.join(map(str, r['shape'].values()))}: Triton's best {r['best_config']} "
+              f"{r['best_tflops'] or 0:.1f} TFLOP/s; {r['variant']} best {r['own_config']} {r['own_tflops'] or 0:.1f}")
+    if not rows:
+        err(f"{search.name}: nothing reached the headline (see {search.out}/README.md for why)")
+        return EXIT_FAIL
+    return EXIT_OK
+
+
+def register(sub) -> None:
+    for name, help_ in (("ab", "time variants of a kernel against the baseline over its config space (GPU)"),
+                        ("search", "search configs, compile options and variants for the fastest (GPU)")):
+        c = sub.add_parser(name, help=help_, description=__doc__.split("\n\n")[0])
+        c.add_argument("--kernel", required=True, help=KERNEL_HELP)
+        c.add_argument("--variants", default="", help="comma-separated: named variants (`irlab variants`) or "
+                       "registered passes, a pass's options as pass:key=value:key=value")
+        c.add_argument("--shapes", default=None, help="problems, ';'- or ','-separated: 4096x4096x4096 or "
+                       "M=4096,N=4096,K=4096 (default: the kernel's default shape)")
+        c.add_argument("--configs", default=None, help="only these named configs of the kernel (default: its config "
+                       "space, the tutorial autotune list plus its own configs)")
+        c.add_argument("--stages", default=None, help="pipelining depths of the config space (default 2,3,4,5)")
+        if name == "search":
+            c.add_argument("--options", default=None, metavar="SETS", help="extra compile options to try each config "
+                           "with, ';'-separated sets: maxnreg=168;num_ctas=2 (the plain config is always tried)")
+        c.add_argument("--target", default=None, help="target (default: this machine's GPU)")
+        c.add_argument("--gpus", default="all", help="GPUs to spread cells over: all, a count, or ids 0,1")
+        c.add_argument("--out", default=None, help=f"results folder (default runs/{name}/<kernel>-<time>)")
+        c.add_argument("--screen-rounds", type=int, default=5, help="rounds per config when screening")
+        c.add_argument("--rounds", type=int, default=21, help="rounds of the head-to-head headline")
+        c.add_argument("--method", default="graph", choices=("graph", "do_bench"))
+        c.add_argument("--no-library", action="store_true", help="do not time the library (cuBLAS) column")
+        c.add_argument("--static-only", action="store_true", help="compile and prune only (no GPU needed)")
+        c.add_argument("--resume", action="store_true", help="skip what an interrupted run already finished")
+        c.add_argument("--jobs", type=int, default=None, help="parallel compiles of the static phase (default: all "
+                       "cores)")
+        c.set_defaults(func=cmd_search, options=None)

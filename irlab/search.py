@@ -1,0 +1,380 @@
+"""Searching configs and variants on a GPU, and reporting against Triton's tuned best.
+
+A search takes a kernel, shapes, a config space (tiles x warps x pipelining depths x extra
+compile options such as ``maxnreg``) and a variant space (pipeline edits and Python passes, the
+baseline first), and answers "which combination is fastest, and by how much against the config
+a user would pick":
+
+1. **Static pruning** (no GPU, in parallel on the host's cores): every config x variant is
+   compiled for the target; what spills registers, needs more shared memory than a block may
+   have, or fits no block on an SM/CU is dropped with the reason, and so is what fails to compile
+   or what Triton's verifier rejects. The compiles land in a per-variant cache the GPU worker
+   reuses.
+2. **Screening**: every survivor is timed in a few interleaved rounds (the variants of one config
+   in one cell), after its output matched the reference. The fastest baseline config per shape is
+   Triton's tuned best; each variant's fastest config is its best.
+3. **Headline**: per shape, one cell times the best baseline config, each variant on that config
+   and each variant on its own best config, and the library (cuBLAS) -- in the same rounds, with
+   many rounds, so the ratios and their 95% intervals are measured head to head and not taken
+   from the screen (where picking the fastest of many noisy timings flatters the winner).
+
+Cells are spread over every GPU of the host (one worker each); every phase appends its results
+as they finish and ``resume`` skips finished work. How the same cells would spread over many
+hosts is described in docs/search.md.
+"""
+from __future__ import annotations
+
+import json
+import os
+import time
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .jsonio import write_json, write_text
+from .kernel_spec import TileConfig
+from .targets import Target
+from .timing.output import clock_note, plot_bars, write_csv
+from .timing.plan import Cell, Entry, Plan, append_record, read_records, resolve_config, tile_json
+from .variant import Variant
+
+
+@dataclass
+class Search:
+    kernel: str                         # a kernel reference (irlab.kernels.get), as the worker will resolve it
+    target: Target
+    shapes: list[dict]
+    configs: list[TileConfig]
+    variants: list[Variant]             # the first is the baseline
+    out: Path
+    name: str = "search"
+    screen_rounds: int = 5
+    rounds: int = 21
+    method: str = "graph"
+    launches: int = 20
+    library: bool = True
+    gpus: list[str] | None = None
+    workers: int | None = None
+    runner: str | None = None           # the GPU runner (module:Class); default irlab.timing.gpu:GpuRunner
+    log: object = None
+    timings: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        self.out = Path(self.out)
+        self.log = self.log or (lambda msg: print(msg, flush=True, file=__import__("sys").stderr))
+        names = [v.name for v in self.variants]
+        if len(set(names)) != len(names):
+            raise ValueError(f"variant names must differ: {names}")
+
+    # --- 1: static pruning ----------------------------------------------------------------------
+    def static(self, resume: bool = False) -> list[dict]:
+        """Compile every config x variant for the target; one record per candidate (static.jsonl)."""
+        path = self.out / "static.jsonl"
+        done = {r["key"]: r for r in read_records(path)} if resume else {}
+        if not resume and path.exists():
+            path.unlink()
+        todo = [(c, v) for c in self.configs for v in self.variants if _key(c, v) not in done]
+        self.log(f"{self.name}: static pruning of {len(self.configs)} configs x {len(self.variants)} variants "
+                 f"({len(todo)} to compile, {len(done)} already done)")
+        jobs = [(self.kernel, self.target.name, self.shapes[0], tile_json(c), c.name, v.to_json(),
+                 str(self.out / "cache")) for c, v in todo]
+        t0 = time.perf_counter()
+        workers = self.workers or max(1, min(len(jobs), os.cpu_count() or 1))
+        if jobs:
+            if workers == 1:
+                results = map(_static_one, jobs)
+            else:
+                import multiprocessing as mp
+                ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else None
+                pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx)
+                results = pool.map(_static_one, jobs)
+            for i, rec in enumerate(results, 1):
+                append_record(path, rec)
+                done[rec["key"]] = rec
+                if i % 10 == 0 or i == len(jobs):
+                    self.log(f"  static: {i}/{len(jobs)} compiled")
+            if workers > 1:
+                pool.shutdown()
+        self.timings["static_s"] = round(time.perf_counter() - t0, 1)
+        return [done[_key(c, v)] for c in self.configs for v in self.variants if _key(c, v) in done]
+
+    # --- 2: screening ---------------------------------------------------------------------------
+    def screen(self, static: list[dict], resume: bool = False) -> dict:
+        """Time every surviving config's variants in a few rounds; the collected results."""
+        from .timing import collect, run_sweep
+        ok = {(r["config"], r["variant"]["name"]) for r in static if r["status"] == "ok"}
+        base = self.variants[0].name
+        cells = []
+        for shape in self.shapes:
+            for c in self.configs:
+                entries = [Entry(v.name, variant_spec=v.to_json()) for v in self.variants if (c.name, v.name) in ok]
+                if entries and entries[0].label == base:
+                    cells.append(Cell(self.name, self.kernel, shape, c.name, entries, tile_json(c)))
+        self.log(f"{self.name}: screening {len(cells)} cells ({len(self.shapes)} shapes) in "
+                 f"{self.screen_rounds} rounds on {len(self.gpus or ['0'])} GPU(s)")
+        t0 = time.perf_counter()
+        plan = Plan(cells, self.method, self.screen_rounds, self.launches, cache_dir=str(self.out / "cache"))
+        path = run_sweep(plan, self.out / "screen.jsonl", resume=resume, gpus=self.gpus, log=self.log,
+                         **({"runner": self.runner} if self.runner else {}))
+        self.timings["screen_s"] = round(time.perf_counter() - t0, 1)
+        return collect(path)
+
+    # --- 3: headline ----------------------------------------------------------------------------
+    def best(self, screen: dict) -> dict:
+        """Per shape: the fastest baseline config and each variant's fastest config (screen medians)."""
+        base = self.variants[0].name
+        out = {}
+        for shape in self.shapes:
+            dims = _dims(shape)
+            timed: dict[str, list[tuple[float, str]]] = {}
+            for c in screen["cells"].values():
+                cell = c.get("cell") or {}
+                if _dims(cell.get("shape") or {}) != dims:
+                    continue
+                for label, rec in c["entries"].items():
+                    if rec.get("status") == "ok":
+                        timed.setdefault(label, []).append((rec["median_ms"], cell["config"]))
+            if base not in timed:
+                continue
+            out[dims] = {label: min(v)[1] for label, v in timed.items()}
+        return out
+
+    def headline(self, best: dict, resume: bool = False) -> dict:
+        from .timing import collect, run_sweep
+        base = self.variants[0]
+        configs = {c.name: c for c in self.configs}
+        cells = []
+        for shape in self.shapes:
+            b = best.get(_dims(shape))
+            if not b:
+                continue
+            cb = configs[b[base.name]]
+            entries = [Entry(f"{base.name}@{cb.name}", variant_spec=base.to_json(), config=cb.name, tile=tile_json(cb))]
+            for v in self.variants[1:]:
+                for cfg_name in dict.fromkeys([b[base.name], b.get(v.name)]):
+                    if cfg_name is None:
+                        continue
+                    c = configs[cfg_name]
+                    entries.append(Entry(f"{v.name}@{c.name}", variant_spec=v.to_json(), config=c.name,
+                                         tile=tile_json(c)))
+            if self.library:
+                entries.append(Entry("library", kind="library"))
+            cells.append(Cell(self.name, self.kernel, shape, cb.name, entries, tile_json(cb)))
+        self.log(f"{self.name}: headline, {len(cells)} cell(s) in {self.rounds} rounds")
+        t0 = time.perf_counter()
+        plan = Plan(cells, self.method, self.rounds, self.launches, cache_dir=str(self.out / "cache"))
+        path = run_sweep(plan, self.out / "headline.jsonl", resume=resume, gpus=self.gpus, log=self.log,
+                         **({"runner": self.runner} if self.runner else {}))
+        self.timings["headline_s"] = round(time.perf_counter() - t0, 1)
+        return collect(path)
+
+    def run(self, resume: bool = False, static_only: bool = False) -> dict:
+        t0 = time.perf_counter()
+        static = self.static(resume)
+        result = {"static": static}
+        if not static_only:
+            screen = self.screen(static, resume)
+            best = self.best(screen)
+            result.update(screen=screen, best=best, headline=self.headline(best, resume))
+        self.timings["total_s"] = round(time.perf_counter() - t0, 1)
+        result["timings"] = dict(self.timings)
+        write_json(self.out / "summary.json", {"kernel": self.kernel, "target": self.target.name,
+                                               "shapes": self.shapes, "gpus": self.gpus,
+                                               "configs": len(self.configs), "variants": [v.name for v in self.variants],
+                                               "timings": self.timings, "best": result.get("best")})
+        write_text(self.out / "README.md", render(self, result) + "\n")
+        if "headline" in result:
+            write_figures(self, result)
+        return result
+
+
+def _key(config: TileConfig, variant: Variant) -> str:
+    return f"{config.name}|{variant.name}"
+
+
+def _dims(shape: dict) -> str:
+    return "x".join(str(v) for v in shape.values())
+
+
+def _static_one(job) -> dict:
+    """Compile one candidate and judge it from its static report (runs in a worker process)."""
+    kernel_ref, target, shape, tile, config_name, variant_json, cache = job
+    from .bridge.compile import compile_kernel
+    from .kernels import get
+    from .report import from_compile
+    from .report.occupancy import AMD_ARCHS, NVIDIA_ARCHS
+    variant = Variant.from_json(variant_json)
+    rec = {"key": f"{config_name}|{variant.name}", "config": config_name, "tile": tile, "variant": variant_json}
+    try:
+        spec = get(kernel_ref)
+        cfg = resolve_config(spec, config_name, tile)
+        res = compile_kernel(spec, target, shape=shape, config=cfg, variant=variant, cache_dir=cache)
+        rep = from_compile(res)
+    except Exception as e:   # recorded as the reason this candidate is not timed
+        status = "rejected" if type(e).__name__ in ("VerifierError", "PassRejected") else "compile-error"
+        return {**rec, "status": status, "reason": f"{type(e).__name__}: {str(e).splitlines()[0][:300]}"}
+    r, occ, t = rep.resources, rep.occupancy, Target.parse(target)
+    rec.update(registers=r.get("registers") or r.get("vgpr_count"), shared=r.get("shared"),
+               spills=(r.get("spill_stores") or 0) + (r.get("spill_loads") or 0) + (r.get("vgpr_spill_count") or 0),
+               occupancy=occ.to_json(), python_passes=[str(d) for _, p in res.python_results for d in p.diagnostics])
+    limit = (AMD_ARCHS.get(t.arch) or AMD_ARCHS["gfx942"]).lds_per_cu if t.is_amd else \
+        (NVIDIA_ARCHS.get(t.capability) or NVIDIA_ARCHS[90]).smem_per_block_max
+    fits = occ.workgroups_per_cu if t.is_amd else occ.blocks_per_sm
+    if rec["spills"]:
+        return {**rec, "status": "pruned", "reason": f"spills {rec['spills']} bytes of registers"}
+    if (rec["shared"] or 0) > limit:
+        return {**rec, "status": "pruned", "reason": f"needs {rec['shared']} B of shared memory, over the {limit} B limit"}
+    if not fits:
+        return {**rec, "status": "pruned", "reason": f"no block fits on a {'CU' if t.is_amd else 'SM'} ({occ.limiter})"}
+    return {**rec, "status": "ok"}
+
+
+# ------------------------------------------------------------------------------------------------
+# tables
+
+def _ratio_cell(rec: dict, base_ms: float | None = None) -> str:
+    est = rec.get("ratio_to_baseline") if rec.get("status") == "ok" else None
+    if not est:
+        return f"not timed: {rec.get('status', 'missing')}"
+    r, (lo, hi) = est["ratio"], est["ci95"]
+    text = f"{1 / r - 1:+.1%} [{1 / hi - 1:+.1%}, {1 / lo - 1:+.1%}]"
+    return f"**{text}**" if est["excludes_1"] else f"{text} (n.s.)"
+
+
+def headline_rows(search: Search, result: dict) -> list[dict]:
+    """One row per shape and variant: the library, Triton's best config, the variant on it, and the
+    variant's own best config against Triton's best."""
+    rows = []
+    base = search.variants[0].name
+    for c in result.get("headline", {}).get("cells", {}).values():
+        cell = c.get("cell") or {}
+        entries = c["entries"]
+        shape = cell.get("shape") or {}
+        b_label = next((k for k in entries if k.startswith(f"{base}@")), None)
+        if b_label is None:
+            continue
+        b = entries[b_label]
+        lib = entries.get("library", {})
+        best_cfg = b_label.split("@", 1)[1]
+        for v in search.variants[1:]:
+            own = result["best"].get(_dims(shape), {}).get(v.name)
+            on_best = entries.get(f"{v.name}@{best_cfg}", {})
+            on_own = entries.get(f"{v.name}@{own}", {}) if own else {}
+            rows.append({"shape": shape, "variant": v.name, "library_tflops": lib.get("tflops"),
+                         "best_config": best_cfg, "best_tflops": b.get("tflops"),
+                         "on_best_tflops": on_best.get("tflops"), "on_best": on_best,
+                         "own_config": own, "own_tflops": on_own.get("tflops"), "own": on_own,
+                         "method": b.get("method"), "rounds": b.get("rounds")})
+    return rows
+
+
+def render(search: Search, result: dict) -> str:
+    import triton
+    t = search.timings
+    static = result["static"]
+    kept = sum(1 for r in static if r["status"] == "ok")
+    lines = [f"# {search.name}: {search.kernel} on {search.target}", "",
+             f"- configs: {len(search.configs)}; variants: {', '.join(v.name for v in search.variants)} "
+             f"(the first is the baseline); shapes: {', '.join(_dims(s) for s in search.shapes)}",
+             f"- static pruning: {kept} of {len(static)} candidates kept ({t.get('static_s')} s)",
+             f"- triton {triton.__version__}; GPUs: {', '.join(search.gpus or ['0'])}; wall time: screen "
+             f"{t.get('screen_s', '-')} s, headline {t.get('headline_s', '-')} s, total {t.get('total_s', '-')} s", ""]
+    if "headline" in result:
+        env = (result["headline"].get("env") or [{}])[0]
+        lines += ["## Headline: against Triton's tuned best", "",
+                  "| shape (MxNxK) | library TFLOP/s | Triton's best config | its TFLOP/s | variant | variant on that "
+                  "config | speedup (95% CI) | variant's best config | its TFLOP/s | speedup vs Triton's best (95% CI) |",
+                  "| --- | ---: | --- | ---: | --- | ---: | --- | --- | ---: | --- |"]
+        for r in headline_rows(search, result):
+            f = lambda x: "-" if x is None else f"{x:.1f}"  # noqa: E731
+            lines.append(f"| {_dims(r['shape'])} | {f(r['library_tflops'])} | {r['best_config']} | {f(r['best_tflops'])} | "
+                         f"{r['variant']} | {f(r['on_best_tflops'])} | {_ratio_cell(r['on_best'])} | "
+                         f"{r['own_config'] or '-'} | {f(r['own_tflops'])} | {_ratio_cell(r['own'])} |")
+        clock = clock_note(result["headline"])
+        lines += ["", f"Speedup = Triton's best time / variant time - 1: the median over {search.rounds} interleaved "
+                  f"rounds of per-round ratios, 95% bootstrap interval; bold where it excludes 0. Timing method: "
+                  f"{search.method}. Every timed entry first matched the reference.",
+                  f"GPU: {env.get('gpu')} (driver {env.get('driver')}, {env.get('sm_count')} SMs), torch "
+                  f"{env.get('torch')}, triton {env.get('triton')}, CUDA {env.get('cuda_runtime')}, {env.get('date')}"
+                  + (f"; {clock}" if clock else "") + ". Plot: `headline.png`; rows: `headline.csv`.", ""]
+    if "screen" in result:
+        lines += ["## Every config (screening rounds)", "",
+                  f"{search.screen_rounds} interleaved rounds per cell: enough to rank configs, not to quote; the "
+                  "headline above re-measures the winners head to head.", "",
+                  "| shape | config | " + " | ".join(f"{v.name} TFLOP/s" for v in search.variants) + " | "
+                  + " | ".join(f"{v.name} vs {search.variants[0].name}" for v in search.variants[1:]) + " |",
+                  "| --- | --- | " + " | ".join("---:" for _ in search.variants) + " | "
+                  + " | ".join("---" for _ in search.variants[1:]) + " |"]
+        for c in sorted(result["screen"]["cells"].values(),
+                        key=lambda c: (_dims((c.get("cell") or {}).get("shape") or {}),
+                                       -((c["entries"].get(search.variants[0].name) or {}).get("tflops") or 0))):
+            cell, e = c.get("cell") or {}, c["entries"]
+            tf = [(e.get(v.name) or {}).get("tflops") for v in search.variants]
+            lines.append(f"| {_dims(cell.get('shape') or {})} | {cell.get('config')} | "
+                         + " | ".join("-" if x is None else f"{x:.1f}" for x in tf) + " | "
+                         + " | ".join(_ratio_cell(e.get(v.name) or {}) for v in search.variants[1:]) + " |")
+        lines.append("")
+    dropped = [r for r in static if r["status"] != "ok"]
+    if dropped:
+        lines += ["## Not timed (static pruning and compile failures)", "", "| config | variant | why |",
+                  "| --- | --- | --- |"]
+        lines += [f"| {r['config']} | {r['variant']['name']} | {r['status']}: {r['reason']} |" for r in dropped]
+        lines.append("")
+    lines += ["Files: `static.jsonl`, `screen*.jsonl`, `headline*.jsonl` (raw, one JSON line per result), "
+              "`summary.json`."]
+    return "\n".join(lines)
+
+
+def write_figures(search: Search, result: dict) -> None:
+    """headline.csv and headline.png: per shape, the library, Triton's best and each variant."""
+    rows = headline_rows(search, result)
+    write_csv([{"shape": _dims(r["shape"]), "variant": r["variant"], "library_tflops": r["library_tflops"],
+                "best_config": r["best_config"], "best_tflops": r["best_tflops"], "on_best_tflops": r["on_best_tflops"],
+                "on_best_ratio": (r["on_best"].get("ratio_to_baseline") or {}).get("ratio"),
+                "own_config": r["own_config"], "own_tflops": r["own_tflops"],
+                "own_ratio": (r["own"].get("ratio_to_baseline") or {}).get("ratio")} for r in rows],
+              search.out / "headline.csv")
+    groups = {}
+    for r in rows:
+        g = groups.setdefault(f"{_dims(r['shape'])}\n(best {r['best_config']})",
+                              {"library": r["library_tflops"], "Triton's best": r["best_tflops"]})
+        g[f"{r['variant']} on it"] = r["on_best_tflops"]
+        g[f"{r['variant']}, its best"] = r["own_tflops"]
+    plot_bars(list(groups.items()), search.out / "headline.png", f"{search.kernel} on {search.target}: TFLOP/s")
+
+
+def load_variants(names: list[str], target: Target) -> list[Variant]:
+    """Variants by name: a named variant for the target, or a registered Python pass at the end of
+    TTGIR (``pass-name`` or ``pass-name:key=value:key=value``)."""
+    from .registry import all_passes
+    from .variant import Insert
+    from .variants import get_variant
+    out = []
+    for name in names:
+        try:
+            out.append(get_variant(name, target))
+            continue
+        except KeyError:
+            pass
+        pass_name, *opts = name.split(":")
+        if pass_name not in all_passes():
+            raise ValueError(f"no variant or pass named {pass_name!r} (`irlab variants`, `irlab passes`)")
+        options = dict(o.split("=", 1) for o in opts if "=" in o)
+        out.append(Variant(name.replace(":", "-").replace("=", ""), (Insert(pass_name, options, at="end"),),
+                           f"the {pass_name} pass at the end of TTGIR" + (f" ({', '.join(opts)})" if opts else "")))
+    return out
+
+
+def parse_option_sets(text: str | None) -> list[dict]:
+    """``maxnreg=168;maxnreg=232,num_ctas=2`` -> [{}, {"maxnreg": 168}, {"maxnreg": 232, "num_ctas": 2}]: the
+    extra compile options each config is also tried with (the empty set always first)."""
+    sets = [{}]
+    for part in filter(None, (text or "").split(";")):
+        opts = {}
+        for kv in part.split(","):
+            k, _, v = kv.partition("=")
+            if not v:
+                raise ValueError(f"option {kv!r}: expected NAME=VALUE")
+            opts[k.strip()] = json.loads(v) if v.strip().lstrip("-").isdigit() else v.strip()
+        sets.append(opts)
+    return sets

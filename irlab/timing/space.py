@@ -1,0 +1,60 @@
+"""Config spaces: the tile configs a timed comparison searches for Triton's best.
+
+A speedup only counts against the config a user would ship, so every timed table searches a
+space of configs first. For a GEMM with ``BLOCK_M``/``BLOCK_N``/``BLOCK_K``/``GROUP_M``
+meta-parameters that space is the Triton matmul tutorial's CUDA autotune list (its eight fp16
+configs) plus the kernel's own configs, each tile at every pipelining depth in ``stages``; for
+other kernels, the kernel's own configs at every depth. A Gluon kernel pipelines by hand
+(Triton's software pipeliner does not touch it), so its tiles are taken at their own depth only.
+"""
+from __future__ import annotations
+
+from ..kernel_spec import KernelSpec, TileConfig, config_name
+
+# (BLOCK_M, BLOCK_N, BLOCK_K, num_warps, num_stages) of the tutorial's get_cuda_autotune_config() for
+# fp16 (python/tutorials/03-matrix-multiplication.py), all with GROUP_SIZE_M = 8
+TUTORIAL_FP16 = ((128, 256, 64, 8, 3), (64, 256, 32, 4, 4), (128, 128, 32, 4, 4), (128, 64, 32, 4, 4),
+                 (64, 128, 32, 4, 4), (128, 32, 32, 4, 4), (64, 32, 32, 2, 5), (32, 64, 32, 2, 5))
+GEMM_META = ("BLOCK_M", "BLOCK_N", "BLOCK_K")
+DEFAULT_STAGES = (2, 3, 4, 5)
+
+
+def is_gemm(spec: KernelSpec) -> bool:
+    return all(k in spec.configs[spec.default_config].meta for k in GEMM_META)
+
+
+def tutorial_configs(group_m: bool = True) -> list[TileConfig]:
+    """The tutorial's eight configs as they are (Triton's "autotuned" reference set); ``group_m``:
+    with its GROUP_M = 8 (for kernels that have that meta-parameter)."""
+    return [_tile({"BLOCK_M": m, "BLOCK_N": n, "BLOCK_K": k, **({"GROUP_M": 8} if group_m else {})}, w, s)
+            for m, n, k, w, s in TUTORIAL_FP16]
+
+
+def config_space(spec: KernelSpec, stages=DEFAULT_STAGES, names: list[str] | None = None) -> list[TileConfig]:
+    """Every tile of the space at every depth in ``stages`` (``names``: only these configs of the
+    spec, at their own depth). Duplicates (the same tile, warps and depth) appear once."""
+    if names:
+        return [spec.config(n) for n in names]
+    tiles = [(dict(c.meta), c.num_warps, dict(c.extra)) for c in spec.configs.values()]
+    if spec.language == "gluon":
+        stages = sorted({c.num_stages for c in spec.configs.values()})
+    if is_gemm(spec):
+        group_m = "GROUP_M" in spec.configs[spec.default_config].meta
+        tiles = [(dict(c.meta), c.num_warps, {}) for c in tutorial_configs(group_m)] + tiles
+    out, seen = [], set()
+    for meta, warps, extra in tiles:
+        for s in stages:
+            key = (tuple(sorted(meta.items())), warps, s, tuple(sorted(extra.items())))
+            if key not in seen:
+                seen.add(key)
+                out.append(_tile(meta, warps, s, extra))
+    return out
+
+
+def _tile(meta: dict, warps: int, stages: int, extra: dict | None = None) -> TileConfig:
+    return TileConfig(config_name(meta, warps, stages, extra), meta, warps, stages, extra or {})
+
+
+def with_options(configs: list[TileConfig], option_sets: list[dict]) -> list[TileConfig]:
+    """Each config once per set of extra compile options (``[{}, {"maxnreg": 168}]``)."""
+    return [c.with_options(**opts) if opts else c for c in configs for opts in option_sets]
