@@ -69,6 +69,7 @@ class Search:
     # --- 1: static pruning ----------------------------------------------------------------------
     def static(self, resume: bool = False) -> list[dict]:
         """Compile every config x variant for the target; one record per candidate (static.jsonl)."""
+        self.out.mkdir(parents=True, exist_ok=True)
         path = self.out / "static.jsonl"
         done = {r["key"]: r for r in read_records(path)} if resume else {}
         if not resume and path.exists():
@@ -201,14 +202,18 @@ def _static_one(job) -> dict:
     kernel_ref, target, shape, tile, config_name, variant_json, cache = job
     from .bridge.compile import compile_kernel
     from .kernels import get
+    from .launches import is_launch_ref, load as load_launch
     from .report import from_compile
     from .report.occupancy import AMD_ARCHS, NVIDIA_ARCHS
     variant = Variant.from_json(variant_json)
     rec = {"key": f"{config_name}|{variant.name}", "config": config_name, "tile": tile, "variant": variant_json}
     try:
-        spec = get(kernel_ref)
-        cfg = resolve_config(spec, config_name, tile)
-        res = compile_kernel(spec, target, shape=shape, config=cfg, variant=variant, cache_dir=cache)
+        if is_launch_ref(kernel_ref):   # a captured launch: its TTIR at its own options
+            res = load_launch(kernel_ref).recompile(target, variant)
+        else:
+            spec = get(kernel_ref)
+            cfg = resolve_config(spec, config_name, tile)
+            res = compile_kernel(spec, target, shape=shape, config=cfg, variant=variant, cache_dir=cache)
         rep = from_compile(res)
     except Exception as e:   # recorded as the reason this candidate is not timed
         status = "rejected" if type(e).__name__ in ("VerifierError", "PassRejected") else "compile-error"

@@ -13,7 +13,7 @@ import sys
 
 from . import compile as compile_cmds
 from . import experiments, golden, ir, passes, report, timing
-from .common import EXIT_OK, EXIT_USAGE, UsageError, err
+from .common import EXIT_FAIL, EXIT_OK, EXIT_USAGE, UsageError, err
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -44,12 +44,15 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         err("irlab: interrupted")
         return 130
-    except BrokenPipeError:
+    except BrokenPipeError:   # the reader of our output went away (| head)
         try:
             sys.stdout.close()
         except Exception:
             pass
         return EXIT_OK
+    except OSError as e:   # a file or folder that cannot be read or written
+        err(f"irlab: error: {e.strerror or e}" + (f": {e.filename}" if e.filename else ""))
+        return EXIT_FAIL
 
 
 if __name__ == "__main__":  # pragma: no cover

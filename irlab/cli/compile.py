@@ -5,7 +5,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from .common import (EXIT_FAIL, EXIT_OK, EXIT_USAGE, UsageError, add_kernel_options, add_variant_options,
+from .common import (EXIT_FAIL, EXIT_OK, EXIT_USAGE, UsageError, add_kernel_options, add_variant_options, target_arg,
                      compile_from_args, err, variant_from_args)
 from ..jsonio import dumps, write_json
 
@@ -36,6 +36,28 @@ def cmd_compile(args) -> int:
             for line in r.change_lines(f"<{stage}>"):
                 err(f"{r.name}: {line}")
     print(dumps(res.summary()))
+    return EXIT_OK
+
+
+def cmd_replay(args) -> int:
+    """A captured launch's TTIR compiled for a target as a variant: no script, no GPU needed."""
+    from ..launches import LaunchError, load
+    try:
+        launch = load(args.source)
+    except LaunchError as e:
+        raise UsageError(str(e)) from None
+    from .report import _variant
+    target = target_arg(args.target) if args.target else launch.target
+    res = launch.recompile(target, _variant(args.variant, target) if args.variant else None)
+    for stage, r in res.python_results:
+        for d in r.diagnostics:
+            if not args.quiet or d.severity in ("warning", "error"):
+                err(f"{r.name}: {d}")
+    if args.out:
+        out = _write_stages(res, args.out)
+        write_json(out / "summary.json", {**res.summary(), "launch": launch.source, "grid": list(launch.grid),
+                                          "options": launch.options})
+    print(dumps({**res.summary(), "launch": launch.source}))
     return EXIT_OK
 
 
@@ -191,6 +213,15 @@ def register(sub) -> None:
     c.add_argument("--out", default=None, help="write every stage into this folder")
     c.add_argument("-q", "--quiet", action="store_true", help="no change lines and remarks from the Python passes")
     c.set_defaults(func=cmd_compile)
+
+    c = sub.add_parser("replay", help="recompile a captured launch (irlab capture folder or tritonparse trace) for a "
+                       "target as a variant, without its script")
+    c.add_argument("source", help="FOLDER[#N] written by irlab capture, or TRACE[#KERNEL[:N]] of tritonparse")
+    c.add_argument("--target", default=None, help="target (default: where the launch ran)")
+    c.add_argument("--variant", default=None, help="a named variant or a registered pass (default: baseline)")
+    c.add_argument("--out", default=None, help="write every stage into this folder")
+    c.add_argument("-q", "--quiet", action="store_true", help="no remarks from the Python passes")
+    c.set_defaults(func=cmd_replay)
 
     c = sub.add_parser("recompile", help="continue a TTIR/TTGIR file (.ttir, .ttgir, or a snapshot .mlir) through the remaining stages")
     c.add_argument("file")

@@ -83,7 +83,20 @@ def cmd_report(args) -> int:
     """Static report of one variant or file, or the diff of two (--vs)."""
     from .. import report
     notes = []
-    if args.files:
+    from ..launches import LaunchError, is_launch_ref, load
+    if args.files and is_launch_ref(args.files[0]):
+        if len(args.files) > 1:
+            raise UsageError("a captured launch is compared with a variant: irlab report SOURCE --vs VARIANT")
+        try:
+            launch = load(args.files[0])
+        except LaunchError as e:
+            raise UsageError(str(e)) from None
+        from .common import target_arg
+        target = target_arg(args.target) if args.target else launch.target
+        names = [args.variant or "baseline"] + ([args.vs] if args.vs else [])
+        reports = [report.from_compile(launch.recompile(target, _variant(n, target))) for n in names]
+        notes.append(f"{launch.source}: its TTIR recompiled for {target} with options {launch.options}")
+    elif args.files:
         if len(args.files) > 2:
             raise UsageError("irlab report takes one file, or two to compare (or FILE --vs FILE2)")
         paths = [Path(f) for f in args.files] + ([Path(args.vs)] if args.vs else [])
@@ -114,7 +127,8 @@ def cmd_report(args) -> int:
 
 def register(sub) -> None:
     c = sub.add_parser("report", help="static report (registers, LDS, occupancy, hot-loop schedule); --vs diffs")
-    c.add_argument("files", nargs="*", metavar="FILE", help="saved .amdgcn or .cubin files (instead of a compile)")
+    c.add_argument("files", nargs="*", metavar="FILE", help="saved .amdgcn or .cubin files, or a captured launch "
+                   "(irlab capture folder, tritonparse trace) to recompile (instead of a compile)")
     add_kernel_options(c, target_required=False)
     c.set_defaults(target=None)
     c.add_argument("--variant", default=None, help="variant to report (default baseline): a named variant "

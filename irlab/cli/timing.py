@@ -34,11 +34,45 @@ def _gpus(text: str | None) -> list[str] | None:
     return [g.strip() for g in text.split(",") if g.strip()]
 
 
+def build_launch_search(args):
+    """A search over variants of one captured launch (irlab capture folder or tritonparse trace):
+    its own options and arguments, its baseline's output as the reference."""
+    from ..kernel_spec import TileConfig
+    from ..launches import LaunchError, load
+    from ..search import Search, load_variants
+    from ..variant import Variant
+    try:
+        launch = load(args.kernel)
+    except LaunchError as e:
+        raise UsageError(str(e)) from None
+    from ..targets import current_target
+    if not args.static_only and current_target() is None:
+        raise UsageError(f"irlab {args.command} times on a GPU and this machine has none; --static-only compiles the "
+                         "launch's variants without one")
+    target = target_arg(args.target) if args.target else (current_target() or launch.target)
+    if args.shapes or args.configs or args.stages or getattr(args, "options", None):
+        raise UsageError("a captured launch is replayed as it was recorded: --shapes, --configs, --stages and "
+                         "--options do not apply")
+    try:
+        variants = [Variant.baseline()] + load_variants([v for v in args.variants.split(",") if v], target)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    captured = TileConfig("captured", {}, launch.options.get("num_warps", 4), launch.options.get("num_stages", 2))
+    out = Path(args.out or f"runs/{args.command}/{launch.name}-{time.strftime('%Y%m%d-%H%M%S')}")
+    return Search(str(Path(launch.source.split("#")[0]).resolve()) + "#" + launch.source.split("#", 1)[1],
+                  target, [{}], [captured], variants, out, name=f"irlab {args.command}",
+                  screen_rounds=args.screen_rounds, rounds=args.rounds, method=args.method, library=False,
+                  gpus=None if args.static_only else _gpus(args.gpus), workers=args.jobs)
+
+
 def build_search(args, explore_options: bool):
     from ..kernels import KernelError, reference
+    from ..launches import is_launch_ref
     from ..search import Search, load_variants, parse_option_sets
     from ..timing.space import config_space, with_options
     from ..variant import Variant
+    if is_launch_ref(args.kernel):
+        return build_launch_search(args)
     spec = kernel_arg(args.kernel)
     target = _gpu_target(args)
     if not spec.supports(target.name):
@@ -90,7 +124,8 @@ def register(sub) -> None:
     for name, help_ in (("ab", "time variants of a kernel against the baseline over its config space (GPU)"),
                         ("search", "search configs, compile options and variants for the fastest (GPU)")):
         c = sub.add_parser(name, help=help_, description=__doc__.split("\n\n")[0])
-        c.add_argument("--kernel", required=True, help=KERNEL_HELP)
+        c.add_argument("--kernel", required=True, help=KERNEL_HELP + "; or a captured launch: an `irlab capture` "
+                       "kernel folder (FOLDER[#N]) or a tritonparse trace (TRACE[#KERNEL[:N]])")
         c.add_argument("--variants", default="", help="comma-separated: named variants (`irlab variants`) or "
                        "registered passes, a pass's options as pass:key=value:key=value")
         c.add_argument("--shapes", default=None, help="problems, ';'- or ','-separated: 4096x4096x4096 or "

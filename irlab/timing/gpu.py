@@ -31,6 +31,7 @@ from ..kernels import get
 from ..targets import current_target
 from ..variants import get_variant
 from .plan import resolve_config
+from ..launches import is_launch_ref, load as load_launch
 
 FLUSH_BYTES = 256 * 1024 * 1024
 REPLAY_MS = 10.0
@@ -46,6 +47,7 @@ class Prepared:
     info: dict = field(default_factory=dict)
     graphs: tuple | None = None
     n: int = 0                # launches per graph replay
+    launch_record: object = None   # the captured launch an entry replays (irlab.launches.Launch), if any
 
 
 def _nvidia_smi(fields: str) -> list[str]:
@@ -119,6 +121,8 @@ class GpuRunner:
 
     # --------------------------------------------------------------------------------------------
     def prepare(self, cell, entry) -> Prepared:
+        if is_launch_ref(cell.kernel):
+            return self._prepare_launch(cell, entry)
         spec = get(cell.kernel)
         shape = dict(entry.shape or cell.shape)
         cfg = resolve_config(spec, entry.config or cell.config, entry.tile if entry.config else cell.tile)
@@ -151,12 +155,37 @@ class GpuRunner:
                 "changed_by_passes": any(r.changed for _, r in res.python_results)}
         return Prepared(entry, shape, launch, check_launch, flops, info)
 
+    def _prepare_launch(self, cell, entry) -> Prepared:
+        """A captured launch: its TTIR recompiled as the entry's variant, run on tensors built from the
+        record; there is no reference but the baseline's output (see compare)."""
+        launch = load_launch(cell.kernel)
+        variant = Variant.from_json(entry.variant_spec) if entry.variant_spec else \
+            get_variant(entry.variant or "baseline", self.target)
+        res = launch.recompile(self.target, variant)
+        compiled, grid = res.compiled, launch.grid
+        values = launch.launch_values(launch.make_inputs("cuda", seed=1))
+
+        def check_launch(inp):
+            compiled[grid](*launch.launch_values(inp))
+        info = {"kind": "captured launch", "variant": variant.name, "variant_key": res.variant_key,
+                "binary_sha256": res.binary_sha256, "shared": res.metadata.get("shared"),
+                "num_warps": res.metadata.get("num_warps"), "num_stages": res.metadata.get("num_stages"),
+                "compile_s": round(res.seconds, 3), "launch": launch.source}
+        return Prepared(entry, dict(cell.shape), lambda: compiled[grid](*values), check_launch, 0.0, info,
+                        launch_record=launch)
+
     def describe(self, p: Prepared) -> dict:
         return {"shape": p.shape, "flops": p.flops, **p.info}
 
     # --------------------------------------------------------------------------------------------
     def check(self, cell, entry, p: Prepared):
         torch = self.torch
+        if is_launch_ref(cell.kernel):   # every tensor after the launch, to compare with the baseline's
+            inp = p.launch_record.make_inputs("cuda", seed=7)
+            p.check_launch(inp)
+            torch.cuda.synchronize()
+            return {"ok": True, "reference": "the baseline's output"}, \
+                {k: t.clone() for k, t in p.launch_record.tensors(inp).items()}
         spec = get(cell.kernel)
         inp = spec.make_inputs(p.shape, "cuda", seed=7)     # fresh inputs, output poisoned with NaN
         out = spec.output(inp)
@@ -176,10 +205,31 @@ class GpuRunner:
         return {"ok": ok, "rel_error": err, "tolerance": tol, "nan": nan, "reason": reason}, out.clone()
 
     def compare(self, baseline_out, out) -> dict:
+        """How an entry's output differs from the baseline's. For a captured launch (every tensor
+        argument, by name) that is the correctness gate: each must match within its dtype's
+        tolerance (2e-3 relative for 16-bit floats, 1e-5 otherwise, exact for integers)."""
         torch = self.torch
-        same = bool(torch.equal(baseline_out, out))
-        diff = float((baseline_out.float() - out.float()).abs().max().item())
-        return {"identical_to_baseline": same, "max_abs_diff_to_baseline": diff}
+        if not isinstance(baseline_out, dict):
+            same = bool(torch.equal(baseline_out, out))
+            diff = float((baseline_out.float() - out.float()).abs().max().item())
+            return {"identical_to_baseline": same, "max_abs_diff_to_baseline": diff}
+        worst, reason = 0.0, ""
+        for name, ref in baseline_out.items():
+            got = out[name]
+            if ref.is_floating_point():
+                r, g = ref.float(), got.float()
+                err = float((g - r).norm() / r.norm()) if r.norm() > 0 else float((g - r).norm())
+                tol = 2e-3 if ref.dtype in (torch.float16, torch.bfloat16) else 1e-5
+                if not (math.isfinite(err) and err <= tol) and not reason:
+                    reason = f"{name} differs from the baseline's: relative error {err:.3g} exceeds {tol:g}"
+                worst = max(worst, err if math.isfinite(err) else float("inf"))
+            elif not torch.equal(ref, got) and not reason:
+                reason = f"{name} differs from the baseline's"
+        same = all(bool(torch.equal(baseline_out[k], out[k])) for k in baseline_out)
+        result = {"identical_to_baseline": same, "rel_error": worst}
+        if reason:
+            result.update(ok=False, reason=reason)
+        return result
 
     # --------------------------------------------------------------------------------------------
     def _graphs(self, p: Prepared, max_n: int):
