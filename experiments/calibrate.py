@@ -25,7 +25,9 @@ PLANTED = {"M": 4096, "N": 4096, "K": 4256}   # 3.9% more multiply-adds and K it
 
 def main(argv=None) -> int:
     import argparse
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    from irlab.cli.common import ShortErrorParser
+    ap = ShortErrorParser(prog="irlab experiments calibrate", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", default="runs/experiments/calibration")
     ap.add_argument("--rounds", type=int, default=15)
     ap.add_argument("--launches", type=int, default=20, help="most launches per graph replay (aims at 10 ms)")

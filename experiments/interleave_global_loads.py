@@ -56,7 +56,7 @@ def static_part(targets, configs) -> tuple[list[str], dict]:
 
 
 def main(argv=None) -> int:
-    args = common_args(__doc__, "runs/experiments/interleave_global_loads").parse_args(argv)
+    args = common_args(__doc__, "runs/experiments/interleave_global_loads", "interleave").parse_args(argv)
     return run_experiment(
         args, "interleave_global_loads", "Experiment: interleaved global-load schedule",
         static=lambda targets, out: static_part(targets, config_list(args.configs, AMD_CONFIGS)),

@@ -29,7 +29,7 @@ def analyse(module) -> dict:
 
 
 def main(argv=None) -> int:
-    ap = common_args(__doc__, "runs/experiments/lds_transposes")
+    ap = common_args(__doc__, "runs/experiments/lds_transposes", "lds")
     args = ap.parse_args(argv)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)

@@ -68,7 +68,7 @@ def _summary(a, b) -> list[str]:
 
 
 def main(argv=None) -> int:
-    args = common_args(__doc__, "runs/experiments/optimize_epilogue").parse_args(argv)
+    args = common_args(__doc__, "runs/experiments/optimize_epilogue", "epilogue").parse_args(argv)
     return run_experiment(
         args, "optimize_epilogue", "Experiment: OPTIMIZE_EPILOGUE",
         static=lambda targets, out: static_part(targets, config_list(args.configs, STATIC_CONFIGS)),

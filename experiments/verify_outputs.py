@@ -24,7 +24,8 @@ SHAPES = {"gemm_fp16": {"M": 1024, "N": 768, "K": 512}, "gluon_gemm_prefetch": {
 
 def main(argv=None) -> int:
     import argparse
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    from irlab.cli.common import ShortErrorParser
+    ap = ShortErrorParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", default="runs/experiments/verify_outputs")
     args = ap.parse_args(argv)
     out = Path(args.out)

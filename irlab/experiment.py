@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 from .ir.locations import strip_locations
 from .jsonio import write_json
-from .targets import DEFAULT_TARGETS
+from .targets import DEFAULT_TARGETS, Target
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -35,12 +35,15 @@ def gpu() -> str | None:
     return f"cuda:{major}{minor}"
 
 
-def common_args(description: str, default_out: str) -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
+def common_args(description: str, default_out: str, name: str | None = None) -> argparse.ArgumentParser:
+    from .cli.common import ShortErrorParser
+    ap = ShortErrorParser(prog=f"irlab experiments {name}" if name else None, description=description,
+                          formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", default=default_out, help=f"output folder (default {default_out})")
-    ap.add_argument("--targets", default=",".join(DEFAULT_TARGETS), help="targets of the static part")
+    ap.add_argument("--targets", default=",".join(DEFAULT_TARGETS), type=_targets, help="targets of the static part")
     ap.add_argument("--configs", default=None, help="comma-separated tile configs (default: the experiment's)")
-    ap.add_argument("--shapes", default=None, help="comma-separated MxNxK problems (default: the documents')")
+    ap.add_argument("--shapes", default=None, type=_shapes, help="comma-separated MxNxK problems (default: the "
+                    "documents')")
     ap.add_argument("--rounds", type=int, default=21, help="interleaved timing rounds")
     ap.add_argument("--launches", type=int, default=20, help="most launches per CUDA-graph replay (a replay "
                     "aims at 10 ms)")
@@ -48,6 +51,25 @@ def common_args(description: str, default_out: str) -> argparse.ArgumentParser:
     ap.add_argument("--resume", action="store_true", help="skip cells an interrupted run already finished")
     ap.add_argument("--no-timing", action="store_true", help="static part only, even with a GPU")
     return ap
+
+
+def _targets(text: str) -> str:
+    """--targets, checked when parsed: every entry a target."""
+    for t in text.split(","):
+        try:
+            Target.parse(t)
+        except ValueError as e:
+            raise argparse.ArgumentTypeError(str(e)) from None
+    return text
+
+
+def _shapes(text: str) -> str:
+    """--shapes, checked when parsed: every entry MxNxK with positive integers."""
+    for s in text.split(","):
+        parts = s.lower().split("x")
+        if len(parts) != 3 or not all(p.isdigit() and int(p) > 0 for p in parts):
+            raise argparse.ArgumentTypeError(f"shape {s!r}: expected MxNxK with positive integers, e.g. 4096x4096x4096")
+    return text
 
 
 def parse_shapes(text: str | None, default: list[tuple]) -> list[dict]:

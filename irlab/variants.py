@@ -61,4 +61,4 @@ def get_variant(name: str, target: str | None = None) -> Variant:
             if v.name == name:
                 return v
     known = sorted({v.name for t in targets for v in variants_for(t)})
-    raise KeyError(f"no variant named {name!r}{' for ' + target if target else ''}; known: {', '.join(known)}")
+    raise KeyError(f"no variant named {name!r}{f' for {target}' if target else ''}; known: {', '.join(known)}")

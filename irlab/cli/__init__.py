@@ -13,11 +13,11 @@ import sys
 
 from . import compile as compile_cmds
 from . import experiments, golden, ir, passes, report, timing
-from .common import EXIT_FAIL, EXIT_OK, EXIT_USAGE, UsageError, err
+from .common import EXIT_FAIL, EXIT_OK, EXIT_USAGE, ShortErrorParser, UsageError, err
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="irlab", description="Hook Triton's compile stages, rewrite TTIR/TTGIR with "
+    p = ShortErrorParser(prog="irlab", description="Hook Triton's compile stages, rewrite TTIR/TTGIR with "
                                 "Python passes, keep golden IR, and A/B time variants.")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
@@ -28,7 +28,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["experiments"] and len(argv) > 1 and not argv[1].startswith("-"):
+        # an experiment parses its own options (irlab experiments interleave --help)
+        args = parser.parse_args(argv[:2])
+        args.rest = argv[2:]
+    else:
+        args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()
         return EXIT_USAGE

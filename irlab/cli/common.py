@@ -17,6 +17,13 @@ def err(msg: str) -> None:
     print(msg, file=sys.stderr)
 
 
+class ShortErrorParser(argparse.ArgumentParser):
+    """Usage mistakes in two lines (what is wrong, where the help is) instead of the full usage."""
+
+    def error(self, message):
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n(see {self.prog} --help)\n")
+
+
 # ------------------------------------------------------------------------------------------------
 # shared option groups
 

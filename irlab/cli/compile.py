@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import time
 from pathlib import Path
 
 from .common import (EXIT_FAIL, EXIT_OK, EXIT_USAGE, UsageError, add_kernel_options, add_variant_options, target_arg,
@@ -114,18 +116,36 @@ def cmd_snapshots_take(args) -> int:
 
 
 def cmd_which_pass(args) -> int:
+    """Which pass first introduced (or removed) ops matching a pattern: from a snapshot folder, or
+    from snapshots taken for the question (in a temporary folder, kept only with --keep)."""
+    import re
+    import shutil
+    import tempfile
     from ..bridge import snapshots as snap
+    try:
+        re.compile(args.introduced or args.removed)
+    except re.error as e:
+        raise UsageError(f"bad pattern {args.introduced or args.removed!r}: {e}") from None
     if args.snapshots:
-        directory = Path(args.snapshots)
-    else:
-        if not args.target:
-            raise UsageError("give --snapshots DIR, or --target (and --kernel) to take snapshots first")
-        import tempfile
-        directory = Path(tempfile.mkdtemp(prefix="irlab-snapshots-"))
+        return _which_pass(args, Path(args.snapshots))
+    if not args.target:
+        raise UsageError("give --snapshots DIR, or --target (and --kernel) to take snapshots first")
+    directory = Path(tempfile.mkdtemp(prefix="irlab-snapshots-"))
+    try:
         variant = variant_from_args(args)
         res = compile_from_args(args, variant=variant, snapshot_dir=directory)
         snap.write_index(directory, res.snapshots, {"kernel": res.kernel, "target": res.target,
                                                     "variant": variant.name})
+        return _which_pass(args, directory)
+    finally:
+        if args.keep:
+            print(f"snapshots kept in {directory}")
+        else:
+            shutil.rmtree(directory, ignore_errors=True)
+
+
+def _which_pass(args, directory: Path) -> int:
+    from ..bridge import snapshots as snap
     pattern = args.introduced or args.removed
     mode = "introduced" if args.introduced else "removed"
     try:
@@ -134,14 +154,15 @@ def cmd_which_pass(args) -> int:
         raise UsageError(str(e)) from None
     hit = snap.first_change(steps, mode)
     if hit is None:
-        print(f"no pass {mode} ops matching {pattern!r} (snapshots: {directory})")
+        print(f"no pass {mode} ops matching {pattern!r}")
         return EXIT_FAIL
     before, after = hit
     print(f"{after.stage} pass #{after.index} {after.pass_name} first {mode} ops matching {pattern!r}: "
           f"{before.count} -> {after.count}")
     if after.example and mode == "introduced":
         print(f"  e.g. {after.example[:200]}")
-    print(f"  before: {before.path}\n  after:  {after.path}")
+    if args.snapshots or args.keep:
+        print(f"  before: {before.path}\n  after:  {after.path}")
     print("all passes that changed the count:")
     for b, a in snap.changes(steps):
         print(f"  {a.stage:6s} #{a.index:3d} {a.pass_name:45s} {b.count} -> {a.count}")
@@ -149,35 +170,56 @@ def cmd_which_pass(args) -> int:
 
 
 def cmd_capture(args) -> int:
+    """Run a script (or -m module) and record every kernel compile into a run folder. The script
+    runs as ``python script.py`` would (its folder first on sys.path), against a Triton cache of its
+    own, so every kernel really compiles and its stage times are recorded; a run that captured
+    nothing leaves no folder behind."""
+    import importlib.util
     import runpy
+    import shutil
+    import tempfile
+    import traceback
+    from triton import knobs
     from ..bridge.capture import Capture
     cmd = list(args.command)
     if cmd and cmd[0] == "--":
         cmd = cmd[1:]
     if not cmd:
         raise UsageError("irlab capture needs a script to run: irlab capture [--out DIR] -- script.py [args]")
-    out = Path(args.out) if args.out else Path("runs") / __import__("time").strftime("%Y%m%d-%H%M%S")
-    code = EXIT_OK
-    old_argv = sys.argv
-    with Capture(out, quiet=args.quiet) as cap:
-        try:
-            if cmd[0] == "-m":
-                if len(cmd) < 2:
-                    raise UsageError("-m needs a module name")
-                sys.argv = [cmd[1]] + cmd[2:]
-                runpy.run_module(cmd[1], run_name="__main__", alter_sys=True)
-            else:
-                if not Path(cmd[0]).is_file():
-                    raise UsageError(f"no such script: {cmd[0]}")
-                sys.argv = cmd
-                runpy.run_path(cmd[0], run_name="__main__")
-        except SystemExit as e:
-            code = e.code if isinstance(e.code, int) else (EXIT_FAIL if e.code else EXIT_OK)
-        finally:
-            sys.argv = old_argv
+    if cmd[0] == "-m":
+        if len(cmd) < 2 or importlib.util.find_spec(cmd[1]) is None:
+            raise UsageError(f"no module {cmd[1] if len(cmd) > 1 else ''!r} to run (irlab capture -- -m MODULE)")
+    elif not Path(cmd[0]).is_file():
+        raise UsageError(f"no such script: {cmd[0]}")
+    out = Path(args.out) if args.out else Path("runs") / time.strftime("%Y%m%d-%H%M%S")
+    existed = out.exists()
+    code, old_argv, old_path = EXIT_OK, sys.argv, list(sys.path)
+    with tempfile.TemporaryDirectory(prefix="irlab-capture-cache-") as cache, knobs.cache.scope():
+        knobs.cache.dir = cache
+        with Capture(out, quiet=args.quiet) as cap:
+            try:
+                if cmd[0] == "-m":
+                    sys.argv = [cmd[1]] + cmd[2:]
+                    sys.path.insert(0, os.getcwd())
+                    runpy.run_module(cmd[1], run_name="__main__", alter_sys=True)
+                else:
+                    sys.argv = cmd
+                    sys.path.insert(0, str(Path(cmd[0]).resolve().parent))
+                    runpy.run_path(cmd[0], run_name="__main__")
+            except SystemExit as e:
+                code = e.code if isinstance(e.code, int) else (EXIT_FAIL if e.code else EXIT_OK)
+            except Exception:   # the script's own error: show it as Python would, then stop
+                traceback.print_exc()
+                code = EXIT_FAIL
+            finally:
+                sys.argv, sys.path[:] = old_argv, old_path
+    if not cap.records and not existed:
+        shutil.rmtree(out, ignore_errors=True)
+        err("irlab capture: the script compiled no kernel; nothing recorded" +
+            (f" (it exited with status {code})" if code else ""))
+        return code or EXIT_FAIL
     print(cap.summary(), file=sys.stderr)
     return code
-
 
 def cmd_kernels(args) -> int:
     from ..kernels import KERNELS
@@ -262,6 +304,8 @@ def register(sub) -> None:
     g.add_argument("--introduced", metavar="REGEX", help="op-name pattern, e.g. 'ttg.convert_layout'")
     g.add_argument("--removed", metavar="REGEX")
     c.add_argument("--text", action="store_true", help="match the pattern against whole op lines")
+    c.add_argument("--keep", action="store_true", help="keep the snapshots taken for the question (their folder is "
+                   "printed)")
     c.set_defaults(func=cmd_which_pass)
 
     c = sub.add_parser("capture", help="run a script and record every kernel compile into a run folder")

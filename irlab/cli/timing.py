@@ -71,6 +71,8 @@ def build_search(args, explore_options: bool):
     from ..search import Search, load_variants, parse_option_sets
     from ..timing.space import config_space, with_options
     from ..variant import Variant
+    if args.command == "ab" and not [v for v in args.variants.split(",") if v]:
+        raise UsageError("irlab ab needs at least one variant to compare with the baseline (--variants)")
     if is_launch_ref(args.kernel):
         return build_launch_search(args)
     spec = kernel_arg(args.kernel)
@@ -92,8 +94,6 @@ def build_search(args, explore_options: bool):
         variants = [Variant.baseline()] + load_variants([v for v in args.variants.split(",") if v], target)
     except (KernelError, ValueError) as e:
         raise UsageError(str(e)) from None
-    if len(variants) < 2 and args.command == "ab":
-        raise UsageError("irlab ab needs at least one variant to compare with the baseline (--variants)")
     out = Path(args.out or f"runs/{args.command}/{spec.name}-{time.strftime('%Y%m%d-%H%M%S')}")
     return Search(reference(spec, args.kernel), target, shapes, configs, variants, out, name=f"irlab {args.command}",
                   screen_rounds=args.screen_rounds, rounds=args.rounds, method=args.method,
