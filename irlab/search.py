@@ -194,7 +194,7 @@ def _key(config: TileConfig, variant: Variant) -> str:
 
 
 def _dims(shape: dict) -> str:
-    return "x".join(str(v) for v in shape.values())
+    return "x".join(str(v) for v in shape.values()) or "as captured"
 
 
 def _static_one(job) -> dict:
