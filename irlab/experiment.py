@@ -168,7 +168,7 @@ def timed_search(experiment: str, kernel: str, variant: str, shapes, configs: li
     from .timing.harness import visible_gpus
     from .timing.space import config_space
     from .variant import Variant
-    spec = get(kernel)
+    spec, target = get(kernel), Target.parse(target)
     search = Search(kernel, target, shapes, config_space(spec, names=configs), [Variant.baseline()] +
                     load_variants([variant], target), out / "timed", name=experiment, rounds=args.rounds,
                     method=args.method, launches=args.launches, library=spec.library is not None, gpus=visible_gpus())
