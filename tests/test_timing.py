@@ -21,10 +21,10 @@ def cells():
             Cell("t", "gemm_fp16", {"M": 128, "N": 128, "K": 128}, "c", entries)]
 
 
-def sweep(tmp_path, fake: dict, monkeypatch, resume=False, plan=None):
+def sweep(tmp_path, fake: dict, monkeypatch, resume=False, plan=None, **kw):
     monkeypatch.setenv("IRLAB_FAKE", json.dumps(fake))
     plan = plan or Plan(cells(), "graph", rounds=9, launches=5)
-    return run_sweep(plan, tmp_path / "r.jsonl", runner=FAKE, resume=resume, log=lambda m: None)
+    return run_sweep(plan, tmp_path / "r.jsonl", runner=FAKE, resume=resume, log=lambda m: None, **kw)
 
 
 def test_bootstrap_ci_covers_the_truth_and_shrinks_with_rounds():
@@ -67,6 +67,18 @@ def test_a_gpu_fault_is_recorded_and_the_sweep_goes_on(tmp_path, monkeypatch):
     assert first["entries"]["baseline"]["status"] == "ok" and first["entries"]["v2"]["status"] == "ok"
     second = res["cells"][cells()[1].key]
     assert second["status"] == "done" and second["entries"]["v1"]["status"] == "ok"
+
+
+def test_a_hung_entry_is_killed_recorded_and_the_sweep_goes_on(tmp_path, monkeypatch):
+    key = cells()[0].key
+    out = sweep(tmp_path, {"hang": {f"{key}|v2": "time"}}, monkeypatch, stall_s=3)
+    res = collect(out)
+    first = res["cells"][key]
+    assert first["status"] == "done"
+    assert first["entries"]["v2"]["status"] == "fault"
+    assert "no progress for 3 s" in first["entries"]["v2"]["reason"]
+    assert first["entries"]["v1"]["status"] == "ok"
+    assert res["cells"][cells()[1].key]["entries"]["v2"]["status"] == "ok"
 
 
 def test_a_sticky_cuda_error_restarts_the_worker_and_is_recorded_as_a_fault(tmp_path, monkeypatch):

@@ -549,9 +549,12 @@ class Rewriter:
 
     def set_attribute(self, op: Operation, key: str, value_text: str, reason: str = "") -> None:
         """Set attribute ``key`` of ``op`` to ``value_text`` (as MLIR writes it: ``4 : i32``,
-        ``array<i32: 1, 0>``), in its attribute dictionary (or properties, where it lives there)."""
+        ``array<i32: 1, 0>``), in its attribute dictionary (or properties, where it lives there).
+        On an op with regions (``scf.for``) the dictionary written after its last region is edited
+        (``} {tt.warp_specialize, tt.num_stages = 4 : i32}``); ``value_text="unit"`` writes a unit
+        attribute as its bare name."""
         if op.regions:
-            raise RewriteError(f"cannot edit the attributes of {describe(op)}: it has regions")
+            return self._set_trailing_attribute(op, key, value_text, reason)
         dict_group, props = op._attr_groups()
         for group in (props, dict_group):
             if group is None:
@@ -575,6 +578,61 @@ class Rewriter:
             new = text_with(op, {(at, at): f" {{{key} = {value_text}}}"})
         self._rebuild(op, new)
         self._record("attribute", op, f"{key} = {value_text} (added)", reason)
+
+    def _set_trailing_attribute(self, op: Operation, key: str, value_text: str, reason: str) -> None:
+        # an op with regions is not re-read from text: its own text is edited in place (op.edits)
+        # and its attribute cache is refilled from the dictionary as it will print
+        op.attributes  # noqa: B018 - fills the cache (properties are kept)
+        props = op._attrs[1]
+        last = op.regions[-1]
+        entry_text = key if value_text == "unit" else f"{key} = {value_text}"
+        group = next((it for it in op.items if isinstance(it, Group) and it.kind == "dict"
+                      and it.start >= last.end - 1), None)
+        if group is None:
+            # a dictionary this rewriter added earlier lives in the edit at the region's end
+            pending = op.edits.get((last.end, last.end), " {}")[2:-1]
+            entries = [e for e in _split_top_commas(pending) if e]
+            names = [re.split(r"\s*=", e, maxsplit=1)[0].strip() for e in entries]
+            if key in names:
+                entries[names.index(key)] = entry_text
+                detail = entry_text
+            else:
+                entries.append(entry_text)
+                detail = f"{entry_text} (added)"
+            op.edits[(last.end, last.end)] = " {" + ", ".join(entries) + "}"
+        else:
+            for entry in _dict_entries(group):
+                k = entry[0]
+                name = k.value.strip('"') if isinstance(k, Token) else None
+                if name == key:
+                    s = k.start_pos
+                    e = entry[-1].end_pos if isinstance(entry[-1], Token) else entry[-1].end
+                    op.edits[(s, e)] = entry_text
+                    detail = entry_text
+                    break
+            else:
+                # entries this rewriter added earlier live in the edit before the closing brace
+                close = group.end - 1
+                lead = ", " if group.items else ""
+                pending = op.edits.get((close, close), lead)[len(lead):]
+                entries = [e for e in _split_top_commas(pending) if e]
+                names = [re.split(r"\s*=", e, maxsplit=1)[0].strip() for e in entries]
+                if key in names:
+                    entries[names.index(key)] = entry_text
+                    detail = entry_text
+                else:
+                    entries.append(entry_text)
+                    detail = f"{entry_text} (added)"
+                op.edits[(close, close)] = lead + ", ".join(entries)
+        from .printer import _own_text
+        dict_text = op.edits[(last.end, last.end)] if group is None else _own_text(op, group.start, group.end)
+        try:
+            from . import parse
+            op._attrs = (parse(f"irlab.attrs {dict_text.strip()}", fragment=True).ops[0].attributes, props)
+        except Exception:   # an alias the fragment cannot resolve: read lazily after a re-parse
+            op._attrs = None
+        _mark_dirty(op, self.module)
+        self._record("attribute", op, detail, reason)
 
     def _rebuild(self, op: Operation, text: str) -> None:
         """Re-read ``op`` from ``text`` in place: same object, same result objects (their users
@@ -653,6 +711,23 @@ def _drop_use(u: Use) -> None:
 def _where(value: Value) -> tuple:
     op = value.defining_op
     return (op.line, op.column, op.location()) if op is not None else (None, None, None)
+
+
+def _split_top_commas(text: str) -> list[str]:
+    """``a, b = array<i32: 1, 0>`` -> ``['a', 'b = array<i32: 1, 0>']`` (commas inside brackets kept)."""
+    out, depth, cur = [], 0, []
+    for ch in text:
+        if ch in "<([{":
+            depth += 1
+        elif ch in ">)]}":
+            depth -= 1
+        if ch == "," and depth == 0:
+            out.append("".join(cur).strip())
+            cur = []
+        else:
+            cur.append(ch)
+    out.append("".join(cur).strip())
+    return out
 
 
 def _dict_entries(group: Group) -> list[list]:

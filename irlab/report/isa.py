@@ -194,14 +194,17 @@ def sass_class(i: Instr) -> str:
         return op
     if base == "BAR":
         return "BAR.SYNC" if "SYNC" in op else op
-    if base in ("DEPBAR", "WARPGROUP", "SYNCS", "UTMALDG", "UTMASTG"):
+    if base == "SYNCS":  # mbarrier ops: SYNCS.ARRIVE (arrive / expect-tx), SYNCS.PHASECHK (wait)
+        return ".".join(op.split(".")[:2])
+    if base in ("DEPBAR", "WARPGROUP", "UTMALDG", "UTMASTG"):
         return op.split(".")[0] if base == "DEPBAR" else op
     return base
 
 
 def sass_is_key(cls: str) -> bool:
     return cls.split(".")[0] in ("LDG", "STG", "LDGSTS", "LDS", "STS", "LDSM", "HMMA", "HGMMA", "IMMA", "QGMMA",
-                                 "BAR", "DEPBAR", "WARPGROUP", "UTMALDG", "UTMASTG", "RED", "ATOMG", "LDL", "STL")
+                                 "BAR", "DEPBAR", "WARPGROUP", "UTMALDG", "UTMASTG", "RED", "ATOMG", "LDL", "STL",
+                                 "SYNCS")
 
 
 def sass_is_matrix(op: str) -> bool:
@@ -245,12 +248,26 @@ def find_loops(prog: Program) -> list[Loop]:
 
 
 def hot_loop(prog: Program) -> Loop | None:
-    """The main loop: the one with the most matrix instructions (then the longest)."""
+    """The main loop: the one with the most matrix instructions (then the longest), among the
+    loops that hold no smaller loop with matrix instructions and no exit of the function. (An
+    mbarrier wait's retry block that ptxas places after the function's EXIT and that branches back
+    into a TMA kernel's K loop closes a spurious "loop" over the rest of the K loop and the
+    epilogue; in warp-specialized kernels one such spans both consumer loops.)"""
     is_matrix = amd_is_matrix if prog.isa == "amdgcn" else sass_is_matrix
     loops = find_loops(prog)
     if not loops:
         return None
-    return max(loops, key=lambda lp: (sum(is_matrix(i.opcode) for i in lp.instrs), len(lp.instrs)))
+    n = {id(lp): sum(is_matrix(i.opcode) for i in lp.instrs) for lp in loops}
+    # a "loop" whose body holds the function's exit is a retry block's jump back, not a loop
+    exits = ("EXIT", "RET", "s_endpgm")
+    natural = [lp for lp in loops if not any(i.opcode.split(".")[0] in exits for i in lp.instrs)] or loops
+    with_mma = [lp for lp in natural if n[id(lp)]]
+
+    def holds_another(lp):
+        return any(o is not lp and lp.start <= o.start and o.end <= lp.end and (o.start, o.end) != (lp.start, lp.end)
+                   for o in with_mma)
+    pool = [lp for lp in with_mma if not holds_another(lp)] or natural
+    return max(pool, key=lambda lp: (n[id(lp)], len(lp.instrs)))
 
 
 def schedule(prog: Program, loop: Loop) -> list[tuple[str, int]]:

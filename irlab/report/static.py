@@ -47,6 +47,8 @@ class StaticReport:
                       "shared bytes": r.get("shared"), "warps/block": self.num_warps,
                       "blocks/SM": occ.blocks_per_sm, "warps/SM": occ.warps_per_sm,
                       "occupancy": f"{occ.occupancy:.1%}", "occupancy limited by": occ.limiter})
+            if "wgmma_serialized" in r:
+                m["wgmma serialized by ptxas"] = f"YES: {r['wgmma_serialized']}" if r["wgmma_serialized"] else "no"
         k, lp = self.counts.get("kernel", {}), self.counts.get("loop", {})
         m.update({"wide global loads (kernel)": k.get("wide_global_loads"),
                   "narrow global loads (kernel)": k.get("narrow_global_loads"),
@@ -156,7 +158,14 @@ def ptxas_spills(ptx: str) -> dict:
     m = re.search(r"(\d+) bytes spill stores, (\d+) bytes spill loads", log)
     if proc.returncode != 0 or not m:
         return {}
-    return {"spill_stores": int(m.group(1)), "spill_loads": int(m.group(2))}
+    out = {"spill_stores": int(m.group(1)), "spill_loads": int(m.group(2))}
+    if "wgmma" in ptx:
+        # C7515: ptxas serializes every wgmma (waits for each before the next) whatever the IR's
+        # warp_group_dot_wait says -- a schedule-wrecking fallback worth a line of its own
+        note = re.search(r"Potential Performance Loss: (wgmma\.mma_async instructions are serialized[^\n]*?)"
+                         r"(?: in the function '[^']*')?\s*$", log, re.M)
+        out["wgmma_serialized"] = note.group(1) if note else ""
+    return out
 
 
 def sass_text(cubin: bytes) -> str:

@@ -75,6 +75,20 @@ def environment() -> dict:
     return env
 
 
+def install_scratch_allocator() -> None:
+    """Kernels that build TMA descriptors on the device (``tt.make_tensor_descriptor``, what the
+    descriptor-loads pass writes) need a global scratch buffer at every launch; Triton asks the
+    allocator set by ``triton.set_allocator`` for it and refuses to launch without one. Scratch
+    comes from torch's caching allocator (inside a CUDA-graph capture: the graph's own pool)."""
+    import torch
+    import triton
+
+    def scratch(size: int, alignment: int, stream):
+        return torch.empty(size, dtype=torch.int8, device="cuda")
+
+    triton.set_allocator(scratch)
+
+
 class GpuRunner:
     def __init__(self):
         import torch
@@ -83,6 +97,7 @@ class GpuRunner:
         self.torch = torch
         self.target = current_target()
         self.flush_buf = torch.empty(FLUSH_BYTES, dtype=torch.int8, device="cuda")
+        install_scratch_allocator()
         self.nvml = None
         try:  # clocks and throttling per round, where NVML is available
             import pynvml

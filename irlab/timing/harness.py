@@ -60,12 +60,33 @@ def visible_gpus() -> list[str]:
         return ["0"]
 
 
+def _watch(proc: subprocess.Popen, progress_file: Path, stall_s: float, stalled: dict) -> None:
+    """Kill ``proc`` once its progress file has not changed for ``stall_s`` seconds."""
+    last, since = None, time.monotonic()
+    while proc.poll() is None:
+        time.sleep(min(2.0, stall_s / 4))
+        try:
+            stamp = progress_file.stat().st_mtime_ns, progress_file.stat().st_size
+        except FileNotFoundError:
+            stamp = None
+        if stamp != last:
+            last, since = stamp, time.monotonic()
+        elif time.monotonic() - since > stall_s and proc.poll() is None:
+            stalled["hit"] = True
+            proc.kill()
+            return
+
+
 def run_sweep(plan: Plan, out: str | Path, runner: str = DEFAULT_RUNNER, resume: bool = False,
               max_faults_per_cell: int = 3, log=None, env: dict | None = None,
-              gpus: list[str] | None = None) -> Path:
+              gpus: list[str] | None = None, stall_s: float | None = None) -> Path:
     """Run ``plan``; results go to ``out`` (JSON lines). With several ``gpus``, the cells are dealt
     round-robin to one worker per GPU (each sees only its GPU), each writing ``<out>.gpuN.jsonl``;
-    :func:`collect` reads them together. Returns the results path."""
+    :func:`collect` reads them together. A worker whose progress file has not changed for
+    ``stall_s`` seconds (default ``IRLAB_STALL_S`` or 180) is killed and its entry recorded as a
+    fault. Returns the results path."""
+    if stall_s is None:
+        stall_s = float(os.environ.get("IRLAB_STALL_S", "180"))
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     log = log or (lambda msg: print(msg, file=sys.stderr, flush=True))
@@ -89,7 +110,8 @@ def run_sweep(plan: Plan, out: str | Path, runner: str = DEFAULT_RUNNER, resume:
             prefix = f"[gpu {gpu}] "
             t = threading.Thread(target=run_sweep, args=(sub, shard, runner, True, max_faults_per_cell,
                                                          lambda m, p=prefix: log(p + m),
-                                                         {**(env or {}), "CUDA_VISIBLE_DEVICES": gpu}))
+                                                         {**(env or {}), "CUDA_VISIBLE_DEVICES": gpu},
+                                                         None, stall_s))
             t.start()
             threads.append(t)
         for t in threads:
@@ -118,6 +140,9 @@ def run_sweep(plan: Plan, out: str | Path, runner: str = DEFAULT_RUNNER, resume:
                "--runner", runner]
         tail: deque[str] = deque(maxlen=40)
         proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True, env={**os.environ, **(env or {})})
+        stalled = {"hit": False}
+        if stall_s and stall_s > 0:
+            threading.Thread(target=_watch, args=(proc, progress_file, stall_s, stalled), daemon=True).start()
         for line in proc.stderr:
             tail.append(line.rstrip())
             log(line.rstrip())
@@ -130,7 +155,8 @@ def run_sweep(plan: Plan, out: str | Path, runner: str = DEFAULT_RUNNER, resume:
                 append_record(out, {"type": "cell", "cell": c.key, "status": "failed",
                                     "reason": "the worker ended without reporting this cell", **c.to_json()})
             break
-        why = _describe_exit(code)
+        why = _describe_exit(code) if not stalled["hit"] else \
+            f"made no progress for {stall_s:g} s (a kernel that never finishes?) and was killed"
         last = "\n".join(list(tail)[-12:])
         prog = json.loads(progress_file.read_text()) if progress_file.exists() else None
         if prog is None:

@@ -2,9 +2,10 @@
 from the IRLAB_FAKE environment variable (JSON):
 
     {"times": {"label": ms}, "noise": 0.01, "abort": {"cellkey|label": "check"|"time"},
-     "wrong": ["label"], "compile_error": ["label"]}
+     "wrong": ["label"], "compile_error": ["label"], "hang": {"cellkey|label": "time"}}
 
-"abort" kills the process the way a crash does (os.abort); "cuda_error" raises the way torch does
+"abort" kills the process the way a crash does (os.abort); "hang" never returns (a kernel that
+never finishes); "cuda_error" raises the way torch does
 after a GPU fault and leaves the runner unhealthy (a poisoned context)."""
 from __future__ import annotations
 
@@ -29,6 +30,9 @@ class FakeRunner:
     def _abort_if(self, cell, entry_label, step):
         if self.cfg.get("abort", {}).get(f"{cell.key}|{entry_label}") == step:
             os.abort()
+        if self.cfg.get("hang", {}).get(f"{cell.key}|{entry_label}") == step:
+            import time
+            time.sleep(3600)
         if self.cfg.get("cuda_error", {}).get(f"{cell.key}|{entry_label}") == step:
             self.poisoned = True
             raise RuntimeError("CUDA error: an illegal memory access was encountered")

@@ -1,0 +1,85 @@
+"""loop-attributes: put Triton's per-loop scheduling hints on a kernel's K loop from outside.
+
+``tl.range(..., num_stages=, warp_specialize=, disallow_acc_multi_buffer=, flatten=)`` writes
+attributes on the ``scf.for`` (``tt.num_stages``, ``tt.warp_specialize``,
+``tt.disallow_acc_multi_buffer``, ``tt.flatten``) that Triton's pipeliner, its loop fusion and
+its warp specialization read. A kernel written with a plain ``range`` has none; this pass adds them
+to every ``scf.for`` that contains a dot (the K loops), so a variant can try them without editing
+the kernel. Run it at the end of TTIR (``Insert("loop-attributes", stage="ttir", at="end",
+options={...})``) or at the start of TTGIR: the passes that read the hints run later in TTGIR.
+
+Hypotheses it serves:
+
+* ``warp_specialize=true``: Hopper automatic warp specialization (Triton 3.6
+  ``nvidia.hopper.hopper_warpspec``): a producer warp group issues the TMA loads, two consumer
+  warp groups split the tile and run the wgmmas, synchronized by mbarriers instead of CTA-wide
+  barriers. Triton 3.6 acts on it for ``num_warps=4`` only (the consumers become 2 x 4 warps plus a
+  producer: 12 warps) and only with descriptor (TMA) loads -- with the tutorial's pointer loads
+  the pass asserts in WSLowerToken -- so it is paired with ``descriptor-loads``.
+* ``num_stages=N``: the loop's own pipeline depth (the same as the launch option for this kernel).
+* ``disallow_acc_multi_buffer=true``: keep one accumulator buffer (matters with warp specialization).
+
+It changes no semantics: these are scheduling hints. Refusals: no loop with a dot; a hint that is
+already set to another value is overwritten only with ``overwrite=true``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar, Optional
+
+from irlab.ir import describe
+from irlab.pass_api import ModulePass, PassContext, option
+from irlab.registry import register
+
+DOTS = ("tt.dot", "tt.dot_scaled", "ttng.warp_group_dot", "ttng.tc_gen5_mma")
+
+
+@register
+@dataclass(frozen=True)
+class LoopAttributes(ModulePass):
+    name: ClassVar[str] = "loop-attributes"
+    summary: ClassVar[str] = "set tl.range hints (warp_specialize, num_stages, ...) on the K loops (scf.for with a dot)"
+
+    warp_specialize: bool = option(False, "add tt.warp_specialize (automatic warp specialization)")
+    num_stages: Optional[int] = option(None, "set tt.num_stages on the loop")
+    disallow_acc_multi_buffer: bool = option(False, "add tt.disallow_acc_multi_buffer")
+    flatten: bool = option(False, "add tt.flatten (fuse the loop nest starting at this loop)")
+    overwrite: bool = option(False, "replace a hint the kernel already set to another value")
+
+    def __post_init__(self):
+        if self.num_stages is not None and self.num_stages < 1:
+            raise ValueError("num_stages must be at least 1")
+
+    def wanted(self) -> dict:
+        out = {}
+        if self.warp_specialize:
+            out["tt.warp_specialize"] = ("unit", True)
+        if self.num_stages is not None:
+            out["tt.num_stages"] = (f"{self.num_stages} : i32", self.num_stages)
+        if self.disallow_acc_multi_buffer:
+            out["tt.disallow_acc_multi_buffer"] = ("unit", True)
+        if self.flatten:
+            out["tt.flatten"] = ("unit", True)
+        return out
+
+    def run(self, ctx: PassContext) -> None:
+        wanted = self.wanted()
+        if not wanted:
+            ctx.note("no hint asked for (options: warp_specialize, num_stages, disallow_acc_multi_buffer, flatten)")
+            return
+        loops = [op for op in ctx.module.walk() if op.name == "scf.for"
+                 and any(o.name in DOTS for o in op.walk() if o is not op)]
+        if not loops:
+            ctx.note("no scf.for contains a dot: nothing to annotate")
+            return
+        for loop in loops:
+            have = loop.attributes
+            for key, (text, value) in wanted.items():
+                if key in have and have[key] == value:
+                    ctx.note(f"{key} is already set on {describe(loop)}", loop)
+                    continue
+                if key in have and not self.overwrite:
+                    ctx.note(f"{key} is already {have[key]!r} on {describe(loop)}; left as is (overwrite=true)", loop)
+                    continue
+                ctx.rewriter.set_attribute(loop, key, text, reason="loop hint")
+                ctx.remark(f"{key}{'' if text == 'unit' else ' = ' + text} on {describe(loop)}", loop)

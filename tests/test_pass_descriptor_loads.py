@@ -1,0 +1,150 @@
+"""descriptor-loads: the tutorial GEMM's K loop fed by TMA, checked on TTIR, TTGIR and SASS
+(CPU-only: cross-compiled for cuda:90), and refusals with reasons where the rewrite would not
+compute the same thing."""
+from __future__ import annotations
+
+import pytest
+
+from irlab import ir, report
+from irlab.bridge.compile import compile_kernel
+from irlab.kernel_spec import TileConfig
+from irlab.kernels import KERNELS
+from irlab.registry import make_pass
+from irlab.variant import Insert, Variant
+
+BEST = TileConfig("128x256x64-w8-s3", {"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "GROUP_M": 8}, 8, 3)
+TMA = Insert("descriptor-loads", stage="ttir", at="end", cleanup=("canonicalize",))
+TMA_STORE = Insert("descriptor-loads", stage="ttir", at="end", options={"store": True}, cleanup=("canonicalize",))
+WS = Insert("loop-attributes", stage="ttir", at="end", options={"warp_specialize": True})
+
+
+@pytest.fixture(scope="module")
+def ttir():
+    return compile_kernel(KERNELS["gemm_fp16"], "cuda:90", config=BEST).text("ttir", locations=False)
+
+
+def apply(text, **options):
+    m = ir.parse(text)
+    return m, make_pass("descriptor-loads", options).apply(m)
+
+
+def notes(res):
+    return " | ".join(d.message for d in res.diagnostics)
+
+
+def names(m, where=None):
+    ops = where.walk() if where is not None else m.walk()
+    return [o.name for o in ops]
+
+
+def test_k_loop_loads_become_descriptor_loads(ttir):
+    m, res = apply(ttir)
+    assert res.changed and res.verified, notes(res)
+    loop = m.first("scf.for")
+    assert "tt.load" not in names(m, loop)
+    assert names(m, loop).count("tt.descriptor_load") == 2
+    descs = [o.text for o in m.walk() if o.name == "tt.make_tensor_descriptor"]
+    assert len(descs) == 2
+    # A is [M, K] with its row pitch, B is [K, N]; the innermost stride is 1
+    assert "[%arg3, %arg5]" in descs[0] and "<tensor<128x64xf16>>" in descs[0]
+    assert "[%arg5, %arg4]" in descs[1] and "<tensor<64x256xf16>>" in descs[1]
+    assert sum(d.severity == "remark" and "through TMA" in d.message for d in res.diagnostics) == 2
+    # the dead pointer iter_args are yielded unchanged, for canonicalize to drop
+    yld = loop.body.ops[-1]
+    assert yld.operands[0] is loop.iter_args[0] and yld.operands[1] is loop.iter_args[1]
+    assert "tt.store" in names(m)   # the epilogue is left alone without store=true
+
+
+def test_store_option_turns_the_epilogue_into_a_descriptor_store(ttir):
+    m, res = apply(ttir, store=True)
+    assert res.changed and res.verified, notes(res)
+    assert "tt.store" not in names(m) and names(m).count("tt.descriptor_store") == 1
+    m2, res2 = apply(ttir, loads=False, store=True)
+    assert res2.changed and "tt.descriptor_load" not in names(m2) and "tt.descriptor_store" in names(m2)
+
+
+def test_full_variant_uses_tma_in_ttgir_and_sass():
+    base = compile_kernel(KERNELS["gemm_fp16"], "cuda:90", config=BEST)
+    res = compile_kernel(KERNELS["gemm_fp16"], "cuda:90", config=BEST, variant=Variant("tma-loads", (TMA,)))
+    ttgir = res.asm["ttgir"]
+    assert "ttng.async_tma_copy_global_to_local" in ttgir and "ttg.async_copy_global_to_local" not in ttgir
+    assert res.metadata["global_scratch_size"] > 0          # descriptors are built on the device
+    rb, rt = report.from_compile(base), report.from_compile(res)
+    mb, mt = rb.metrics(), rt.metrics()
+    assert mt["registers"] < mb["registers"]                # no per-thread cp.async addresses
+    assert mt["spill stores (B)"] == 0 and mt["wgmma serialized by ptxas"] == "no"
+    # the hot loop is the K loop: bulk tensor copies, no LDGSTS, one wgmma wait that keeps one group in flight
+    sched = rt.loop["schedule_text"]
+    assert "UTMALDG" in sched and "HGMMA" in sched and "LDGSTS" not in sched and rt.loop["length"] < 100
+    assert "12 x LDGSTS.128" in rb.loop["schedule_text"]
+
+
+def test_store_variant_uses_a_bulk_tensor_store():
+    res = compile_kernel(KERNELS["gemm_fp16"], "cuda:90", config=BEST, variant=Variant("tma-store", (TMA_STORE,)))
+    assert "ttng.async_tma_copy_local_to_global" in res.asm["ttgir"]
+    m = report.from_compile(res).metrics()
+    assert m["global store widths"] == "-" and m["wgmma serialized by ptxas"] == "no"
+
+
+def test_tma_store_alone_makes_ptxas_serialize_the_wgmmas():
+    """The negative static result of hypotheses.md: with cp.async loads kept, a TMA-store epilogue
+    makes ptxas serialize every wgmma (C7515), and the report says so."""
+    only_store = Insert("descriptor-loads", stage="ttir", at="end", options={"loads": False, "store": True},
+                        cleanup=("canonicalize",))
+    res = compile_kernel(KERNELS["gemm_fp16"], "cuda:90", config=BEST, variant=Variant("st", (only_store,)))
+    r = report.from_compile(res)
+    assert r.metrics()["wgmma serialized by ptxas"].startswith("YES")
+    assert r.loop["schedule_text"].count("WARPGROUP.DEPBAR") == 4
+
+
+def test_with_warp_specialization_the_kernel_gets_producer_and_consumer_warp_groups():
+    cfg = TileConfig("128x256x64-w4-s3", dict(BEST.meta), 4, 3)
+    res = compile_kernel(KERNELS["gemm_fp16"], "cuda:90", config=cfg, variant=Variant("tma-ws", (TMA, WS)))
+    assert res.metadata["num_warps"] == 12
+    assert "ttg.warp_specialize" in res.asm["ttgir"]
+    r = report.from_compile(res)
+    assert "UTMALDG" not in r.loop["schedule_text"] and "4 x HGMMA" in r.loop["schedule_text"]
+
+
+def test_refuses_on_ttgir():
+    text = compile_kernel(KERNELS["gemm_fp16"], "cuda:90", config=BEST).text("ttgir", locations=False)
+    m, res = apply(text)
+    assert not res.changed and "runs on TTIR" in notes(res)
+
+
+def test_refuses_a_nonzero_other(ttir):
+    zero = "arith.constant dense<0.000000e+00> : tensor<128x64xf16>"
+    assert zero in ttir
+    m, res = apply(ttir.replace(zero, "arith.constant dense<1.000000e+00> : tensor<128x64xf16>"))
+    assert "`other` is not zero" in notes(res)
+    assert names(m, m.first("scf.for")).count("tt.descriptor_load") == 1   # B is still converted
+
+
+def test_refuses_when_wrapped_rows_could_be_stored(ttir):
+    """Rows past M are zeros under TMA but wrapped rows before: an unmasked store would show it."""
+    store = next(ln for ln in ttir.splitlines() if "tt.store" in ln)
+    ptr, val = [x.strip() for x in store.split("tt.store", 1)[1].split(":")[0].split(",")][:2]
+    unmasked = store.split("tt.store")[0] + f"tt.store {ptr}, {val} :" + store.split(":", 1)[1]
+    m, res = apply(ttir.replace(store, unmasked))
+    assert not res.changed
+    assert "no mask: wrapped rows would be stored" in notes(res)
+
+
+def test_refuses_an_accumulator_used_twice(ttir):
+    loop_res = next(ln for ln in ttir.splitlines() if "arith.truncf" in ln).split("arith.truncf ")[1].split(" ")[0]
+    extra = f"    %twice = arith.addf {loop_res}, {loop_res} : tensor<128x256xf32>\n"
+    at = ttir.index("    %", ttir.index("arith.truncf") - 40)
+    m, res = apply(ttir[:at] + extra + ttir[at:])
+    assert not res.changed and "has 2 users after the loop" in notes(res)
+
+
+def test_refusals_on_other_kernels_name_the_reason():
+    splitk = compile_kernel(KERNELS["gemm_splitk"], "cuda:90").text("ttir", locations=False)
+    m, res = apply(splitk)
+    assert not res.changed and "start offset or a wrap" in notes(res)
+    int4 = compile_kernel(KERNELS["int4_gemm"], "cuda:90").text("ttir", locations=False)
+    m, res = apply(int4)
+    assert not res.changed and "no mask" in notes(res)
+    soft = compile_kernel(KERNELS["softmax"], "cuda:90").text("ttir", locations=False)
+    m, res = apply(soft)
+    assert not res.changed and "nothing to do" in notes(res)

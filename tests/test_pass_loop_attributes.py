@@ -1,0 +1,78 @@
+"""loop-attributes: tl.range hints put on a K loop from outside, and the rewriter's edit of an
+attribute dictionary written after an op's region."""
+from __future__ import annotations
+
+import pytest
+
+from irlab import ir
+from irlab.bridge.compile import compile_kernel, recompile
+from irlab.kernels import KERNELS
+from irlab.registry import make_pass
+
+
+@pytest.fixture(scope="module")
+def ttir():
+    return compile_kernel(KERNELS["gemm_fp16"], "cuda:90").text("ttir", locations=False)
+
+
+def apply(text, **options):
+    m = ir.parse(text)
+    return m, make_pass("loop-attributes", options).apply(m)
+
+
+def notes(res):
+    return " | ".join(d.message for d in res.diagnostics)
+
+
+def test_sets_hints_on_the_k_loop(ttir):
+    m, res = apply(ttir, warp_specialize=True, num_stages=4, disallow_acc_multi_buffer=True)
+    assert res.changed and res.verified
+    attrs = m.first("scf.for").attributes
+    assert attrs["tt.warp_specialize"] is True and attrs["tt.num_stages"] == 4
+    assert attrs["tt.disallow_acc_multi_buffer"] is True
+    assert "} {tt.warp_specialize, tt.num_stages = 4 : i32, tt.disallow_acc_multi_buffer}" in str(m)
+    # a second run finds them set and says so; overwrite replaces a different value
+    m2, res2 = apply(str(m), num_stages=4)
+    assert not res2.changed and "already set" in notes(res2)
+    m3, res3 = apply(str(m), num_stages=2)
+    assert not res3.changed and "overwrite=true" in notes(res3)
+    m4, res4 = apply(str(m), num_stages=2, overwrite=True)
+    assert res4.changed and m4.first("scf.for").attributes["tt.num_stages"] == 2
+
+
+def test_the_loop_hint_reaches_triton(ttir):
+    """tt.num_stages on the loop overrides the launch option's depth: 2 buffers instead of 3."""
+    m, res = apply(ttir, num_stages=2)
+    out = recompile(str(m), "cuda:90", stage="ttir", options={"num_warps": 4, "num_stages": 3})
+    assert "!ttg.memdesc<2x" in out.asm["ttgir"] and "!ttg.memdesc<3x" not in out.asm["ttgir"]
+
+
+def test_says_why_when_there_is_nothing_to_do(ttir):
+    m, res = apply(ttir)
+    assert not res.changed and "no hint asked for" in notes(res)
+    soft = compile_kernel(KERNELS["softmax"], "cuda:90").text("ttir", locations=False)
+    m, res = apply(soft, warp_specialize=True)
+    assert not res.changed and "no scf.for contains a dot" in notes(res)
+
+
+def test_rewriter_edits_the_dictionary_after_a_region(ttir):
+    m = ir.parse(ttir)
+    loop = m.first("scf.for")
+    rw = ir.Rewriter(m)
+    rw.set_attribute(loop, "tt.flatten", "unit")
+    rw.set_attribute(loop, "tt.num_stages", "3 : i32")
+    rw.set_attribute(loop, "tt.num_stages", "5 : i32")      # replaces its own earlier addition
+    assert loop.attributes == {"tt.flatten": True, "tt.num_stages": 5}     # the model says what prints
+    again = ir.parse(str(m))
+    assert again.first("scf.for").attributes == {"tt.flatten": True, "tt.num_stages": 5}
+    # an existing dictionary gains entries and has existing ones replaced
+    loop2 = again.first("scf.for")
+    rw2 = ir.Rewriter(again)
+    rw2.set_attribute(loop2, "tt.num_stages", "2 : i32")
+    rw2.set_attribute(loop2, "tt.warp_specialize", "unit")
+    rw2.set_attribute(loop2, "tt.loop_unroll_factor", "1 : i32")
+    assert loop2.attributes == ir.parse(str(again)).first("scf.for").attributes == {
+        "tt.flatten": True, "tt.num_stages": 2, "tt.warp_specialize": True, "tt.loop_unroll_factor": 1}
+    assert [c.kind for c in rw2.changes] == ["attribute"] * 3
+    # the body is untouched
+    assert [o.name for o in loop2.body.ops] == [o.name for o in m.first("scf.for").body.ops]
