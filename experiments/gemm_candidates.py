@@ -209,6 +209,7 @@ def selected(only: str | None) -> list[Candidate]:
 def timed_part(shapes, only, args, out: Path) -> list[str]:
     from irlab.experiment import timed_section
     from irlab.timing import Cell, Entry, Plan, collect, run_sweep
+    from irlab.timing.harness import visible_gpus
     from irlab.timing.plan import tile_json
     cands = selected(only)
     cells = []
@@ -218,7 +219,8 @@ def timed_part(shapes, only, args, out: Path) -> list[str]:
                     for c in cands]
         entries.append(Entry("torch.matmul", kind="library"))
         cells.append(Cell("gemm-candidates", "gemm_fp16", s, BEST.name, entries, tile=tile_json(BEST)))
-    path = run_sweep(Plan(cells, args.method, args.rounds, args.launches), out / "timing.jsonl", resume=args.resume)
+    path = run_sweep(Plan(cells, args.method, args.rounds, args.launches), out / "timing.jsonl", resume=args.resume,
+                     gpus=visible_gpus())
     results = collect(path)
     lines = ["## Timed part", ""]
     for c in cands:
