@@ -206,8 +206,7 @@ def selected(only: str | None) -> list[Candidate]:
 
 
 # --- timed part ----------------------------------------------------------------------------------------
-def timed_part(shapes, only, args, out: Path) -> list[str]:
-    from irlab.experiment import timed_section
+def timed_part(shapes, only, args, out: Path, runner: str | None = None) -> list[str]:
     from irlab.timing import Cell, Entry, Plan, collect, run_sweep
     from irlab.timing.harness import visible_gpus
     from irlab.timing.plan import tile_json
@@ -220,14 +219,45 @@ def timed_part(shapes, only, args, out: Path) -> list[str]:
         entries.append(Entry("torch.matmul", kind="library"))
         cells.append(Cell("gemm-candidates", "gemm_fp16", s, BEST.name, entries, tile=tile_json(BEST)))
     path = run_sweep(Plan(cells, args.method, args.rounds, args.launches), out / "timing.jsonl", resume=args.resume,
-                     gpus=visible_gpus())
-    results = collect(path)
-    lines = ["## Timed part", ""]
-    for c in cands:
-        sec, _ = timed_section(results, "baseline", c.label, "torch.matmul",
-                               f"{c.label} ({c.config.name}) vs Triton's best ({BEST.name})", out, f"timing-{c.label}")
-        lines += [f"### {c.label}: {c.why}", ""] + sec + [""]
-    return lines
+                     gpus=visible_gpus(), **({"runner": runner} if runner else {}))
+    return timed_table(collect(path), cands, args.rounds, args.method)
+
+
+def timed_table(results: dict, cands: list[Candidate], rounds: int, method: str) -> list[str]:
+    """Per shape: Triton's best config and cuBLAS, then every candidate against that best config
+    (TFLOP/s, speedup with its 95% interval, or why it was not timed)."""
+    from irlab.search import _ratio_cell
+    from irlab.timing.output import clock_note
+    lines = ["## Timed part", "",
+             f"One cell per shape: Triton's best config, every candidate and torch.matmul in the same {rounds} "
+             f"interleaved rounds ({method} timing); each candidate's output matched the reference before it was "
+             "timed. Speedup = best config's time / candidate's time - 1 (median of per-round ratios, 95% "
+             "bootstrap interval; bold where it excludes 0).", "",
+             "| shape (MxNxK) | candidate | config | TFLOP/s | speedup vs Triton's best (95% CI) |",
+             "| --- | --- | --- | ---: | --- |"]
+    f = lambda x: "-" if x is None else f"{x:.1f}"  # noqa: E731
+    for c in results["cells"].values():
+        cell, e = c.get("cell") or {}, c["entries"]
+        dims = "x".join(str(v) for v in (cell.get("shape") or {}).values())
+        base, lib = e.get("baseline", {}), e.get("torch.matmul", {})
+        if c.get("status") == "failed" and base.get("status") != "ok":
+            lines.append(f"| {dims} | (cell failed) | - | - | {(c.get('reason') or '').splitlines()[0][:200]} |")
+            continue
+        lines.append(f"| {dims} | torch.matmul (cuBLAS) | - | {f(lib.get('tflops'))} | {_ratio_cell(lib)} |")
+        lines.append(f"| {dims} | **Triton's best** | {BEST.name} | {f(base.get('tflops'))} | 1 (baseline) |")
+        for cand in cands:
+            rec = e.get(cand.label, {})
+            why = "" if rec.get("status") == "ok" else \
+                f" ({(rec.get('reason') or 'missing').splitlines()[0][:160]})"
+            lines.append(f"| {dims} | {cand.label} | {cand.config.name} | {f(rec.get('tflops'))} | "
+                         f"{_ratio_cell(rec)}{why} |")
+    env = (results.get("env") or [{}])[0]
+    clock = clock_note(results)
+    lines += ["", f"GPU: {env.get('gpu')} (driver {env.get('driver')}), torch {env.get('torch')}, triton "
+              f"{env.get('triton')}, CUDA {env.get('cuda_runtime')}, {env.get('date')}" + (f"; {clock}" if clock else "")
+              + ". Raw results: `timing*.jsonl`.", ""]
+    lines += ["### What each candidate tests", ""] + [f"- **{c.label}** ({c.config.name}): {c.why}" for c in cands]
+    return lines + [""]
 
 
 def main(argv=None) -> int:
