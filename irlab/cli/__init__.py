@@ -13,7 +13,7 @@ import sys
 
 from . import compile as compile_cmds
 from . import experiments, golden, ir, passes, report
-from .common import EXIT_OK, EXIT_USAGE, UsageError, err
+from .common import EXIT_FAIL, EXIT_OK, EXIT_USAGE, UsageError, err
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -34,14 +34,18 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_USAGE
     from ..variant import VariantError
     from ..pass_api import PassError
+    from ..bridge.compat import OptionError, SeamError
     try:
         return int(args.func(args) or 0)
     except UsageError as e:
         err(f"irlab: error: {e}")
         return EXIT_USAGE
-    except (VariantError, PassError) as e:
+    except (VariantError, PassError, OptionError) as e:
         err(f"irlab: error: {e}")
         return EXIT_USAGE
+    except SeamError as e:
+        err(f"irlab: error: {e}")
+        return EXIT_FAIL
     except KeyboardInterrupt:
         err("irlab: interrupted")
         return 130
