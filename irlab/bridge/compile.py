@@ -251,6 +251,7 @@ def compile_kernel(kernel, target: str | Target, *, args: dict | None = None, co
         args, constexprs, options = dict(args or {}), dict(constexprs or {}), dict(options or {})
     variant = variant or Variant.baseline()
     validate_variant(variant)
+    compat.check_target(tname)
     compat.check_options(tname, options)
     spec = specialize(fn, args, constexprs, tname)
     session = PipelineSession(variant=variant, snapshot_dir=Path(snapshot_dir) if snapshot_dir else None,

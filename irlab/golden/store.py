@@ -18,8 +18,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-import triton
-
+from ..bridge.compat import TRITON_VERSION
 from ..jsonio import write_json
 
 GOLDEN_ROOT = Path(__file__).resolve().parent.parent.parent / "golden"
@@ -119,7 +118,7 @@ def with_variant(case_id: str, variant: str) -> str:
 
 
 def installed_set(root: Path) -> GoldenSet:
-    return GoldenSet(root, triton.__version__)
+    return GoldenSet(root, TRITON_VERSION)
 
 
 def set_for_check(root: Path) -> tuple[GoldenSet, bool]:
@@ -139,7 +138,7 @@ def describe_set(root: Path) -> str:
     gs, own = set_for_check(root)
     if own:
         return f"comparing with the goldens of Triton {gs.version} ({gs.dir})"
-    return (f"no goldens for Triton {triton.__version__} yet; comparing with Triton {gs.version}'s ({gs.dir}): "
+    return (f"no goldens for Triton {TRITON_VERSION} yet; comparing with Triton {gs.version}'s ({gs.dir}): "
             "IR differences are the upgrade's drift, not regressions (FileCheck properties are still enforced); "
             f"record this version's set with `irlab golden update`")
 
