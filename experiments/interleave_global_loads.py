@@ -17,10 +17,12 @@ from __future__ import annotations
 import sys
 
 from irlab import report
+from irlab.bridge.compat import has_pass
 from irlab.bridge.compile import compile_kernel
 from irlab.experiment import common_args, compare_variants, config_list, log, parse_shapes, run_experiment, timed_search
 from irlab.kernels import get
 from irlab.targets import Target
+from irlab.variants import AMD_REORDER
 
 SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192), (4864, 4096, 4160)]
 AMD_CONFIGS = ["128x128x32-w4", "128x128x64-w8", "128x256x32-w8"]
@@ -41,10 +43,16 @@ def static_part(targets, configs) -> tuple[list[str], dict]:
             data[key] = {"old": ra.to_json(), "new": rb.to_json(), "pass": c.diagnostics, "ttgir_diff": c.diff}
             lines += c.head_lines()
             if amd:
-                rd = report.from_compile(compile_kernel(spec, target, config=cfg))
+                default = compile_kernel(spec, target, config=cfg)
+                rd = report.from_compile(default)
+                same = default.nodebug["ttgir"] == c.old.nodebug["ttgir"]
                 data[key]["triton_default"] = rd.to_json()
-                lines += [f"Triton's default pipeline (its own reorder pass on) for comparison: "
-                          f"`{rd.loop['schedule_text'] if rd.loop else '-'}`", ""]
+                data[key]["triton_default_ttgir_equals_old"] = same
+                own = ("its own reorder_instructions on" if has_pass(AMD_REORDER) else
+                       "this Triton has no reorder_instructions to turn on")
+                lines += [f"Triton's default pipeline ({own}) for comparison: "
+                          f"`{rd.loop['schedule_text'] if rd.loop else '-'}`; its TTGIR is "
+                          f"{'IDENTICAL to' if same else 'different from'} {old_name}'s.", ""]
             lines += [report.render_diff(ra, rb, markdown=True), ""]
             same_isa = c.old.asm.get(c.old.isa_stage) == c.new.asm.get(c.new.isa_stage)
             clusters = (ra.loop or {}).get("load_clusters"), (rb.loop or {}).get("load_clusters")

@@ -15,6 +15,7 @@ torch.matmul (cuBLAS) in the same rounds (see irlab.search).
 """
 from __future__ import annotations
 
+import re
 import sys
 
 from irlab import report
@@ -39,8 +40,13 @@ def static_part(targets, configs) -> tuple[list[str], dict]:
             c = compare_variants(spec, target, cfg, old_name, "optimize-epilogue")
             ra, rb = c.old_report, c.new_report
             key = f"gemm_fp16/{target}/{cfg}"
-            data[key] = {"old": ra.to_json(), "new": rb.to_json(), "pass": c.diagnostics}
+            data[key] = {"old": ra.to_json(), "new": rb.to_json(), "pass": c.diagnostics,
+                         "old_converts_the_accumulator": epilogue_convert(c.old.nodebug["ttgir"]),
+                         "new_converts_the_accumulator": epilogue_convert(c.new.nodebug["ttgir"])}
             lines += c.head_lines()
+            lines += [f"The accumulator is converted out of the MMA layout before the store: {old_name} "
+                      f"{'yes' if data[key]['old_converts_the_accumulator'] else 'no'}, optimize-epilogue "
+                      f"{'yes' if data[key]['new_converts_the_accumulator'] else 'no'}.", ""]
             lines += [report.render_diff(ra, rb, markdown=True), ""]
             if amd:
                 rd = report.from_compile(compile_kernel(spec, target, config=cfg))
@@ -56,6 +62,13 @@ def static_part(targets, configs) -> tuple[list[str], dict]:
         data[f"gemm_splitk/{target}"] = {"pass": notes}
         lines += [f"Split-K GEMM on {target}: " + "; ".join(n.split(": ", 2)[-1] for n in notes), ""]
     return lines, data
+
+
+def epilogue_convert(ttgir: str) -> bool:
+    """Whether the TTGIR after the main loop converts a value out of an MMA layout (the epilogue's
+    trip through shared memory that OPTIMIZE_EPILOGUE removes)."""
+    after_loop = ttgir[ttgir.rfind("scf.yield"):]
+    return re.search(r"ttg\.convert_layout .*#mma\d*> -> tensor<[^>]*#blocked", after_loop) is not None
 
 
 def _summary(a, b) -> list[str]:

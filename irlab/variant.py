@@ -107,11 +107,15 @@ def _plain(v):
 
 @dataclass(frozen=True)
 class Variant:
-    """A named set of edits to Triton's default pipeline. ``Variant.baseline()`` has none."""
+    """A named set of edits to Triton's default pipeline. ``Variant.baseline()`` has none.
+
+    ``base`` names the variant this one was built from (:meth:`then` with a new name); golden
+    files compare a variant with its base. It is not part of the variant's identity (its hash)."""
 
     name: str
     edits: tuple = ()
     description: str = ""
+    base: str = ""
 
     def __post_init__(self):
         if isinstance(self.edits, list):
@@ -129,14 +133,27 @@ class Variant:
 
     def then(self, *edits, name: str | None = None, description: str = "") -> "Variant":
         # a renamed variant is a new thing: it does not inherit its base's description
-        kept = self.description if name is None or name == self.name else ""
-        return Variant(name or self.name, self.edits + tuple(edits), description or kept)
+        renamed = name is not None and name != self.name
+        kept = "" if renamed else self.description
+        return Variant(name or self.name, self.edits + tuple(edits), description or kept,
+                       self.name if renamed else self.base)
+
+    @property
+    def base_name(self) -> str | None:
+        """The variant this one is compared with: its ``base``, else the baseline (None for the
+        baseline itself)."""
+        if self.base:
+            return self.base
+        return None if self.is_baseline and self.name == "baseline" else "baseline"
 
     def python_passes(self) -> list[str]:
         return [e.pass_name for e in self.edits if isinstance(e, Insert)]
 
     def to_json(self) -> dict:
-        return {"name": self.name, "edits": [e.to_json() for e in self.edits], "description": self.description}
+        out = {"name": self.name, "edits": [e.to_json() for e in self.edits], "description": self.description}
+        if self.base:
+            out["base"] = self.base
+        return out
 
     @classmethod
     def from_json(cls, d: dict) -> "Variant":
@@ -152,7 +169,7 @@ class Variant:
                                     e.get("optional", False)))
             else:
                 raise VariantError(f"unknown variant edit {e!r}")
-        return cls(d["name"], tuple(edits), d.get("description", ""))
+        return cls(d["name"], tuple(edits), d.get("description", ""), d.get("base", ""))
 
     def __str__(self) -> str:
         lines = [f"variant {self.name}" + (f": {self.description}" if self.description else "")]

@@ -52,6 +52,7 @@ import re
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from irlab.bridge import compat
 from irlab.ir import BlockArgument, Operation, RewriteError, TensorType, describe
 from irlab.ir.queries import constant_value, is_elementwise
 from irlab.pass_api import ModulePass, PassContext, option
@@ -490,12 +491,13 @@ class DescriptorLoads(ModulePass):
         one = rw.fresh_name("c1_i64", anchor)
         desc = rw.fresh_name(f"{stem}_desc", anchor)
         tile = f"tensor<{p.block[0]}x{p.block[1]}x{p.elem}>"
+        block = compat.tensordesc_block(p.block, p.elem)
         rw.insert_before(anchor, f"%{pitch} = arith.extsi {p.stride0.ref} : i32 to i64\n"
                                  f"%{one} = arith.constant 1 : i64\n"
                                  f"%{desc} = tt.make_tensor_descriptor {p.base.ref}, [{p.extents[0].ref}, "
-                                 f"{p.extents[1].ref}], [%{pitch}, %{one}] : <{p.elem}>, <{tile}>",
+                                 f"{p.extents[1].ref}], [%{pitch}, %{one}] : <{p.elem}>, <{block}>",
                          reason="TMA descriptor")
-        return desc, tile
+        return desc, tile, block
 
     def coord_refs(self, rw, loop, anchor, p: Plan):
         refs = []
@@ -519,11 +521,11 @@ class DescriptorLoads(ModulePass):
         ld = p.op
         stem = ld.result.name.split("_")[0] if ld.result.name[0].isalpha() else "t"
         try:
-            desc, tile = self.make_descriptor(rw, loop, p, stem)
+            desc, tile, block = self.make_descriptor(rw, loop, p, stem)
             coords = self.coord_refs(rw, loop, ld, p)
             name = rw.fresh_name(f"{stem}_tma", ld)
             new = rw.insert_before(ld, f"%{name} = tt.descriptor_load %{desc}[{', '.join(coords)}] : "
-                                       f"!tt.tensordesc<{tile}> -> {tile}", reason="TMA load")[0]
+                                       f"!tt.tensordesc<{block}> -> {tile}", reason="TMA load")[0]
             rw.replace_all_uses(ld.result, new.result, reason="TMA load")
             rw.erase(ld, "replaced by a descriptor load")
         except RewriteError as e:
@@ -543,10 +545,10 @@ class DescriptorLoads(ModulePass):
         rw = ctx.rewriter
         st = p.op
         try:
-            desc, tile = self.make_descriptor(rw, st, p, "c")
+            desc, tile, block = self.make_descriptor(rw, st, p, "c")
             coords = self.coord_refs(rw, None, st, p)
             new = rw.insert_before(st, f"tt.descriptor_store %{desc}[{', '.join(coords)}], {st.value.ref} : "
-                                       f"!tt.tensordesc<{tile}>, {tile}", reason="TMA store")[0]
+                                       f"!tt.tensordesc<{block}>, {tile}", reason="TMA store")[0]
             rw.erase(st, "replaced by a descriptor store")
         except RewriteError as e:
             ctx.warning(f"could not rewrite: {e}", st)

@@ -43,3 +43,35 @@ def test_irlab_leaves_triton_s_cache_alone(tmp_path, monkeypatch):
     again = triton.compile(_source(spec.fn, s), target=parse_target("cuda:80").gpu_target(), options=p.options)
     assert again.asm["cubin"] == first.asm["cubin"] != variant.binary
     assert first.asm["cubin"] == plain_compile(spec, "cuda:80").asm["cubin"]
+
+
+def test_jit_variant_caches_keep_variants_apart_and_hit_again(tmp_path, monkeypatch):
+    """Inside ``jit_variant`` Triton's cache is kept: a second compile of the same variant is a
+    cache hit with the same binary, and no variant is ever served another's binary. Where Triton
+    keys its cache by irlab's stages hook, all variants share one cache folder."""
+    from triton import knobs
+    from irlab.bridge import compat
+    from irlab.bridge.compile import _source
+    from irlab.bridge.jit import jit_variant, variant_cache_dir
+    from irlab.bridge.specialize import specialize
+    from irlab.targets import parse_target
+    monkeypatch.setenv("IRLAB_CACHE_DIR", str(tmp_path / "irlab-cache"))
+    spec = KERNELS["gemm_fp16"]
+    p = spec.problem()
+    target = parse_target("cuda:80")
+    s = specialize(spec.fn, p.args, p.constexprs, target)
+    hits = []
+
+    def build(variant):
+        with jit_variant(spec.fn, variant):
+            return triton.compile(_source(spec.fn, s), target=target.gpu_target(), options=p.options).asm["cubin"]
+
+    with knobs.compilation.scope():
+        knobs.compilation.listener = lambda **kw: hits.append(kw["cache_hit"])
+        base, variant, base_again, variant_again = (build(v) for v in (Variant.baseline(), NO_PIPELINE,
+                                                                       Variant.baseline(), NO_PIPELINE))
+    assert hits == [False, False, True, True]
+    assert base == base_again != variant == variant_again
+    assert base == plain_compile(spec, "cuda:80").asm["cubin"]
+    folders = {variant_cache_dir(v) for v in (Variant.baseline(), NO_PIPELINE)}
+    assert len(folders) == (1 if compat.HOOK_KEY_IN_CACHE_KEY else 2)

@@ -1,11 +1,13 @@
-"""The golden suite: every kernel x target x variant the experiments use, compared with golden/.
+"""The golden suite: every kernel x target x variant the experiments use, compared with the
+installed Triton's golden set (golden/triton-<version>/).
 
 Run with ``--update-golden`` to write the files that differ or are missing."""
 from __future__ import annotations
 
 import pytest
 
-from irlab.golden import suite
+from irlab.bridge import compat
+from irlab.golden import store, suite
 
 CASES = suite.all_cases()
 
@@ -26,15 +28,25 @@ def test_golden(case, produced_goldens, golden):
 
 def test_no_stale_golden_files():
     stale = suite.stale_files(suite.GOLDEN_ROOT, CASES)
-    assert not stale, f"golden files no case produces any more: {[str(p) for p in stale]}"
+    assert not stale, f"golden files no case needs any more: {[str(p) for p in stale]}"
 
 
-def test_every_kernel_has_a_manifest_naming_its_files():
-    from irlab.kernels import KERNELS
-    for kernel in KERNELS:
-        manifest = suite.load_manifest(suite.GOLDEN_ROOT, kernel)
-        assert manifest.get("kernel") == kernel, kernel
-        for c in (c for c in CASES if c.kernel == kernel):
-            entry = manifest["files"][c.id.split("/", 1)[1]]
-            assert entry["triton"] and entry["variant"]["name"] == c.variant and entry["target"] == c.target
-            assert "signature" in entry and "options" in entry
+def test_every_supported_triton_version_has_a_golden_set():
+    assert set(compat.SUPPORTED_VERSIONS) <= set(store.recorded_versions(suite.GOLDEN_ROOT))
+
+
+@pytest.mark.parametrize("version", store.recorded_versions(suite.GOLDEN_ROOT))
+def test_every_case_has_a_manifest_entry_in_every_set(version):
+    gs = store.GoldenSet(suite.GOLDEN_ROOT, version)
+    for case in CASES:
+        entry = gs.entry(case.id)
+        assert entry, f"{case.id} has no entry in {gs.dir}"
+        assert entry["triton"] == version and entry["variant"]["name"] == case.variant
+        assert entry["target"] == case.target and "signature" in entry and "options" in entry
+        assert entry["pipeline"] and "shared" in entry["resources"], case.id
+        if entry.get("unchanged_vs"):
+            # no duplicate file: the IR is the base's, and the base is the variant's own base
+            assert entry["unchanged_vs"] == case.base and not gs.path(case.id).exists(), case.id
+            assert gs.text(case.id) is not None, case.id
+        else:
+            assert gs.path(case.id).exists(), case.id

@@ -1,12 +1,13 @@
-"""The golden suite catches a broken pass, and its FileCheck properties tell a pass's output
-from the baseline it started from."""
+"""The golden suite catches a broken pass; its FileCheck properties tell a pass's output from the
+baseline it started from; variants equal to their base are recorded and checked as such."""
 from __future__ import annotations
 
+import json
 import shutil
 
 import pytest
 
-from irlab.golden import suite
+from irlab.golden import store, suite
 from irlab.registry import get_pass
 
 
@@ -34,9 +35,8 @@ def test_a_broken_pass_fails_its_golden(monkeypatch, golden_copy):
     case = suite.Case("gluon_gemm_prefetch", "cuda:80", "interleave-global-loads")
     out = suite.compare(suite.produce(case), golden_copy)
     assert out.status == "check-failed", out.message   # the schedule property no longer holds
-    # and with the FileCheck header gone, the plain comparison catches it with a diff
-    g = golden_copy / case.relpath
-    g.write_text(suite.split_header(g.read_text())[1])
+    # and without the FileCheck properties, the plain comparison catches it with a diff
+    store.properties_path(golden_copy, case.id).unlink()
     out = suite.compare(suite.produce(case), golden_copy)
     assert out.status == "mismatch" and "tt.load" in out.diff and out.obtained.exists()
     monkeypatch.setattr(cls, "run", original)
@@ -45,16 +45,15 @@ def test_a_broken_pass_fails_its_golden(monkeypatch, golden_copy):
 
 def _checked_goldens():
     for case in suite.all_cases():
-        path = suite.GOLDEN_ROOT / case.relpath
-        if path.exists() and suite.checks_of(suite.split_header(path.read_text())[0]):
+        if store.properties(suite.GOLDEN_ROOT, case.id):
             yield case
 
 
 @pytest.mark.parametrize("case", list(_checked_goldens()), ids=lambda c: c.id)
 def test_filecheck_properties_fail_on_the_ir_the_pass_started_from(case):
-    header, _ = suite.split_header((suite.GOLDEN_ROOT / case.relpath).read_text())
-    checks = suite.checks_of(header)
-    if "Split-K" in header:
+    text = store.properties_path(suite.GOLDEN_ROOT, case.id).read_text()
+    checks = store.checks_of(text)
+    if "Split-K" in text:
         pytest.skip("a refusal: its property holds before and after the pass by design")
     other = {"interleave-global-loads": "no-reorder" if case.target.startswith("hip") else "baseline",
              "optimize-epilogue": "no-optimize-epilogue" if case.target.startswith("hip") else "baseline",
@@ -62,3 +61,46 @@ def test_filecheck_properties_fail_on_the_ir_the_pass_started_from(case):
     before = suite.produce(suite.Case(case.kernel, case.target, other, case.stage))
     ok, report = suite.filecheck(before.text, checks, case.id)
     assert not ok, f"the checks of {case.id} also hold for {other}: they do not test the pass"
+
+
+def _case(case_id: str) -> suite.Case:
+    return next(c for c in suite.all_cases() if c.id == case_id)
+
+
+UNCHANGED = "softmax/cuda-80/interleave-global-loads.ttgir"     # the pass finds no GEMM loop in a softmax
+
+
+def test_a_variant_equal_to_its_base_has_no_file_and_is_checked_against_the_base(golden_copy):
+    case = _case(UNCHANGED)
+    gs = store.installed_set(golden_copy)
+    assert gs.entry(case.id)["unchanged_vs"] == "baseline" and not gs.path(case.id).exists()
+    assert suite.compare(suite.produce(case), golden_copy).ok
+    # the base's golden is what the variant is held to
+    base_file = gs.path(case.base_id)
+    base_file.write_text(base_file.read_text().replace("tt.return", "tt.return // edited", 1))
+    out = suite.compare(suite.produce(case), golden_copy)
+    assert out.status == "mismatch" and "is recorded as unchanged vs baseline" in out.message
+    assert "tt.return // edited" in out.diff
+
+
+def test_update_records_unchanged_vs_the_base_instead_of_a_duplicate(golden_copy):
+    case = _case(UNCHANGED)
+    gs = store.installed_set(golden_copy)
+    # the old layout: a duplicate file of the base's IR and no unchanged_vs in the manifest
+    gs.path(case.id).write_text(gs.path(case.base_id).read_text())
+    manifest = json.loads(gs.manifest_path(case.kernel).read_text())
+    del manifest["files"][case.id.split("/", 1)[1]]["unchanged_vs"]
+    gs.manifest_path(case.kernel).write_text(json.dumps(manifest))
+    assert suite.stale_files(golden_copy, suite.all_cases()) == []
+    assert suite.update(suite.produce(case), golden_copy) == "updated"
+    assert not gs.path(case.id).exists() and gs.entry(case.id)["unchanged_vs"] == "baseline"
+    assert suite.update(suite.produce(case), golden_copy) == "unchanged"
+    # once the base's IR differs from the variant's, the variant gets its own file again
+    base_file = gs.path(case.base_id)
+    base_file.write_text(base_file.read_text().replace("tt.return", "tt.return // edited", 1))
+    assert suite.update(suite.produce(case), golden_copy) == "updated"
+    assert gs.path(case.id).exists() and "unchanged_vs" not in gs.entry(case.id)
+    # and a leftover file beside an unchanged_vs entry is reported stale
+    other = _case("softmax/cuda-80/cancel-transposes.ttgir")
+    gs.path(other.id).write_text("stale")
+    assert suite.stale_files(golden_copy, suite.all_cases()) == [gs.path(other.id)]

@@ -1,5 +1,6 @@
 """The golden pytest plugin and CLI, tried on a scratch golden folder: missing, created, matching,
-mismatching (diff + .obtained), updated, FileCheck properties, and Triton drift."""
+mismatching (diff + .obtained), updated, FileCheck properties, the version set compared with,
+and Triton drift."""
 from __future__ import annotations
 
 import json
@@ -8,6 +9,9 @@ import sys
 import textwrap
 
 import pytest
+import triton
+
+SET = f"triton-{triton.__version__}"
 
 IR_A = """module {
   tt.func @k() {
@@ -47,11 +51,12 @@ def test_missing_then_created_then_matching(pytester, scratch):
     r = _run(pytester, root, "--update-golden")
     r.assert_outcomes(passed=1)
     r.stdout.fnmatch_lines(["*golden files written*", "created: kern/cuda-90/baseline.ttgir"])
-    assert (root / "kern/cuda-90/baseline.ttgir").read_text() == IR_A
-    manifest = json.loads((root / "kern/manifest.json").read_text())
-    assert manifest["files"]["cuda-90/baseline.ttgir"]["triton"]
+    assert (root / SET / "kern/cuda-90/baseline.ttgir").read_text() == IR_A
+    manifest = json.loads((root / SET / "kern/manifest.json").read_text())
+    assert manifest["files"]["cuda-90/baseline.ttgir"]["triton"] == triton.__version__
     r = _run(pytester, root)
     r.assert_outcomes(passed=1)
+    r.stdout.fnmatch_lines([f"irlab golden: comparing with the goldens of Triton {triton.__version__} (*{SET})"])
     r = _run(pytester, root, "--update-golden")
     r.stdout.fnmatch_lines(["*every golden file already matched; nothing written*"])
 
@@ -64,7 +69,7 @@ def test_mismatch_shows_a_diff_and_writes_obtained(pytester, scratch):
     r.assert_outcomes(failed=1)
     r.stdout.fnmatch_lines(["*produced IR differs from*", "*-    %0 = arith.constant 1 : i32*",
                             "*+    %0 = arith.constant 2 : i32*"])
-    obtained = root / "kern/cuda-90/baseline.ttgir.obtained"
+    obtained = root / SET / "kern/cuda-90/baseline.ttgir.obtained"
     assert obtained.read_text() == IR_B
     r = _run(pytester, root, "--update-golden")
     r.stdout.fnmatch_lines(["updated: kern/cuda-90/baseline.ttgir"])
@@ -82,32 +87,43 @@ def test_diff_is_capped(pytester, scratch):
     r.stdout.fnmatch_lines(["*more diff lines (see the .obtained file)*"])
 
 
-def test_filecheck_header_survives_updates_and_is_enforced(pytester, scratch):
+def test_filecheck_properties_are_shared_by_versions_and_enforced(pytester, scratch):
     root, ir_file = scratch
     _run(pytester, root, "--update-golden")
-    g = root / "kern/cuda-90/baseline.ttgir"
-    g.write_text("// CHECK-LABEL: tt.func @k\n// CHECK: arith.constant 1\n// CHECK-NOT: arith.addi\n" + g.read_text())
+    prop = root / "properties/kern/cuda-90/baseline.ttgir.check"
+    prop.parent.mkdir(parents=True)
+    checks = "// the constant is 1\n// CHECK-LABEL: tt.func @k\n// CHECK: arith.constant 1\n// CHECK-NOT: arith.addi\n"
+    prop.write_text(checks)
     r = _run(pytester, root)
     r.assert_outcomes(passed=1)
     ir_file.write_text(IR_B)
     r = _run(pytester, root)
     r.assert_outcomes(failed=1)
-    r.stdout.fnmatch_lines(["*a FileCheck property of*no longer holds*"])
+    r.stdout.fnmatch_lines(["*a FileCheck property of*baseline.ttgir.check no longer holds*"])
     _run(pytester, root, "--update-golden")
-    assert g.read_text().startswith("// CHECK-LABEL: tt.func @k\n")  # the header is kept
+    assert prop.read_text() == checks                      # updates never touch the properties
+    # a version without its own set still answers to the properties
+    (root / SET).rename(root / "triton-3.5.0")
+    r = _run(pytester, root)
+    r.assert_outcomes(failed=1)
+    r.stdout.fnmatch_lines(["*a FileCheck property of*no longer holds*"])
 
 
-def test_triton_drift_is_said_once_and_not_a_regression(pytester, scratch):
+def test_without_its_own_set_triton_drift_is_said_once_and_not_a_regression(pytester, scratch):
     root, ir_file = scratch
     _run(pytester, root, "--update-golden")
-    m = root / "kern/manifest.json"
-    data = json.loads(m.read_text())
-    data["files"]["cuda-90/baseline.ttgir"]["triton"] = "3.5.0"
-    m.write_text(json.dumps(data))
+    (root / SET).rename(root / "triton-3.5.0")          # goldens recorded by an older Triton only
     ir_file.write_text(IR_B)
     r = _run(pytester, root)
-    r.stdout.fnmatch_lines(["irlab golden: goldens were recorded with Triton 3.5.0; this is Triton *"])
+    r.stdout.fnmatch_lines([f"irlab golden: no goldens for Triton {triton.__version__} yet; comparing with "
+                            "Triton 3.5.0's*drift*"])
     r.assert_outcomes(xfailed=1)
+    # recording this version's set puts it beside the old one, and the check uses it
+    r = _run(pytester, root, "--update-golden")
+    r.stdout.fnmatch_lines(["created: kern/cuda-90/baseline.ttgir"])
+    assert (root / SET / "kern/cuda-90/baseline.ttgir").read_text() == IR_B
+    assert (root / "triton-3.5.0/kern/cuda-90/baseline.ttgir").read_text() == IR_A
+    _run(pytester, root).assert_outcomes(passed=1)
 
 
 def test_cli_check_and_update_exit_codes(tmp_path):
@@ -119,11 +135,16 @@ def test_cli_check_and_update_exit_codes(tmp_path):
     only = "softmax/cuda-80/baseline.ttgir"
     r = cli("check", "--only", only)
     assert r.returncode == 1 and "MISSING" in r.stdout and f"irlab golden update --only '{only}'" in r.stdout
+    assert f"comparing with the goldens of Triton {triton.__version__}" in r.stdout
     r = cli("update", "--only", only)
     assert r.returncode == 0 and f"created: {only}" in r.stdout
     assert cli("check", "--only", only).returncode == 0
-    g = root / only
+    g = root / SET / only
     g.write_text(g.read_text().replace("tt.return", "tt.return // edited"))
     r = cli("check", "--only", only)
-    assert r.returncode == 1 and "MISMATCH" in r.stdout and (root / (only + ".obtained")).exists()
+    assert r.returncode == 1 and "MISMATCH" in r.stdout and (root / SET / (only + ".obtained")).exists()
+    # only another version's set: differences are drift, exit code 3
+    (root / SET).rename(root / "triton-3.5.0")
+    r = cli("check", "--only", only)
+    assert r.returncode == 3 and "1 drift" in r.stdout
     assert cli("check", "--only", "nothing-like-this").returncode == 2

@@ -196,3 +196,5 @@ def test_report_from_a_compile_for_every_target():
     for t in DEFAULT_TARGETS:
         r = report.from_compile(compile_kernel(KERNELS["gemm_fp16"], t))
         assert r.loop is not None and r.metrics()["hot loop matrix instructions"] > 0
+        if r.target.is_nvidia:   # ptxas -v ran: the ptxas Triton assembles this target's PTX with
+            assert r.resources.get("spill_stores") == 0, (t, r.resources)

@@ -18,6 +18,7 @@ from triton import knobs
 
 from ..jsonio import plain, write_json
 from ..targets import Target
+from . import compat
 
 BINARY_STAGES = ("cubin", "hsaco")
 _SAFE = re.compile(r"[^A-Za-z0-9_.\-]+")
@@ -51,8 +52,9 @@ class Capture:
     # --- context -------------------------------------------------------------------------------
     def __enter__(self) -> "Capture":
         self.run_dir.mkdir(parents=True, exist_ok=True)
+        compat.check_seams()
         self._previous = knobs.compilation.listener
-        knobs.compilation.listener = self._listen
+        knobs.compilation.listener = compat.listener(self._listen)
         return self
 
     def __exit__(self, *exc):
@@ -61,7 +63,7 @@ class Capture:
         return False
 
     # --- recording -----------------------------------------------------------------------------
-    def _listen(self, *, src, metadata, metadata_group, times, cache_hit):
+    def _listen(self, src, metadata, metadata_group, times, cache_hit):
         if self._previous is not None:
             self._previous(src=src, metadata=metadata, metadata_group=metadata_group, times=times,
                            cache_hit=cache_hit)

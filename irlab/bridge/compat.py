@@ -1,23 +1,313 @@
-"""Every difference between the Triton versions irlab supports, in one place.
+"""Every difference between the Triton versions irlab supports (3.6 to 3.9), in one place.
 
 Nothing else in irlab asks which Triton is installed: code that touches a Triton seam whose
-spelling changed between versions calls a function here. When a seam irlab depends on is
-missing, :class:`SeamError` names it and the installed version.
+spelling changed between versions calls a function here. The differences, 3.6 -> 3.9:
+
+- **Stages hook.** 3.6 calls ``knobs.runtime.add_stages_inspection_hook(backend, stages,
+  options, language, capability)`` from the backend's ``add_stages`` and keys its caches without
+  it. From 3.7 on, ``triton.compile`` and every JIT launch also call it with no arguments and
+  unpack ``(key, hash)``: the key joins the compile's cache key, the hash the JIT's in-memory key
+  (:data:`HOOK_KEY_IN_CACHE_KEY`, :func:`stages_hook_answer`, :func:`stages_of_hook_call`).
+- **Pass adders.** AMD ``add_allocate_shared_memory`` takes the arch from 3.7 on
+  (:func:`add_allocate_shared_memory`); it must be chosen by version, not by trying: inside an
+  irlab session adders are recorded and only called at ``pm.run``.
+- **Pass names.** ``amd.ttgpuir.reorder_instructions`` and ``nvidia.ttnvgpuir.plan_cta`` exist
+  only up to 3.6; 3.9 adds ``amd.ttgpuir.move_up_prologue_loads`` and others
+  (:func:`has_pass`, :data:`PASS_HISTORY`).
+- **ptxas.** 3.9 emits PTX ISA 9.4 for sm_90, which only its ``ptxas-blackwell`` assembles
+  (:func:`ptxas_path`, :func:`ptx_version`).
+- **Knobs.** 3.9 warns once per process when ``TRITON_DEFAULT_FP_FUSION`` is unset
+  (:func:`compile_knobs` pins the running version's own default inside a scope).
+- **Option fields.** ``HIPOptions`` gains ``llvm_fn_attrs`` and ``wgp_cu_mode`` (3.9),
+  ``CUDAOptions`` gains ``sched4reg``, ``clc``, ``min_shared_mem``; Triton silently ignores an
+  option its dataclass lacks (:func:`check_options` refuses it instead).
+- **Listener.** ``knobs.compilation.listener`` is called with the same keyword arguments in
+  both (:func:`listener`, which names the seam if that changes).
+- **Stage names.** Triton kernels: ``ttir, ttgir, llir, ptx|amdgcn, cubin|hsaco`` in both; Gluon
+  kernels gain a ``glir`` stage (the Gluon IR before ``gluon_to_ttgir``) in 3.9. irlab wraps
+  whatever stages the backend registers and keeps the location-free text of TTIR and TTGIR,
+  which both versions have, so this needs no code.
+
+When a seam irlab depends on is missing or answers differently, :class:`SeamError` names it and
+the installed version in one line instead of a traceback from deep inside Triton.
 """
 from __future__ import annotations
+
+import contextlib
+import dataclasses
+import functools
+import hashlib
+import importlib
+import os
+import re
 
 import triton
 
 TRITON_VERSION = triton.__version__
+# the Triton releases irlab is tested on (pyproject.toml allows the same range)
+SUPPORTED_VERSIONS = ("3.6.0", "3.9.0")
 
 
-class SeamError(RuntimeError):
-    """A part of Triton irlab relies on is missing or changed in the installed version."""
+def _version_tuple(text: str) -> tuple[int, int]:
+    m = re.match(r"(\d+)\.(\d+)", text)
+    return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
+
+
+_V = _version_tuple(TRITON_VERSION)
+
+
+class SeamError(Exception):
+    """A part of Triton irlab relies on is missing or changed in the installed version. Not a
+    RuntimeError, so that no handler for Triton's own failures (a pass that fails, IR the
+    verifier rejects) mistakes it for one."""
 
     def __init__(self, seam: str, detail: str = ""):
         super().__init__(f"irlab needs Triton's {seam}, which the installed Triton {TRITON_VERSION} "
                          f"does not provide{': ' + detail if detail else ''}")
         self.seam = seam
+
+
+# ------------------------------------------------------------------------------------------------
+# Seams: what irlab looks up in Triton, checked up front so a missing one is named, not hit
+
+SEAMS = {
+    "stages hook knobs.runtime.add_stages_inspection_hook": "triton.knobs.runtime.add_stages_inspection_hook",
+    "compilation listener knobs.compilation.listener": "triton.knobs.compilation.listener",
+    "knob knobs.compilation.always_compile": "triton.knobs.compilation.always_compile",
+    "knob knobs.cache.dir": "triton.knobs.cache.dir",
+    "compile source triton.compiler.compiler.ASTSource": "triton.compiler.compiler.ASTSource",
+    "backend lookup triton.compiler.compiler.make_backend": "triton.compiler.compiler.make_backend",
+    "pass manager ir.pass_manager": "triton._C.libtriton.ir.pass_manager",
+    "IR parser ir.parse_mlir_module": "triton._C.libtriton.ir.parse_mlir_module",
+    "JIT specialization native_specialize_impl": "triton._C.libtriton.native_specialize_impl",
+    "pass adder common.add_canonicalizer": "triton._C.libtriton.passes.common.add_canonicalizer",
+    "pass adder common.add_cse": "triton._C.libtriton.passes.common.add_cse",
+    "pass adder ttgpuir.add_remove_layout_conversions":
+        "triton._C.libtriton.passes.ttgpuir.add_remove_layout_conversions",
+}
+
+
+def resolve(path: str, seam: str | None = None):
+    """The object at dotted ``path`` (``triton.knobs.cache.dir``), or SeamError naming ``seam``."""
+    parts = path.split(".")
+    for i in range(len(parts), 0, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:i]))
+        except ImportError:
+            continue
+        for attr in parts[i:]:
+            if not hasattr(obj, attr):
+                raise SeamError(seam or path)
+            obj = getattr(obj, attr)
+        return obj
+    raise SeamError(seam or path)
+
+
+_CHECKED = False
+
+
+def check_seams() -> None:
+    """Every seam in :data:`SEAMS` exists (checked once per process; SeamError otherwise)."""
+    global _CHECKED
+    if _CHECKED:
+        return
+    for seam, path in SEAMS.items():
+        resolve(path, seam)
+    _CHECKED = True
+
+
+# ------------------------------------------------------------------------------------------------
+# The stages hook
+
+# Triton 3.7+ adds the stages hook's key to the compile's cache key and the JIT's in-memory key,
+# so a hook that names the variant keeps variants apart in Triton's own caches; 3.6 keys neither.
+HOOK_KEY_IN_CACHE_KEY = _V >= (3, 7)
+_HOOK_ARGS = ("backend", "stages", "options", "language", "capability")
+
+
+def stages_hook_answer(previous_answer, own_key: str):
+    """What the stages hook returns when Triton calls it with no arguments (3.7+): ``(key,
+    hash)``, the key of a hook installed before irlab's joined in front of ``own_key``."""
+    prev = previous_answer[0] if isinstance(previous_answer, tuple) else previous_answer
+    key = f"{prev}-{own_key}" if prev else own_key
+    return key, hashlib.sha256(key.encode("utf-8")).hexdigest()
+
+
+def stages_of_hook_call(args: tuple) -> dict:
+    """The stage table of the hook's call from ``add_stages`` (``backend, stages, options,
+    language, capability``); SeamError when Triton calls the hook some other way."""
+    if len(args) != len(_HOOK_ARGS) or not isinstance(args[1], dict):
+        raise SeamError("stages hook protocol",
+                        f"add_stages_inspection_hook was called with {len(args)} argument(s) "
+                        f"({', '.join(type(a).__name__ for a in args)}); irlab knows "
+                        f"({', '.join(_HOOK_ARGS)}) and, from Triton 3.7, none")
+    return args[1]
+
+
+def hook_not_called() -> SeamError:
+    return SeamError("stages hook", "the backend's add_stages never called "
+                     "knobs.runtime.add_stages_inspection_hook, so irlab saw no stage")
+
+
+# ------------------------------------------------------------------------------------------------
+# Compile-time knobs
+
+@contextlib.contextmanager
+def compile_knobs():
+    """Knobs irlab sets for its compiles, restored on exit. On Triton versions that warn when
+    ``TRITON_DEFAULT_FP_FUSION`` is unset (3.9), pin that version's own default explicitly, which
+    silences the warning without changing what is compiled."""
+    from triton import knobs
+    with knobs.language.scope():
+        if hasattr(knobs.language, "fp_fusion_enabled") and os.environ.get("TRITON_DEFAULT_FP_FUSION") is None:
+            knobs.language.default_fp_fusion = knobs.language.default_fp_fusion
+        yield
+
+
+def amd_buffer_ops() -> bool:
+    """Whether the AMD backend converts loads and stores to buffer ops (``AMDGCN_USE_BUFFER_OPS``)."""
+    return bool(resolve("triton.knobs.amd.use_buffer_ops", "knob knobs.amd.use_buffer_ops"))
+
+
+# ------------------------------------------------------------------------------------------------
+# Listener
+
+LISTENER_ARGS = ("src", "metadata", "metadata_group", "times", "cache_hit")
+
+
+def listener(fn):
+    """``fn(src, metadata, metadata_group, times, cache_hit)`` as a ``knobs.compilation.listener``
+    (keyword-only in 3.6 and 3.9); arguments a later Triton adds are not passed on, and a missing
+    one is a SeamError."""
+    def listen(**kwargs):
+        missing = [a for a in LISTENER_ARGS if a not in kwargs]
+        if missing:
+            raise SeamError("compilation listener", f"called without {', '.join(missing)}")
+        return fn(**{a: kwargs[a] for a in LISTENER_ARGS})
+    listen.__irlab_listener__ = fn
+    return listen
+
+
+# ------------------------------------------------------------------------------------------------
+# Pass names and adders
+
+# Passes that exist in only some supported versions: name -> the versions that have it.
+PASS_HISTORY = {
+    "amd.ttgpuir.reorder_instructions": "3.6 only (removed in 3.7, no replacement)",
+    "amd.ttgpuir.optimize_lds_usage": "3.6 only",
+    "nvidia.ttnvgpuir.plan_cta": "3.6 only (3.9: assign_cga_layouts + optimize_cta_locality)",
+    "ttir.rewrite_tensor_pointer": "3.6 only",
+    "amd.ttgpuir.move_up_prologue_loads": "3.9 (in the place reorder_instructions had; a different pass)",
+    "amd.ttgpuir.sink_layout_conversions": "3.9",
+    "nvidia.ttnvgpuir.assign_cga_layouts": "3.9",
+}
+
+
+def _adder_module(namespace: str):
+    from triton._C import libtriton
+    parts = namespace.split(".")
+    if parts[0] in ("amd", "nvidia"):
+        mod = getattr(getattr(libtriton, parts[0], None), "passes", None)
+        parts = parts[1:]
+    else:
+        mod = libtriton.passes
+    for p in parts:
+        mod = getattr(mod, p, None)
+    return mod
+
+
+def has_pass(name: str) -> bool:
+    """Whether the installed Triton has the pass ``name`` (``amd.ttgpuir.reorder_instructions``)."""
+    namespace, _, fn = name.rpartition(".")
+    mod = _adder_module(namespace)
+    return mod is not None and any(hasattr(mod, f"{prefix}{fn}") for prefix in ("add_", ""))
+
+
+def missing_pass_note(name: str) -> str:
+    """Why a pass a variant names is not in the installed Triton (empty if it is there)."""
+    if has_pass(name):
+        return ""
+    history = PASS_HISTORY.get(name)
+    return (f"Triton {TRITON_VERSION} has no pass {name}" + (f" (it exists in {history})" if history else ""))
+
+
+def add_allocate_shared_memory(pm, target) -> None:
+    """Add the target's shared-memory allocation pass to pass manager ``pm``."""
+    from triton._C.libtriton import amd, nvidia
+    if target.is_amd:
+        if _V >= (3, 7):            # (pm, arch) since 3.7
+            amd.passes.ttgpuir.add_allocate_shared_memory(pm, target.arch)
+        else:
+            amd.passes.ttgpuir.add_allocate_shared_memory(pm)
+    else:
+        cap = target.capability
+        nvidia.passes.ttgpuir.add_allocate_shared_memory_nv(pm, cap, ptx_version(cap))
+
+
+def adder_call_failed(qualname: str, args: tuple, error: TypeError) -> SeamError:
+    """A recorded adder call that the installed Triton refuses (its arguments changed)."""
+    shown = ", ".join(["pm"] + [repr(a) for a in args])
+    first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+    return SeamError(f"pass adder {qualname}", f"it refused the call {qualname}({shown}): {first}")
+
+
+# IR syntax
+
+def tensordesc_block(shape, element: str) -> str:
+    """The block inside ``!tt.tensordesc<...>`` (and after ``tt.make_tensor_descriptor``'s ``:``)
+    for a ``shape`` tile of ``element``: 3.6 wraps a tensor type (``tensor<64x64xf16>``); 3.9
+    names the shape and element directly (``64x64xf16``) and rejects the wrapped form."""
+    dims = "x".join(str(d) for d in shape)
+    return f"tensor<{dims}x{element}>" if _V < (3, 7) else f"{dims}x{element}"
+
+
+# ------------------------------------------------------------------------------------------------
+# ------------------------------------------------------------------------------------------------
+# NVIDIA tools
+
+def ptxas_path(capability: int) -> str:
+    """The ptxas Triton itself assembles ``capability``'s PTX with (3.6: ptxas-blackwell from
+    sm_100 on; 3.9: from sm_90 on, whose PTX ISA 9.4 the plain ptxas rejects)."""
+    from triton.backends.nvidia.compiler import get_ptxas
+    return get_ptxas(capability).path
+
+
+def ptx_version(capability: int) -> int:
+    """The PTX version Triton's NVIDIA backend uses for ``capability`` with default options."""
+    from triton.backends.nvidia.compiler import get_ptxas, ptx_get_version
+    return ptx_get_version(get_ptxas(capability).version)
+
+
+def nvidia_tool(name: str) -> str:
+    """Path of a CUDA tool bundled with Triton (``cuobjdump``, ``nvdisasm``)."""
+    return resolve(f"triton.knobs.nvidia.{name}", f"bundled CUDA tool knobs.nvidia.{name}").path
+
+
+# ------------------------------------------------------------------------------------------------
+# Options, stages, contexts
+
+class OptionError(ValueError):
+    """A compile option the installed Triton's backend does not have."""
+
+
+@functools.lru_cache(maxsize=None)
+def option_fields(target) -> tuple[str, ...]:
+    """The fields of the backend's options dataclass for ``target`` (``CUDAOptions``, ``HIPOptions``)."""
+    from triton.compiler.compiler import make_backend
+    with compile_knobs():
+        options = make_backend(target.gpu_target()).parse_options({})
+    return tuple(f.name for f in dataclasses.fields(options))
+
+
+def check_options(target, options: dict) -> None:
+    """Triton drops options its dataclass lacks without a word; refuse them instead."""
+    if not options:
+        return
+    fields = set(option_fields(target))
+    unknown = sorted(set(options) - fields)
+    if unknown:
+        raise OptionError(f"Triton {TRITON_VERSION} has no {target.family} compile option(s) "
+                          f"{', '.join(unknown)} (its options: {', '.join(sorted(fields))})")
 
 
 def mlir_context():
@@ -30,17 +320,10 @@ def mlir_context():
     return context
 
 
-def add_allocate_shared_memory(pm, target) -> None:
-    """Add the target's shared-memory allocation pass to pass manager ``pm``."""
-    from triton._C.libtriton import amd, nvidia
-    if target.is_amd:
-        amd.passes.ttgpuir.add_allocate_shared_memory(pm)
-    else:
-        cap = target.capability
-        nvidia.passes.ttgpuir.add_allocate_shared_memory_nv(pm, cap, ptx_version(cap))
-
-
-def ptx_version(capability: int) -> int:
-    """The PTX version Triton's NVIDIA backend uses for ``capability`` with default options."""
-    from triton.backends.nvidia.compiler import get_ptxas, ptx_get_version
-    return ptx_get_version(get_ptxas(capability).version)
+def check_target(target) -> None:
+    """SeamError unless exactly one of the installed Triton's backends compiles for ``target``."""
+    from triton.compiler.compiler import make_backend
+    try:
+        make_backend(target.gpu_target())
+    except RuntimeError as e:
+        raise SeamError(f"backend for {target}", str(e)) from None

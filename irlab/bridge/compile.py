@@ -1,10 +1,12 @@
 """Compile a kernel for a target -- with or without a GPU -- as Triton's JIT would, optionally as a
 variant (edited pipeline, Python passes), and keep every stage.
 
-Each compile runs with its own throw-away Triton cache directory and ``always_compile``: Triton's
-cache key covers neither the stages hook nor irlab's edits, so a shared cache could hand a
-variant the baseline's binary (or the reverse). Nothing irlab compiles here lands in the user's
-Triton cache.
+Each compile runs with its own throw-away Triton cache directory and ``always_compile``: the
+stages must run for irlab to record the pipeline and keep the IR, and Triton 3.6's cache key
+covers neither the stages hook nor irlab's edits, so a shared cache could hand a variant the
+baseline's binary (or the reverse). Nothing irlab compiles here lands in the user's Triton cache.
+From Triton 3.7 on the hook's answer (which names the variant) is part of Triton's cache key;
+:mod:`irlab.bridge.jit` builds on that.
 """
 from __future__ import annotations
 
@@ -22,7 +24,8 @@ from triton import knobs
 from triton.compiler.compiler import ASTSource
 
 from ..targets import Target
-from .pipeline import PassCall, PipelineError, PipelineSession, Snapshot, VerifierError
+from . import compat
+from .pipeline import PassCall, PipelineError, PipelineSession, Snapshot, VerifierError, split_occurrence
 from .services import captured_stderr, save_rejected
 from .specialize import Specialization, specialize
 from ..variant import Insert, Variant, VariantError
@@ -105,8 +108,9 @@ class CompileResult:
 class _StageHook:
     """The ``add_stages_inspection_hook`` irlab installs: wraps each stage to time it, to run
     stage-boundary Python passes and to keep the location-free text of the MLIR stages. It calls
-    any hook that was installed before it, and answers Triton 3.7's no-argument call with a key
-    that names the variant."""
+    any hook that was installed before it. Where Triton asks the hook for a cache key (no
+    arguments), the answer names the variant by its content hash, computed once: Triton asks on
+    every JIT launch."""
 
     def __init__(self, session: PipelineSession, previous, keep_nodebug: bool):
         self.session = session
@@ -114,18 +118,19 @@ class _StageHook:
         self.keep_nodebug = keep_nodebug
         self.nodebug: dict[str, str] = {}
         self.seconds: dict[str, float] = {}
+        self.calls = 0            # how often a backend's add_stages handed the hook its stages
+        variant = session.variant
+        self.key = f"irlab-variant-{variant_key(variant) if variant is not None else 'none'}"
 
     def __call__(self, *args):
-        prev_key = None
-        if self.previous is not None:
-            prev_key = self.previous(*args)
-        if not args:  # Triton 3.7 asks the hook for a cache key
-            key = f"irlab-variant-{variant_key(self.session.variant) if self.session.variant else 'none'}"
-            return f"{prev_key}-{key}" if prev_key else key
-        _backend, stages, _options, _language, _capability = args
+        answer = self.previous(*args) if self.previous is not None else None
+        if not args:
+            return compat.stages_hook_answer(answer, self.key)
+        stages = compat.stages_of_hook_call(args)
+        self.calls += 1
         for name in list(stages):
             stages[name] = self._wrap(name, stages[name])
-        return prev_key
+        return answer
 
     def _wrap(self, name, fn):
         session = self.session
@@ -171,10 +176,11 @@ def isolated_triton(session: PipelineSession, keep_nodebug: bool, cache_dir: str
     """Triton knobs for irlab compiles: irlab's stage hook and a cache directory of their own --
     ``cache_dir`` (kept, and hit by later compiles of the same variant) or, by default, a throw-away
     one with ``always_compile``."""
+    compat.check_seams()
     own_dir = cache_dir is None
     cache_dir = cache_dir or tempfile.mkdtemp(prefix="irlab-triton-cache-")
     hook = _StageHook(session, knobs.runtime.add_stages_inspection_hook, keep_nodebug)
-    with knobs.cache.scope(), knobs.compilation.scope(), knobs.runtime.scope():
+    with knobs.cache.scope(), knobs.compilation.scope(), knobs.runtime.scope(), compat.compile_knobs():
         knobs.cache.dir = cache_dir
         if own_dir:
             knobs.compilation.always_compile = True
@@ -199,6 +205,9 @@ def _check_edits(session: PipelineSession, target: str):
     lines = [f"variant {session.variant.name!r}: these edits matched no pass of the {target} pipeline:"]
     for e in missing:
         lines.append(f"  - {e.describe()}")
+        named = split_occurrence(e.after)[0] if isinstance(e, Insert) else e.pattern
+        if "." in named and compat.missing_pass_note(named):
+            lines.append(f"    {compat.missing_pass_note(named)}")
         stage = getattr(e, "stage", None) or "ttgir"
         if stage in stages:
             lines.append(f"    passes of stage {stage}: {', '.join(stages[stage])}")
@@ -236,6 +245,8 @@ def compile_kernel(kernel, target: str | Target, *, args: dict | None = None, co
         args, constexprs, options = dict(args or {}), dict(constexprs or {}), dict(options or {})
     variant = variant or Variant.baseline()
     validate_variant(variant)
+    compat.check_target(tname)
+    compat.check_options(tname, options)
     spec = specialize(fn, args, constexprs, tname)
     session = PipelineSession(variant=variant, snapshot_dir=Path(snapshot_dir) if snapshot_dir else None,
                               work_dir=Path(work_dir) if work_dir else None)
@@ -244,8 +255,10 @@ def compile_kernel(kernel, target: str | Target, *, args: dict | None = None, co
     with isolated_triton(session, keep_nodebug, cache_dir=cache) as hook:
         compiled = triton.compile(_source(fn, spec), target=tname.gpu_target(), options=options)
     seconds = time.perf_counter() - t0
-    if session.calls:   # a cache hit runs no pipeline: its edits were checked when it was compiled
+    if hook.calls:
         _check_edits(session, tname)
+    elif cache is None:   # a fresh cache always compiles; with a kept one, a hit runs no pipeline
+        raise compat.hook_not_called()
     return _result(fn.__name__, tname, options, spec, variant, compiled, hook, session, seconds)
 
 
@@ -302,6 +315,7 @@ def recompile(ir_text: str | None = None, target: str | Target = "cuda:90", *, p
     if stage not in MLIR_STAGES:
         raise ValueError(f"recompile starts from ttir or ttgir, not {stage!r}")
     tname = Target.parse(target)
+    compat.check_options(tname, options or {})
     variant = variant or Variant.baseline()
     who = produced_by or f"the input IR ({path or 'text'})"
     session = PipelineSession(variant=variant, work_dir=Path(work_dir) if work_dir else None)
@@ -323,6 +337,8 @@ def recompile(ir_text: str | None = None, target: str | Target = "cuda:90", *, p
                 saved = save_rejected(ir_text, "input", stage, session.work_dir)
                 raise VerifierError(who, str(saved), detail, stage) from None
     seconds = time.perf_counter() - t0
+    if not hook.calls:
+        raise compat.hook_not_called()
     _check_edits(session, tname)
     name = compiled.metadata.name
     return _result(name, tname, dict(options or {}), None, variant, compiled, hook, session, seconds)

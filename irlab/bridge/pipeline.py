@@ -31,6 +31,7 @@ from triton._C.libtriton import ir
 
 from ..jsonio import plain
 from ..pass_api import PassResult
+from . import compat
 from .services import captured_stderr, save_rejected
 
 # --------------------------------------------------------------------------------------------
@@ -154,7 +155,7 @@ def original_adder(qualname: str):
     try:
         return _ADDERS[qualname]
     except KeyError:
-        raise KeyError(f"Triton has no pass adder {qualname!r}") from None
+        raise compat.SeamError(f"pass adder {qualname}") from None
 
 
 def _make_wrapper(qualname, fn):
@@ -230,7 +231,10 @@ def _real_pm(context, debug: bool):
 def _run_calls(context, calls, mod, label, debug):
     pm = _real_pm(context, debug)
     for qual, args in calls:
-        original_adder(qual)(pm, *args)
+        try:
+            original_adder(qual)(pm, *args)
+        except TypeError as e:   # the adder's arguments changed in this Triton version
+            raise compat.adder_call_failed(qual, args, e) from None
     pm.run(mod, label)
 
 

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from triton import knobs
 from triton._C.libtriton import native_specialize_impl
 from triton.backends.compiler import BaseBackend
 from triton.compiler.compiler import make_backend
 
 from ..jsonio import plain
 from ..targets import Target
+from . import compat
 
 
 @dataclass(frozen=True)
@@ -70,7 +70,7 @@ def specialize(fn, args: dict, constexprs: dict | None, target: Target | str,
         value = args[name]
         if isinstance(value, str) and value.startswith("*"):
             desc = "D"
-            if target.is_amd and knobs.amd.use_buffer_ops and pointers_in_2gb:
+            if target.is_amd and compat.amd_buffer_ops() and pointers_in_2gb:
                 desc += "S"
             signature[name] = value
             parsed = backend.parse_attr(desc)

@@ -40,13 +40,17 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_USAGE
     from ..kernel_spec import KernelError
     from ..pass_api import PassError
+    from ..bridge.compat import OptionError, SeamError
     from ..targets import TargetError
     from ..variant import VariantError
     try:
         return int(args.func(args) or 0)
-    except (UsageError, VariantError, PassError, KernelError, TargetError) as e:
+    except (UsageError, VariantError, PassError, KernelError, TargetError, OptionError) as e:
         err(f"irlab: error: {e}")
         return EXIT_USAGE
+    except SeamError as e:
+        err(f"irlab: error: {e}")
+        return EXIT_FAIL
     except KeyboardInterrupt:
         err("irlab: interrupted")
         return 130

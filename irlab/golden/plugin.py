@@ -4,13 +4,15 @@
   lists them at the end of the run.
 * Without it, a missing golden fails with the command that creates it, and a mismatch fails with
   a unified diff (capped) and writes ``<golden>.obtained`` beside the golden.
-* Goldens recorded under another Triton version are reported once, in the header, and their
-  differences are expected failures (drift), not regressions; FileCheck properties still apply.
+* Goldens are kept per Triton version (``golden/triton-<version>/``); the run says once, in the
+  header, which version's set it compares with. When the installed Triton has no set yet, the
+  nearest recorded one is used and its differences are expected failures (drift), not
+  regressions; the FileCheck properties (``golden/properties/``) apply to every version.
 
 Tests use the ``golden`` fixture::
 
     def test_my_pass(golden):
-        golden.check("my_kernel/cuda-90/my-variant.ttgir", produced_ir_text)
+        golden.check("my_kernel/cuda-90/my-variant.ttgir", produced_ir_text)   # golden/triton-<ver>/...
         golden.filecheck(produced_ir_text, "// CHECK: tt.dot\\n// CHECK-NOT: ttg.convert_layout\\n")
 """
 from __future__ import annotations
@@ -32,11 +34,16 @@ def pytest_addoption(parser):
 
 
 def pytest_sessionstart(session):
-    # said once, up front, even with -q: under a Triton upgrade golden differences are drift
-    note = suite.drift(_root(session.config))
+    # said once, up front, even with -q: which Triton version's goldens, and whether differences
+    # are drift from an upgrade
     reporter = session.config.pluginmanager.get_plugin("terminalreporter")
-    if note and reporter is not None:
-        reporter.write_line(f"irlab golden: {note}")
+    if reporter is not None and _uses_golden(session.config):
+        reporter.write_line(f"irlab golden: {suite.note(_root(session.config))}")
+
+
+def _uses_golden(config) -> bool:
+    # say nothing in sessions that are not about goldens at all (a plain project's pytest run)
+    return bool(config.getoption("--golden-root", default=None)) or suite.GOLDEN_ROOT.is_dir()
 
 
 def _root(config) -> Path:
@@ -67,7 +74,8 @@ class GoldenChecker:
         return out
 
     def check(self, relpath: str, text: str) -> suite.Outcome:
-        """Compare ``text`` with ``golden/<relpath>`` (for goldens that are not suite cases)."""
+        """Compare ``text`` with ``golden/triton-<installed version>/<relpath>`` (for goldens that
+        are not suite cases)."""
         kernel, target_slug, name = relpath.split("/")
         variant, _, stage = name.rpartition(".")
         target = target_slug.replace("-", ":", 1)

@@ -1,12 +1,14 @@
-"""Golden IR files: what each (kernel, target, variant, stage) compiles to, kept under
-``golden/<kernel>/<target>/<variant>.<stage>`` with a manifest per kernel saying how every file
-was produced.
+"""Golden IR files: what each (kernel, target, variant, stage) compiles to, one set per Triton
+version (layout in :mod:`irlab.golden.store`), with a manifest per kernel saying how every file was
+produced: the variant, the specialization, the pass list of the stage and the compile's shared
+memory and registers (what ``irlab golden drift`` compares across versions).
 
 Files hold location-free IR (Triton's own printer without debug info): no paths, no line
 numbers, nothing that churns when only the kernel's source file moves, while every op,
-attribute, type and layout stays. A golden may start with ``//`` comment lines; ``// CHECK:``
-lines among them (CHECK-LABEL, CHECK-NEXT, CHECK-NOT, CHECK-DAG) are FileCheck properties of
-the IR that must hold whatever Triton version produced it. Updating a golden keeps its header.
+attribute, type and layout stays. FileCheck properties (``// CHECK:`` lines, CHECK-LABEL,
+CHECK-NEXT, CHECK-NOT, CHECK-DAG) live in one file per case shared by all versions: they are
+what must hold whatever Triton version produced the IR. A variant whose IR equals its base's
+gets no file, only a manifest entry ``unchanged_vs``, and is checked against the base's golden.
 """
 from __future__ import annotations
 
@@ -14,7 +16,6 @@ import contextlib
 import difflib
 import fnmatch
 import io
-import json
 import os
 import re
 import tempfile
@@ -22,16 +23,14 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import triton
-
 from ..variant import IRLAB_VERSION
 from ..ir.locations import strip_locations
 from ..targets import DEFAULT_TARGETS, Target
-from ..jsonio import write_json
+from ..bridge.compat import TRITON_VERSION
+from . import store
+from .store import GOLDEN_ROOT, GoldenSet, checks_of, split_header  # noqa: F401  (the suite's API)
 
-GOLDEN_ROOT = Path(__file__).resolve().parent.parent.parent / "golden"
 DIFF_LINES = 120
-MANIFEST = "manifest.json"
 
 
 @dataclass(frozen=True)
@@ -40,6 +39,7 @@ class Case:
     target: str
     variant: str
     stage: str = "ttgir"
+    base: str | None = field(default=None, compare=False)   # the variant this one is built from
 
     @property
     def id(self) -> str:
@@ -47,7 +47,11 @@ class Case:
 
     @property
     def relpath(self) -> Path:
-        return Path(self.kernel) / Target.parse(self.target).slug / f"{self.variant}.{self.stage}"
+        return Path(self.id)
+
+    @property
+    def base_id(self) -> str | None:
+        return store.with_variant(self.id, self.base) if self.base else None
 
     def command(self) -> str:
         return f"irlab golden update --only '{self.id}'"
@@ -89,7 +93,7 @@ def all_cases() -> list[Case]:
             if spec.language == "triton":
                 out.append(Case(name, target, "baseline", "ttir"))
             for v in variants_for(target):
-                out.append(Case(name, target, v.name, "ttgir"))
+                out.append(Case(name, target, v.name, "ttgir", v.base_name))
     return out
 
 
@@ -135,6 +139,10 @@ def produce_stages(cases: list[Case]) -> list[Produced]:
     except Exception as e:  # one failing case must not take the suite down; it is reported
         return [Produced(c, None, error=f"{type(e).__name__}: {e}") for c in cases]
     cfg = spec.config()
+    try:
+        resources = compile_resources(res)
+    except Exception as e:  # the IR goldens do not depend on it; the manifest says what went wrong
+        resources = {"error": f"{type(e).__name__}: {e}"}
     out = []
     for case in cases:
         text = res.nodebug.get(case.stage) or res.asm.get(case.stage)
@@ -145,8 +153,24 @@ def produce_stages(cases: list[Case]) -> list[Produced]:
                 "variant": variant.to_json(), "variant_key": res.variant_key,
                 "config": cfg.name, "shape": dict(spec.default_shape),
                 "options": res.options, **(res.specialization.describe() if res.specialization else {}),
-                "pass_diagnostics": [str(d) for _, r in res.python_results for d in r.diagnostics]}
+                "pass_diagnostics": [str(d) for _, r in res.python_results for d in r.diagnostics],
+                "pipeline": [c.describe() for c in res.pipeline if c.stage == case.stage],
+                "resources": resources}
         out.append(Produced(case, normalize(text), info))
+    return out
+
+
+def compile_resources(res) -> dict:
+    """Shared memory and registers of a compile, from the static report's sources: the AMDGCN
+    metadata on AMD, ``cuobjdump -res-usage`` on NVIDIA."""
+    from ..report import isa, static
+    out = {"shared": res.metadata.get("shared")}
+    if res.target.is_amd:
+        r = isa.parse_amdgcn(res.asm["amdgcn"]).resources
+        out.update({k: r.get(k) for k in ("vgpr_count", "agpr_count", "sgpr_count", "vgpr_spill_count")})
+    else:
+        r = static.cuobjdump_resources(res.binary)
+        out.update({"registers": r["registers"], "local": r["local"]})
     return out
 
 
@@ -169,21 +193,7 @@ def produce_many(cases: list[Case], workers: int | None = None) -> dict[Case, Pr
 
 
 # ------------------------------------------------------------------------------------------------
-# golden files
-
-def split_header(text: str) -> tuple[str, str]:
-    """(leading // comment lines, the IR after them)."""
-    lines = text.splitlines(keepends=True)
-    i = 0
-    while i < len(lines) and lines[i].lstrip().startswith("//"):
-        i += 1
-    return "".join(lines[:i]), "".join(lines[i:])
-
-
-def checks_of(header: str) -> str:
-    return "".join(line for line in header.splitlines(keepends=True)
-                   if re.match(r"\s*//\s*CHECK(-[A-Z]+)?:", line))
-
+# comparing and updating
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
@@ -203,115 +213,125 @@ def filecheck(ir_text: str, checks: str, name: str = "checks") -> tuple[bool, st
     return rc == 0, report
 
 
-def capped_diff(expected: str, obtained: str, name: str) -> str:
+def capped_diff(expected: str, obtained: str, name: str, cap: int = DIFF_LINES, fromfile: str = "golden",
+                tofile: str = "obtained", rest: str = " (see the .obtained file)") -> str:
     lines = list(difflib.unified_diff(expected.splitlines(keepends=True), obtained.splitlines(keepends=True),
-                                      fromfile=f"{name} (golden)", tofile=f"{name} (obtained)", n=2))
-    if len(lines) > DIFF_LINES:
-        more = len(lines) - DIFF_LINES
-        lines = lines[:DIFF_LINES] + [f"... {more} more diff lines (see the .obtained file)\n"]
+                                      fromfile=f"{name} ({fromfile})", tofile=f"{name} ({tofile})", n=2))
+    if len(lines) > cap:
+        more = len(lines) - cap
+        lines = lines[:cap] + [f"... {more} more diff lines{rest}\n"]
     return "".join(lines)
 
 
-def manifest_path(root: Path, kernel: str) -> Path:
-    return root / kernel / MANIFEST
-
-
-def load_manifest(root: Path, kernel: str) -> dict:
-    p = manifest_path(root, kernel)
-    return json.loads(p.read_text()) if p.exists() else {}
-
-
-def recorded_triton_versions(root: Path = GOLDEN_ROOT) -> set[str]:
-    versions = set()
-    for p in root.glob(f"*/{MANIFEST}"):
-        for entry in json.loads(p.read_text()).get("files", {}).values():
-            if entry.get("triton"):
-                versions.add(entry["triton"])
-    return versions
-
-
-def drift(root: Path = GOLDEN_ROOT) -> str | None:
-    """A one-line note when the goldens come from another Triton version than the running one."""
-    versions = recorded_triton_versions(root)
-    others = sorted(v for v in versions if v != triton.__version__)
-    if not others:
-        return None
-    return (f"goldens were recorded with Triton {', '.join(others)}; this is Triton {triton.__version__}. "
-            "IR differences are expected from the upgrade, not regressions: review them and refresh with "
-            "`irlab golden update` (FileCheck properties are still enforced)")
+def note(root: Path = GOLDEN_ROOT) -> str:
+    """Which golden set a check compares with, in one line."""
+    return store.describe_set(root)
 
 
 def compare(produced: Produced, root: Path = GOLDEN_ROOT, write_obtained: bool = True) -> Outcome:
+    """Compare produced IR with the installed Triton's golden set (or, if it has none, the nearest
+    recorded set: differences are then ``drift``)."""
     case = produced.case
-    path = root / case.relpath
+    gs, own = store.set_for_check(root)
+    path = gs.path(case.id)
     obtained_path = path.with_name(path.name + ".obtained")
     if produced.error:
         return Outcome(case, "error", f"{case.id}: could not produce IR: {produced.error}")
-    if not path.exists():
-        return Outcome(case, "missing", f"{case.id}: no golden file {path}; create it with: {case.command()}")
-    header, body = split_header(path.read_text())
-    checks = checks_of(header)
+    checks = store.properties(root, case.id)
     if checks:
-        ok, report = filecheck(produced.text, checks, str(path))
+        prop = store.properties_path(root, case.id)
+        ok, report = filecheck(produced.text, checks, str(prop))
         if not ok:
-            return Outcome(case, "check-failed", f"{case.id}: a FileCheck property of {path} no longer holds:\n"
-                           f"{report}")
-    if body == produced.text:
+            return Outcome(case, "check-failed", f"{case.id}: a FileCheck property of {prop} no longer holds "
+                           f"(Triton {TRITON_VERSION}):\n{report}")
+    base = (gs.entry(case.id) or {}).get("unchanged_vs")
+    expected = gs.text(case.id)
+    if expected is None:
+        where = f"{gs.file_of(case.id)} (the golden of its base {base})" if base else f"{path}"
+        return Outcome(case, "missing", f"{case.id}: no golden file {where} for Triton {gs.version}; "
+                       f"create it with: {case.command()}")
+    if expected == produced.text:
         if obtained_path.exists():
             obtained_path.unlink()
         return Outcome(case, "match")
     if write_obtained:
-        obtained_path.write_text(header + produced.text)
-    diff = capped_diff(body, produced.text, case.id)
-    entry = load_manifest(root, case.kernel).get("files", {}).get(case.id.split("/", 1)[1], {})
-    status = "drift" if entry.get("triton") and entry["triton"] != triton.__version__ else "mismatch"
-    return Outcome(case, status, f"{case.id}: produced IR differs from {path} "
-                   f"(obtained IR written to {obtained_path}); accept it with: {case.command()}", diff,
-                   obtained_path if write_obtained else None)
+        obtained_path.parent.mkdir(parents=True, exist_ok=True)
+        obtained_path.write_text(produced.text)
+    diff = capped_diff(expected, produced.text, case.id)
+    status = "mismatch" if own else "drift"
+    what = (f"is recorded as unchanged vs {base}, but the produced IR differs from {base}'s golden "
+            f"{gs.file_of(case.id)}") if base else f"produced IR differs from {path}"
+    return Outcome(case, status, f"{case.id}: {what} (obtained IR written to {obtained_path}); accept it with: "
+                   f"{case.command()}", diff, obtained_path if write_obtained else None)
 
 
 def update(produced: Produced, root: Path = GOLDEN_ROOT) -> str:
-    """Write the golden if it is missing or differs; returns created | updated | unchanged | error."""
+    """Write the installed Triton's golden if it is missing or differs; returns created | updated
+    | unchanged | error. A case whose IR equals its base's golden is recorded as unchanged vs the
+    base instead of as a file (update bases first: :func:`in_base_order`)."""
     case = produced.case
     if produced.error:
         return "error"
-    path = root / case.relpath
-    header = ""
-    status = "created"
-    if path.exists():
-        header, body = split_header(path.read_text())
-        status = "unchanged" if body == produced.text else "updated"
-    if status != "unchanged":
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(header + produced.text)
+    gs = store.installed_set(root)
+    path = gs.path(case.id)
+    entry = gs.entry(case.id)
+    old_base = (entry or {}).get("unchanged_vs")
+    same_as_base = case.base_id is not None and gs.text(case.base_id) == produced.text
+    if same_as_base:
+        status = "unchanged" if old_base == case.base and not path.exists() else ("updated" if entry else "created")
+        if path.exists():
+            path.unlink()
+    else:
+        before = path.read_text() if path.exists() and not old_base else None
+        status = "unchanged" if before == produced.text else ("updated" if entry or path.exists() else "created")
+        if status != "unchanged":
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(produced.text)
     obtained = path.with_name(path.name + ".obtained")
     if obtained.exists():
         obtained.unlink()
-    _record(root, produced, refresh=status != "unchanged")
+    if status != "unchanged" or entry is None:
+        _record(gs, produced, case.base if same_as_base else None)
     return status
 
 
-def _record(root: Path, produced: Produced, refresh: bool):
-    case = produced.case
-    mpath = manifest_path(root, case.kernel)
-    manifest = load_manifest(root, case.kernel) or {"kernel": case.kernel, "files": {}}
+def _record(gs: GoldenSet, produced: Produced, unchanged_vs: str | None):
     from ..kernels import KERNELS
-    if case.kernel in KERNELS:
-        manifest["description"] = KERNELS[case.kernel].description
-    key = case.id.split("/", 1)[1]
-    entry = manifest["files"].get(key)
-    if refresh or entry is None:
-        manifest["files"][key] = {**produced.info, "triton": triton.__version__, "irlab": IRLAB_VERSION}
-    manifest["files"] = dict(sorted(manifest["files"].items()))
-    mpath.parent.mkdir(parents=True, exist_ok=True)
-    write_json(mpath, manifest)
+    case = produced.case
+    entry = {**produced.info, "triton": gs.version, "irlab": IRLAB_VERSION}
+    if unchanged_vs:
+        entry["unchanged_vs"] = unchanged_vs
+    spec = KERNELS.get(case.kernel)
+    gs.record(case.id, entry, spec.description if spec else None)
+
+
+def in_base_order(cases: list[Case]) -> list[Case]:
+    """``cases`` with every base before the variants built on it (updates read the base's golden)."""
+    by_id = {c.id: c for c in cases}
+
+    def depth(c: Case) -> int:
+        n = 0
+        while c.base_id and c.base_id in by_id and n < 16:
+            c, n = by_id[c.base_id], n + 1
+        return n
+    return sorted(cases, key=depth)
 
 
 def stale_files(root: Path, cases: list[Case]) -> list[Path]:
-    """Golden files no case produces any more (a removed variant or kernel)."""
-    wanted = {root / c.relpath for c in cases}
+    """Files no case needs any more, in every version's set and among the properties: a removed
+    variant or kernel, or a file of a case its manifest records as unchanged vs its base."""
+    wanted = {c.id for c in cases}
     out = []
-    for p in root.glob("*/*/*"):
-        if p.suffix in (".ttgir", ".ttir") and p not in wanted:
+    for version in store.recorded_versions(root):
+        gs = GoldenSet(root, version)
+        entries = gs.entries()
+        for p in gs.dir.glob("*/*/*"):
+            if p.suffix not in store.IR_SUFFIXES:
+                continue
+            case_id = str(p.relative_to(gs.dir))
+            if case_id not in wanted or (entries.get(case_id) or {}).get("unchanged_vs"):
+                out.append(p)
+    for p in (root / store.PROPERTIES).glob("*/*/*.check"):
+        if str(p.relative_to(root / store.PROPERTIES))[:-len(".check")] not in wanted:
             out.append(p)
     return sorted(out)

@@ -128,8 +128,8 @@ def from_amdgcn(amdgcn: str, shared_bytes: int, num_warps: int, arch: str = "gfx
 # NVIDIA
 
 def _tool(name: str) -> str:
-    from triton import knobs
-    return getattr(knobs.nvidia, name).path
+    from ..bridge import compat
+    return compat.nvidia_tool(name)
 
 
 def cuobjdump_resources(cubin: bytes) -> dict:
@@ -147,12 +147,13 @@ def cuobjdump_resources(cubin: bytes) -> dict:
 
 def ptxas_spills(ptx: str) -> dict:
     """Spill stores and loads (bytes) from ``ptxas -v`` on the kernel's PTX."""
-    m = re.search(r"^\s*\.target\s+(sm_\w+)", ptx, re.M)
-    arch = m.group(1) if m else "sm_80"
+    from ..bridge import compat
+    m = re.search(r"^\s*\.target\s+(sm_(\d+)\w*)", ptx, re.M)
+    arch, capability = (m.group(1), int(m.group(2))) if m else ("sm_80", 80)
     with tempfile.TemporaryDirectory() as d:
         src = Path(d) / "k.ptx"
         src.write_text(ptx)
-        proc = subprocess.run([_tool("ptxas"), "-v", f"--gpu-name={arch}", str(src), "-o", str(Path(d) / "k.o")],
+        proc = subprocess.run([compat.ptxas_path(capability), "-v", f"--gpu-name={arch}", str(src), "-o", str(Path(d) / "k.o")],
                               capture_output=True, text=True)
     log = proc.stdout + proc.stderr
     m = re.search(r"(\d+) bytes spill stores, (\d+) bytes spill loads", log)
