@@ -6,7 +6,8 @@ each tensor's dtype, shape, strides and storage offset (and its contents, where 
 saved), each scalar's value. Two recorders write launches:
 
 * ``irlab capture`` writes, per kernel folder, ``<kernel>.ttir``, ``metadata.json`` and
-  ``launches.jsonl`` (one JSON line per launch; tensors under ``tensors/`` with ``--save-tensors``);
+  ``launches.jsonl`` (one JSON line per distinct launch, with how often it ran; with
+  ``--save-tensors`` each tensor's storage span as it was before the launch, under ``tensors/N/``);
 * tritonparse (0.6) writes a structured trace: ``compilation`` events (with the IR of every
   stage) and ``launch`` events (``extracted_args``, ``grid``), joined by the compile hash. Its
   own loader reads it (plain, gzip or zstd).
@@ -113,10 +114,12 @@ def _tensor(a: Arg, device, g, blobs: Path | None):
     if dtype is None:
         raise LaunchError(f"argument {a.name}: unknown dtype {info.get('dtype')!r}")
     blob = info.get("blob_path") or (str(blobs / f"{a.name}.pt") if blobs and (blobs / f"{a.name}.pt").exists() else None)
-    if blob:
-        t = torch.load(blob, map_location=device)
-        return t.to(device)
     shape, stride = list(info.get("shape") or []), list(info.get("stride") or [])
+    if blob:
+        t = torch.load(blob, map_location=device).to(device)
+        if info.get("saved_layout") == "span":   # irlab capture: the storage span the tensor covers
+            return torch.as_strided(t, shape, stride or [1] * len(shape), 0) if shape else t
+        return t
     offset = int(info.get("storage_offset") or 0)
     size = offset + sum(s * (d - 1) for s, d in zip(stride, shape)) + 1 if shape else 1
     if dtype.is_floating_point:

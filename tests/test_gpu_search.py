@@ -62,3 +62,46 @@ torch.cuda.synchronize()
     screen = [json.loads(line) for p in (tmp_path / "ab").glob("screen*.jsonl") for line in p.read_text().splitlines()]
     status = {e["label"]: e["status"] for e in screen if e.get("type") == "entry"}
     assert status == {"baseline": "ok", "identity": "ok", "square-output": "wrong"}, status
+
+
+def test_capture_records_launches_that_replay_and_time_without_the_script(tmp_path):
+    """irlab capture on a script that launches the walkthrough kernel (its sibling module imported,
+    the grid a lambda, one shape twice and another once): launches.jsonl has both launches with
+    their counts; the saved tensors rebuild the inputs, and relaunching the recompiled kernel on them
+    reproduces the script's output; irlab ab times the captured launch as a variant."""
+    import torch
+    from irlab import launches
+    (tmp_path / "job").mkdir()
+    (tmp_path / "job" / "shapes.py").write_text("SHAPES = [1024, 1024, 512]\n")
+    script = tmp_path / "job" / "run.py"
+    script.write_text(f"""
+import sys, torch
+sys.path.insert(0, {str(USER_KERNEL.parent)!r})
+from bias_relu_gemm import SPEC
+from shapes import SHAPES
+for n in SHAPES:
+    shape = {{"M": n, "N": n, "K": n}}
+    inputs = SPEC.make_inputs(shape)
+    cfg = SPEC.config()
+    grid, args = SPEC.launch_args(inputs, shape, cfg)
+    SPEC.fn[lambda meta: grid](*args.values(), num_warps=cfg.num_warps, num_stages=cfg.num_stages)
+    torch.cuda.synchronize()
+    torch.save(inputs, {str(tmp_path)!r} + f"/out{{n}}.pt")
+""")
+    r = irlab("capture", "--out", str(tmp_path / "cap"), "--save-tensors", "--", str(script))
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert "2 distinct launch(es) (3 in all)" in r.stderr
+    folder = next((tmp_path / "cap").glob("*.w*s*.*"))
+    recs = [json.loads(line) for line in (folder / "launches.jsonl").read_text().splitlines()]
+    assert [r["count"] for r in recs] == [2, 1]
+    launch = launches.load(f"{folder}#1")
+    inputs = launch.make_inputs()
+    res = launch.recompile()
+    res.compiled[launch.grid](*launch.launch_values(inputs))
+    torch.cuda.synchronize()
+    out = torch.load(tmp_path / "out512.pt")
+    torch.testing.assert_close(inputs["a_ptr"], out["a"].to(inputs["a_ptr"].device), rtol=0, atol=0)
+    torch.testing.assert_close(inputs["c_ptr"], out["c"].to(inputs["c_ptr"].device), rtol=2e-3, atol=2e-3)
+    r = irlab("ab", "--kernel", f"{folder}#1", "--variants", "identity", "--rounds", "3",
+              "--out", str(tmp_path / "ab"), env={"IRLAB_PASS_PATH": TEST_PASSES})
+    assert r.returncode == 0, r.stderr[-3000:]

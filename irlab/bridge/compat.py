@@ -38,6 +38,7 @@ import dataclasses
 import functools
 import hashlib
 import importlib
+import inspect
 import os
 import re
 
@@ -80,6 +81,7 @@ SEAMS = {
     "pass manager ir.pass_manager": "triton._C.libtriton.ir.pass_manager",
     "IR parser ir.parse_mlir_module": "triton._C.libtriton.ir.parse_mlir_module",
     "JIT specialization native_specialize_impl": "triton._C.libtriton.native_specialize_impl",
+    "JIT launch triton.runtime.jit.JITFunction.run": "triton.runtime.jit.JITFunction.run",
     "pass adder common.add_canonicalizer": "triton._C.libtriton.passes.common.add_canonicalizer",
     "pass adder common.add_cse": "triton._C.libtriton.passes.common.add_cse",
     "pass adder ttgpuir.add_remove_layout_conversions":
@@ -186,6 +188,35 @@ def listener(fn):
         return fn(**{a: kwargs[a] for a in LISTENER_ARGS})
     listen.__irlab_listener__ = fn
     return listen
+
+
+# ------------------------------------------------------------------------------------------------
+# JIT launches
+
+@contextlib.contextmanager
+def watching_launches(before, after):
+    """Every ``JITFunction.run`` (a ``kernel[grid](...)`` launch, also the one an autotuner makes)
+    calls ``token = before(fn, args, kwargs, grid)`` first and ``after(token, kernel)`` once it has
+    launched; warm-up compiles (no launch) are not reported. ``run(self, *args, grid, warmup,
+    **kwargs)`` in 3.6 and 3.9. Restored on exit."""
+    from triton.runtime.jit import JITFunction
+    original = resolve("triton.runtime.jit.JITFunction.run", "JIT launch JITFunction.run")
+    params = list(inspect.signature(original).parameters)
+    if params[:2] != ["self", "args"] or "grid" not in params or "warmup" not in params:
+        raise SeamError("JIT launch JITFunction.run", f"its parameters are now ({', '.join(params)})")
+
+    def run(self, *args, grid, warmup, **kwargs):
+        token = None if warmup else before(self, args, kwargs, grid)
+        kernel = original(self, *args, grid=grid, warmup=warmup, **kwargs)
+        if token is not None:
+            after(token, kernel)
+        return kernel
+
+    JITFunction.run = run
+    try:
+        yield
+    finally:
+        JITFunction.run = original
 
 
 # ------------------------------------------------------------------------------------------------

@@ -169,6 +169,16 @@ def _which_pass(args, directory: Path) -> int:
     return EXIT_OK
 
 
+def _megabytes(text: str) -> float:
+    try:
+        mb = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a size in megabytes: {text!r}") from None
+    if not mb > 0:
+        raise argparse.ArgumentTypeError(f"the size must be positive, not {text}")
+    return mb
+
+
 def cmd_capture(args) -> int:
     """Run a script (or -m module) and record every kernel compile into a run folder. The script
     runs as ``python script.py`` would (its folder first on sys.path), against a Triton cache of its
@@ -181,6 +191,8 @@ def cmd_capture(args) -> int:
     import traceback
     from triton import knobs
     from ..bridge.capture import Capture
+    if args.no_launches and args.save_tensors is not None:
+        raise UsageError("--save-tensors saves the tensors of launches, which --no-launches does not record")
     cmd = list(args.command)
     if cmd and cmd[0] == "--":
         cmd = cmd[1:]
@@ -196,7 +208,8 @@ def cmd_capture(args) -> int:
     code, old_argv, old_path = EXIT_OK, sys.argv, list(sys.path)
     with tempfile.TemporaryDirectory(prefix="irlab-capture-cache-") as cache, knobs.cache.scope():
         knobs.cache.dir = cache
-        with Capture(out, quiet=args.quiet) as cap:
+        save = None if args.save_tensors is None else int(args.save_tensors * 2 ** 20)
+        with Capture(out, quiet=args.quiet, launches=not args.no_launches, save_tensors=save) as cap:
             try:
                 if cmd[0] == "-m":
                     sys.argv = [cmd[1]] + cmd[2:]
@@ -308,9 +321,17 @@ def register(sub) -> None:
                    "printed)")
     c.set_defaults(func=cmd_which_pass)
 
-    c = sub.add_parser("capture", help="run a script and record every kernel compile into a run folder")
+    c = sub.add_parser("capture", help="run a script and record every kernel compile and launch into a run folder",
+                       description="Run a script (as python would) and record every kernel it compiles -- each "
+                       "stage's IR, the binary, metadata, stage times -- and every distinct launch (grid, each "
+                       "argument's dtype, shape, strides and value) into one folder per kernel, which `irlab "
+                       "replay`, `irlab report` and `irlab ab` take without the script.")
     c.add_argument("--out", default=None, help="run folder (default runs/<timestamp>)")
-    c.add_argument("--quiet", action="store_true", default=False)
+    c.add_argument("--quiet", action="store_true", default=False, help="no line per captured compile")
+    c.add_argument("--save-tensors", nargs="?", const=64.0, default=None, type=_megabytes, metavar="MB",
+                   help="also save each tensor argument's contents before each distinct launch, up to MB "
+                   "megabytes per tensor (default 64); larger tensors are noted, not saved")
+    c.add_argument("--no-launches", action="store_true", help="record compiles only")
     c.add_argument("command", nargs=argparse.REMAINDER, help="-- script.py [args] | -- -m module [args]")
     c.set_defaults(func=cmd_capture)
 
