@@ -70,6 +70,7 @@ class StaticReport:
             if self.target.is_amd:
                 w = lp.get("s_waitcnt", {})
                 m["hot loop s_waitcnt (vmcnt/lgkmcnt)"] = f"{w.get('total', 0)} ({w.get('vmcnt', 0)}/{w.get('lgkmcnt', 0)})"
+                m["hot loop scheduling pins"] = _fmt_hist(lp.get("pins", {}))
         return m
 
     def to_json(self) -> dict:
@@ -85,6 +86,8 @@ class StaticReport:
         if self.loop:
             lines.append(f"  hot loop ({self.loop['label']}, {self.loop['length']} instructions):")
             lines.append("    " + isa.format_schedule(self.loop["schedule"], "\n    "))
+            if self.loop.get("schedule_with_pins"):
+                lines.append(f"  hot loop with its scheduling pins: {self.loop['schedule_with_pins']}")
         else:
             lines.append("  hot loop: none found (no backward branch)")
         return "\n".join(lines)
@@ -101,8 +104,10 @@ def _loop_info(prog: isa.Program) -> tuple[dict | None, dict]:
         return None, {}
     runs = isa.schedule(prog, loop)
     prefix = ("global_load", "buffer_load") if prog.isa == "amdgcn" else ("LDG", "LDGSTS")
-    info = {"label": loop.label, "length": len(loop.instrs), "schedule": runs,
+    info = {"label": loop.label, "length": sum(not i.pseudo for i in loop.instrs), "schedule": runs,
             "schedule_text": isa.format_schedule(runs), "load_clusters": isa.clusters(runs, prefix)}
+    if any(i.pseudo for i in loop.instrs):
+        info["schedule_with_pins"] = isa.format_schedule(isa.schedule(prog, loop, pins=True))
     return info, count(loop.instrs)
 
 
