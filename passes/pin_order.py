@@ -160,7 +160,6 @@ def check_order(old: list[Operation], new: list[Operation], moving=()) -> str | 
             d = v.defining_op
             if d is not None and id(d) in pos and d is not op and pos[id(d)] > pos[id(op)]:
                 return f"{describe(op)} would come before {describe(d)}, which defines {v.ref}"
-    was = {id(o): i for i, o in enumerate(old)}
     for i, a in enumerate(old):
         ea = effects(a)
         for b in old[i + 1:]:

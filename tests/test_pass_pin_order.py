@@ -108,8 +108,9 @@ def test_refuses_an_order_that_uses_a_value_before_it_is_defined(gfx942):
                      r"which the order puts after it$", said(res))
     # a producer with effects does not move up with its user
     m, res = run(gfx942[0], order="local_store:1,local_load")
-    assert not res.changed and re.search(r"uses a value of %\w+ = amdg.buffer_load \(line \d+\), which the order puts "
-                                         r"after it and which cannot move up with it \(reads global memory\)", said(res))
+    assert not res.changed
+    assert re.search(r"uses a value of %\w+ = amdg.buffer_load \(line \d+\), which the order puts after it and "
+                     r"which cannot move up with it \(reads global memory\)", said(res))
 
 
 def test_refuses_to_reorder_conflicting_effects(gfx942):
