@@ -137,11 +137,13 @@ def test_amd_scheduling_pins_are_kept_but_are_no_instructions():
 \t; sched_group_barrier mask(0x00000008) size(12) SyncID(0)
 \tv_mfma_f32_32x32x16_f16 v[0:15], v[16:19], v[20:23], v[0:15]
 \t; a comment that is no pin
+\tv_permlane32_swap_b32_e32 v1, v2
 \ts_cbranch_scc1 .LBB0_1
 """)
     loop = isa.hot_loop(prog)
     c = isa.amd_counts(loop.instrs)
-    assert c["instructions"] == 5 and c["pins"] == {"sched_barrier": 1, "sched_group_barrier": 1}
+    assert c["instructions"] == 6 and c["pins"] == {"sched_barrier": 1, "sched_group_barrier": 1}
+    assert c["permutes"] == {"v_permlane32_swap_b32_e32": 1} and c["lds_reads"] == {"b64_tr_b16": 1}
     assert c["lds_reads"] == {"b64_tr_b16": 1}
     assert isa.format_schedule(isa.schedule(prog, loop)) == (
         "buffer_load_dwordx4 / ds_read_b64_tr_b16 / buffer_load_dwordx4 / v_mfma_f32_32x32x16_f16 / s_cbranch_scc1")

@@ -104,6 +104,11 @@ def amd_is_key(op: str) -> bool:
                           "s_setprio", "s_sched_barrier", "flat_load", "flat_store") + AMD_PINS)
 
 
+# data moved between lanes without a trip through LDS memory (ds_bpermute uses the LDS crossbar
+# only); CDNA4's v_permlane*_swap is how Triton's gfx950 epilogue reaches dwordx4 stores
+AMD_PERMUTES = ("v_permlane", "ds_bpermute", "ds_permute", "ds_swizzle")
+
+
 def amd_is_matrix(op: str) -> bool:
     return op.startswith(("v_mfma", "v_wmma", "v_smfmac"))
 
@@ -131,7 +136,7 @@ def amd_lds_width(op: str) -> str | None:
 def amd_counts(instrs: list[Instr]) -> dict:
     c: dict = {"global_loads": {}, "global_stores": {}, "lds_reads": {}, "lds_writes": {}, "matrix": 0,
                "s_waitcnt": {"vmcnt": 0, "lgkmcnt": 0, "expcnt": 0, "total": 0}, "barriers": 0, "atomics": 0,
-               "instructions": sum(not i.pseudo for i in instrs), "pins": {}}
+               "instructions": sum(not i.pseudo for i in instrs), "pins": {}, "permutes": {}}
     for i in instrs:
         op = i.opcode
         if i.pseudo:
@@ -144,6 +149,8 @@ def amd_counts(instrs: list[Instr]) -> dict:
             c["global_stores"][f"{w}-bit"] = c["global_stores"].get(f"{w}-bit", 0) + 1
         elif op.startswith(("global_atomic", "buffer_atomic")):
             c["atomics"] += 1
+        elif op.startswith(AMD_PERMUTES):
+            c["permutes"][op] = c["permutes"].get(op, 0) + 1
         elif op.startswith(("ds_read", "ds_load")):
             w = amd_lds_width(op) or op
             c["lds_reads"][w] = c["lds_reads"].get(w, 0) + 1

@@ -55,6 +55,7 @@ class StaticReport:
                   "global store widths": _fmt_hist(k.get("global_stores", {})),
                   "LDS reads (kernel)": _fmt_hist(k.get("lds_reads", {})),
                   "LDS writes (kernel)": _fmt_hist(k.get("lds_writes", {})),
+                  **({"cross-lane permutes (kernel)": _fmt_hist(k.get("permutes", {}))} if self.target.is_amd else {}),
                   "instructions (kernel)": k.get("instructions")})
         if self.loop:
             m.update({"hot loop instructions": lp.get("instructions"),
