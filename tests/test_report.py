@@ -1,6 +1,7 @@
 """The static report on real compiler output (fixtures), and occupancy on hand-worked cases."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -100,6 +101,14 @@ def test_amd_hot_loop_schedule_and_counts(amd_report):
     assert c["s_waitcnt"] == {"vmcnt": 2, "lgkmcnt": 10, "expcnt": 0, "total": 12}
     k = amd_report.counts["kernel"]
     assert k["global_stores"] == {"64-bit": 8} and k["narrow_global_stores"] == 8
+
+
+def test_a_table_of_several_variants(amd_report):
+    other = dataclasses.replace(amd_report, variant="pinned")
+    table = report.render_table([amd_report, other]).splitlines()
+    assert table[2] == "| metric | baseline | pinned |"
+    assert "| hot loop s_waitcnt (vmcnt/lgkmcnt) | 12 (2/10) | 12 (2/10) |" in table
+    assert sum(line.startswith("hot loop, ") for line in table) == 2
 
 
 def test_amd_counting_rules():

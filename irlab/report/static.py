@@ -55,7 +55,8 @@ class StaticReport:
                   "global store widths": _fmt_hist(k.get("global_stores", {})),
                   "LDS reads (kernel)": _fmt_hist(k.get("lds_reads", {})),
                   "LDS writes (kernel)": _fmt_hist(k.get("lds_writes", {})),
-                  **({"cross-lane permutes (kernel)": _fmt_hist(k.get("permutes", {}))} if self.target.is_amd else {}),
+                  **({"cross-lane permutes (kernel)": _fmt_hist(k.get("permutes", {}))}
+                     if self.target.is_amd else {}),
                   "instructions (kernel)": k.get("instructions")})
         if self.loop:
             m.update({"hot loop instructions": lp.get("instructions"),
@@ -235,3 +236,18 @@ def render_diff(a: StaticReport, b: StaticReport, markdown: bool = False) -> str
 
 def _md(v) -> str:
     return "-" if v is None else str(v).replace("|", "\\|")
+
+
+def render_table(reports: list[StaticReport]) -> str:
+    """One markdown table of several variants' reports (a column each), then each hot loop's
+    schedule as a run-length line."""
+    metrics = [r.metrics() for r in reports]
+    keys = list(dict.fromkeys(k for m in metrics for k in m))
+    out = [f"#### {reports[0].kernel} for {reports[0].target}", "",
+           "| metric | " + " | ".join(r.variant for r in reports) + " |",
+           "| --- |" + " --- |" * len(reports)]
+    out += [f"| {k} | " + " | ".join(_md(m.get(k)) for m in metrics) + " |" for k in keys]
+    for r in reports:
+        if r.loop:
+            out += ["", f"hot loop, {r.variant} ({r.loop['length']} instructions): `{r.loop['schedule_text']}`"]
+    return "\n".join(out)
