@@ -25,8 +25,13 @@ What the pins force, and what they do not:
   pinned before them), and values produced early stay live longer (more VGPRs, lower occupancy).
 * A nonzero ``mask`` lets those instruction classes cross (AMDGPU masks: 0x1 ALU, 0x2 VALU,
   0x4 SALU, 0x8 MFMA, 0x10 VMEM, 0x20 VMEM read, 0x40 VMEM write, 0x80 DS, 0x100 DS read,
-  0x200 DS write, 0x400 transcendental) and keeps one region: ``mask=0x64F`` (everything but
-  global and LDS reads) orders the memory instructions and leaves the ALU and MFMAs free.
+  0x200 DS write, 0x400 transcendental, 0x800 LDS DMA) and keeps one region: ``mask=0x64F``
+  (everything but global and LDS reads) orders the memory instructions and leaves the ALU and
+  MFMAs free. The pass writes the mask the way the installed Triton reads it (``0`` in 3.6,
+  ``none`` in 3.9).
+* Async copies (``async_copy``) come with the ``ttg.async_commit_group`` that uses them and write
+  LDS: an order that moves one past its commit group or past a ``local_load`` is refused (irlab
+  does no alias analysis, so it cannot tell the pipeline's LDS buffers apart).
 * Pins order whole TTGIR ops. They cannot split one op's instructions (a share of a dot's MFMAs
   before a load): that takes a ``rocdl.sched.group.barrier`` sequence with instruction counts
   (interleave-global-loads ``pin=groups``).

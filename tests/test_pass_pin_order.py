@@ -7,6 +7,7 @@ import re
 import pytest
 
 from irlab import ir, report
+from irlab.analysis.amdgpu_sched import mask_text
 from irlab.bridge.compile import compile_kernel, recompile
 from irlab.kernels import KERNELS
 from irlab.pass_api import PassError
@@ -93,7 +94,7 @@ def test_running_twice_changes_nothing_more(gfx942):
 def test_a_mask_lets_instruction_classes_cross(gfx942):
     m, res = run(gfx942[0], order=TALK, mask="0x64F")
     pins = [o for o in body(m) if o.name == "rocdl.sched.barrier"]
-    assert len(pins) == 3 and all(p.text.strip() == "rocdl.sched.barrier 1615" for p in pins)
+    assert len(pins) == 3 and all(p.text.strip() == f"rocdl.sched.barrier {mask_text(0x64F)}" for p in pins)
 
 
 def test_pin_none_reorders_only(gfx942):
@@ -141,7 +142,7 @@ def test_says_which_selector_found_nothing(gfx942):
     ({"order": "global_load"}, "at least two selectors"),
     ({"order": "global_load,mfma"}, "unknown selector 'mfma'"),
     ({"order": "global_load:x,dot"}, "must be an integer"),
-    ({"order": TALK, "mask": "0x1000"}, "mask must be between 0 and 0x7ff"),
+    ({"order": TALK, "mask": "0x1000"}, "mask must be between 0 and 0xfff"),
     ({"order": TALK, "pin": "groups"}, "must be one of sched-barrier, none"),
 ])
 def test_bad_options_are_clean_errors(options, message):
@@ -154,3 +155,10 @@ def test_nvidia_modules_are_reordered_but_not_pinned(gfx942):
     m, res = run(text, verify=False, order=TALK)
     assert res.changed and "rocdl.sched.barrier" not in names(m)
     assert any(d.severity == "warning" and "nothing pinned" in d.message for d in res.diagnostics)
+
+
+@pytest.mark.parametrize("written,mask", [("0", 0), ("none", 0), ("1615", 0x64F), ("valu|mfma_wmma", 0xA),
+                                          ("all", 0xFFF), ("bogus", None)])
+def test_pin_masks_are_read_in_both_spellings(written, mask):
+    from irlab.analysis.amdgpu_sched import barrier_mask
+    assert barrier_mask(ir.parse(f"rocdl.sched.barrier {written}\n", fragment=True).ops[0]) == mask

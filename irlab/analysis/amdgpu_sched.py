@@ -13,18 +13,54 @@ TTGIR and carry them to the assembly (``; sched_barrier``, ``; sched_group_barri
   so on, inside one region. That can split one TTGIR op (a dot's MFMAs) between groups, but the
   sizes are machine-instruction counts, which TTGIR does not state: :func:`vmem_reads`,
   :func:`mfmas` and :func:`ds_reads_bound` derive them from the layouts.
+
+The mask is spelled differently across Triton versions: an integer in 3.6's ROCDL dialect
+(``rocdl.sched.barrier 0``, ``rocdl.sched.group.barrier 256, 16, 0``), a ``SchedGroupMask``
+keyword set in 3.9's (``rocdl.sched.barrier none``, ``rocdl.sched.group.barrier ds_read, 16,
+0``, ``valu|mfma_wmma``). :func:`mask_text` asks the installed Triton's parser which one it reads.
 """
 from __future__ import annotations
 
+import functools
 import math
 
 from irlab.ir import Operation, TensorType
 
 # llvm.amdgcn.sched_barrier / sched_group_barrier masks (LLVM AMDGPUUsage)
 MASKS = {"alu": 0x1, "valu": 0x2, "salu": 0x4, "mfma": 0x8, "vmem": 0x10, "vmem_read": 0x20, "vmem_write": 0x40,
-         "ds": 0x80, "ds_read": 0x100, "ds_write": 0x200, "trans": 0x400}
+         "ds": 0x80, "ds_read": 0x100, "ds_write": 0x200, "trans": 0x400, "ldsdma": 0x800}
 ALL_MASK_BITS = sum(MASKS.values())
+# the same bits as keywords of MLIR's ROCDL SchedGroupMask (Triton 3.9)
+KEYWORDS = {0x1: "non_mem_non_sideeffect", 0x2: "valu", 0x4: "salu", 0x8: "mfma_wmma", 0x10: "all_vmem",
+            0x20: "vmem_read", 0x40: "vmem_write", 0x80: "all_ds", 0x100: "ds_read", 0x200: "ds_write",
+            0x400: "transcendental", 0x800: "ldsdma"}
 SCHED_OPS = ("rocdl.sched.barrier", "rocdl.sched.group.barrier", "rocdl.iglp.opt")
+
+_PROBE = """module {
+  tt.func @probe() {
+    rocdl.sched.barrier none
+    tt.return
+  }
+}
+"""
+
+
+@functools.cache
+def masks_are_keywords() -> bool:
+    """Whether the installed Triton's ROCDL dialect reads sched-barrier masks as keywords (3.9)
+    rather than integers (3.6): Triton's own parser is asked once."""
+    from irlab.bridge.services import TritonServices
+    return TritonServices().verify(_PROBE, "<rocdl mask probe>") is None
+
+
+def mask_text(mask: int) -> str:
+    """``mask`` as the installed Triton's parser reads it: ``1615`` or
+    ``non_mem_non_sideeffect|valu|salu|mfma_wmma|vmem_write|ds_write|transcendental``."""
+    if not masks_are_keywords():
+        return str(mask)
+    if mask == 0:
+        return "none"
+    return "|".join(word for bit, word in KEYWORDS.items() if mask & bit)
 
 
 def is_amd(module) -> bool:
@@ -33,12 +69,12 @@ def is_amd(module) -> bool:
 
 
 def sched_barrier(mask: int = 0) -> str:
-    return f"rocdl.sched.barrier {mask}"
+    return f"rocdl.sched.barrier {mask_text(mask)}"
 
 
 def group_barrier(mask: int, size: int, sync_id: int = 0) -> str:
-    """The op as Triton prints it (the mask in decimal: 0x100, DS reads, prints as 256)."""
-    return f"rocdl.sched.group.barrier {mask}, {size}, {sync_id}"
+    """The op as Triton prints it (3.6 writes the mask in decimal: 0x100, DS reads, as 256)."""
+    return f"rocdl.sched.group.barrier {mask_text(mask)}, {size}, {sync_id}"
 
 
 def is_pin(op: Operation | None, mask: int | None = None) -> bool:
@@ -49,12 +85,19 @@ def is_pin(op: Operation | None, mask: int | None = None) -> bool:
 
 
 def barrier_mask(op: Operation) -> int | None:
-    """The mask written on a ``rocdl.sched.barrier`` (``rocdl.sched.barrier 0``)."""
-    words = op.text.split(None, 2)
-    try:
-        return int(words[1].split("{")[0].strip(), 0) if len(words) > 1 else None
-    except ValueError:
+    """The mask written on a ``rocdl.sched.barrier`` in either spelling (``0``, ``none``,
+    ``valu|mfma_wmma``, ``all``); None if it cannot be read."""
+    words = op.text.split(None, 1)
+    if len(words) < 2:
         return None
+    written = words[1].split("loc(")[0].split("{")[0].strip()
+    try:
+        return int(written, 0)
+    except ValueError:
+        pass
+    bits = {word: bit for bit, word in KEYWORDS.items()} | {"none": 0, "all": ALL_MASK_BITS}
+    parts = [p.strip() for p in written.split("|")]
+    return sum(bits[p] for p in parts) if all(p in bits for p in parts) else None
 
 
 def _bits(element) -> int | None:
