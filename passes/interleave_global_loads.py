@@ -105,10 +105,13 @@ class SinkStagedLoad(RewritePattern):
         before_dot = o.placement == "before-dot" or o.preset == "upstream"
         anchor = dot if before_dot else feeding[-1]
         if self.in_place(body, load, anchor, before_dot):
-            if o.pin != "none" and not self.pinned(body, load, dot):
+            amd = sched.is_amd(self.ctx.module)
+            if o.pin != "none" and amd and not self.pinned(body, load, dot):
                 return self.pin(load, dot, body, rw)
+            if o.pin != "none" and not amd:
+                self.not_amd(load)
             where = f"sits right before {describe(dot)}" if before_dot else f"already comes after {describe(anchor)}"
-            pins = f", pinned ({o.pin})" if o.pin != "none" else ""
+            pins = f", pinned ({o.pin})" if o.pin != "none" and amd else ""
             return rw.notify_match_failure(load, f"nothing to do: the load {where}{pins}")
         between = body.ops[body.index(load) + 1:body.index(anchor) + (0 if before_dot else 1)]
         other = next((x for x in between if x.name in GLOBAL_LOADS), None)
@@ -143,13 +146,16 @@ class SinkStagedLoad(RewritePattern):
         j = body.index(dot)
         return j + 1 < len(body.ops) and body.ops[j + 1].name == "rocdl.sched.group.barrier"
 
+    def not_amd(self, load: Operation) -> None:
+        message = (f"not pinned: pin={self.opts.pin} writes AMDGPU scheduling barriers; the module is for "
+                   f"{self.ctx.module.target or 'an unknown target'} (its assembler schedules freely)")
+        if not any(d.message == message for d in self.ctx.diagnostics):
+            self.ctx.warning(message, load)
+
     def pin(self, load: Operation, dot: Operation, body, rw) -> None:
         """Keep the new order through the AMDGPU scheduler (option ``pin``); say why not where it cannot."""
         if not sched.is_amd(self.ctx.module):
-            self.ctx.warning(f"not pinned: pin={self.opts.pin} writes AMDGPU scheduling barriers; the module is "
-                             f"for {self.ctx.module.target or 'an unknown target'} (its assembler schedules freely)",
-                             load)
-            return
+            return self.not_amd(load)
         if self.opts.pin == "barriers":
             i = body.index(load)
             if not (i > 0 and sched.is_pin(body.ops[i - 1], 0)):
