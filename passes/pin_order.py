@@ -49,7 +49,7 @@ from typing import ClassVar
 from irlab.analysis import amdgpu_sched as sched
 from irlab.ir import Operation, RewriteError, RewritePattern, describe, effects, is_pure
 from irlab.ir.effects import conflict
-from irlab.pass_api import ModulePass, PassContext, option
+from irlab.pass_api import ModulePass, PassContext, PassError, option
 from irlab.registry import register
 
 KINDS = {
@@ -211,7 +211,10 @@ class PinLoopOrder(RewritePattern):
         if why is not None:
             return rw.notify_match_failure(loop, f"refused: {why}")
         self.done.add(id(loop))
-        moved = self.realize(body, new, rw)
+        try:
+            moved = self.realize(body, new, rw)
+        except RewriteError as e:   # check_order and the rewriter apply the same rules: a bug if reached
+            raise PassError(f"pin-order: the rewriter refused a move the order check allowed: {e}") from None
         pins = self.pin(body, groups, rw) if self.opts.pin != "none" else 0
         if not moved and not pins:
             return rw.notify_match_failure(loop, "nothing to do: the body is in that order"
