@@ -1,9 +1,11 @@
 """Experiment 2: OPTIMIZE_EPILOGUE -- store the MMA accumulator from its MMA layout.
 
-Static part (any machine): on gfx942, the tutorial GEMM with Triton's own optimize_epilogue off
-(the documents' OPTIMIZE_EPILOGUE=0) against irlab's optimize-epilogue pass (and Triton's own
-pass, the default, for reference): LDS bytes, global store widths, VGPRs and occupancy. On sm_90
-and sm_80 Triton's default epilogue (convert to blocked, through shared memory) against the pass.
+Static part (any machine): on AMD (gfx942, gfx950), the tutorial GEMM with Triton's own
+optimize_epilogue off (the documents' OPTIMIZE_EPILOGUE=0), with it on (Triton's default; on
+gfx950 it converts the accumulator to a linear layout in registers for dwordx4 stores) and with
+irlab's optimize-epilogue pass: LDS bytes, global store widths and the layout stored from,
+VGPRs and occupancy. On sm_90 and sm_80 Triton's default epilogue (convert to blocked, through
+shared memory) against the pass.
 The split-K GEMM shows the refusal (its epilogue is an atomic add).
 
 Timed part (NVIDIA GPU): the tutorial GEMM, baseline vs optimize-epilogue, over its config space
@@ -47,13 +49,21 @@ def static_part(targets, configs) -> tuple[list[str], dict]:
             lines += [f"The accumulator is converted out of the MMA layout before the store: {old_name} "
                       f"{'yes' if data[key]['old_converts_the_accumulator'] else 'no'}, optimize-epilogue "
                       f"{'yes' if data[key]['new_converts_the_accumulator'] else 'no'}.", ""]
-            lines += [report.render_diff(ra, rb, markdown=True), ""]
-            if amd:
-                rd = report.from_compile(compile_kernel(spec, target, config=cfg))
-                m = rd.metrics()
+            if amd:   # Triton's own optimize_epilogue (the default pipeline) between the two
+                default = compile_kernel(spec, target, config=cfg)
+                rd = report.from_compile(default)
+                rd.variant = "baseline (Triton's own pass)"
                 data[key]["triton_default"] = rd.to_json()
-                lines += [f"Triton's own optimize_epilogue (the default pipeline): LDS {m['LDS bytes']} B, stores "
-                          f"{m['global store widths']}, {m['waves/EU']} waves/EU.", ""]
+                layouts = {"no-optimize-epilogue": stored_layouts(c.old), "triton": stored_layouts(default),
+                           "optimize-epilogue": stored_layouts(c.new)}
+                data[key]["stored_layouts"] = layouts
+                lines += [report.render_table([ra, rd, rb]), ""]
+                lines += [f"Store widths on {target}: Triton's own pass {rd.metrics()['global store widths']} from "
+                          f"{layouts['triton']}; irlab's optimize-epilogue {rb.metrics()['global store widths']} from "
+                          f"{layouts['optimize-epilogue']}; with neither, {ra.metrics()['global store widths']} from "
+                          f"{layouts['no-optimize-epilogue']}.", ""]
+            else:
+                lines += [report.render_diff(ra, rb, markdown=True), ""]
             lines += _summary(ra, rb) + [""]
     # the documents' caveat: split-K / stream-K epilogues are atomics
     for target in targets:
@@ -69,6 +79,14 @@ def epilogue_convert(ttgir: str) -> bool:
     trip through shared memory that OPTIMIZE_EPILOGUE removes)."""
     after_loop = ttgir[ttgir.rfind("scf.yield"):]
     return re.search(r"ttg\.convert_layout .*#mma\d*> -> tensor<[^>]*#blocked", after_loop) is not None
+
+
+def stored_layouts(res) -> str:
+    """The layouts the kernel's global stores write from (``linear``, ``amd_mfma``, ``blocked``)."""
+    from irlab import ir
+    kinds = sorted({o.value.type.layout.kind for o in ir.parse(res.text("ttgir", locations=False)).walk()
+                    if o.name in ("tt.store", "amdg.buffer_store") and o.value.type.layout is not None})
+    return " and ".join(f"the {k} layout" for k in kinds) or "no tensor store"
 
 
 def _summary(a, b) -> list[str]:

@@ -37,6 +37,15 @@ def _interleave(base: Variant) -> Variant:
                      description="the talk's schedule: the second global load sunk after the local_loads")
 
 
+def _interleave_pinned(base: Variant, pin: str, name: str) -> Variant:
+    """The talk's schedule kept through the AMDGPU scheduler (interleave-global-loads ``pin``)."""
+    what = {"groups": "a sched.group.barrier sequence: VMEM, LDS reads, 3/4 of the MFMAs, the sunk load, "
+                      "the rest (the talk's AMDGCN)",
+            "barriers": "rocdl.sched.barrier 0 around the sunk load (the TTGIR order verbatim)"}[pin]
+    return base.then(Insert("interleave-global-loads", at="end", options={"pin": pin}), name=name,
+                     description=f"the talk's schedule pinned in the AMDGCN with {what}")
+
+
 def _epilogue(base: Variant) -> Variant:
     return base.then(Insert("optimize-epilogue", at="end", cleanup=EPILOGUE_CLEANUP), name="optimize-epilogue",
                      description="store the MMA accumulator from its MMA layout (no convert_layout through LDS)")
@@ -55,9 +64,18 @@ def variants_for(target: str) -> list[Variant]:
     return [BASELINE, _interleave(BASELINE), _epilogue(BASELINE), _cancel_transposes(BASELINE)]
 
 
+def extra_variants(target: str) -> list[Variant]:
+    """Named variants the commands and experiments know that the golden suite does not compile
+    (it compiles :func:`variants_for`): the AMD schedules pinned through the backend."""
+    if Target.parse(target).is_amd:
+        return [_interleave_pinned(AMD_NO_REORDER, "groups", "interleave-pinned"),
+                _interleave_pinned(AMD_NO_REORDER, "barriers", "interleave-pinned-barriers")]
+    return []
+
+
 def all_variants() -> dict[str, list[Variant]]:
     from .targets import DEFAULT_TARGETS
-    return {t: variants_for(t) for t in DEFAULT_TARGETS}
+    return {t: variants_for(t) + extra_variants(t) for t in DEFAULT_TARGETS}
 
 
 def get_variant(name: str, target: str | None = None) -> Variant:
@@ -66,8 +84,8 @@ def get_variant(name: str, target: str | None = None) -> Variant:
     from .targets import DEFAULT_TARGETS
     targets = [target] if target else list(DEFAULT_TARGETS)
     for t in targets:
-        for v in variants_for(t):
+        for v in variants_for(t) + extra_variants(t):
             if v.name == name:
                 return v
-    known = sorted({v.name for t in targets for v in variants_for(t)})
+    known = sorted({v.name for t in targets for v in variants_for(t) + extra_variants(t)})
     raise KeyError(f"no variant named {name!r}{f' for {target}' if target else ''}; known: {', '.join(known)}")

@@ -547,8 +547,8 @@ class DescriptorLoads(ModulePass):
         try:
             desc, tile, block = self.make_descriptor(rw, st, p, "c")
             coords = self.coord_refs(rw, None, st, p)
-            new = rw.insert_before(st, f"tt.descriptor_store %{desc}[{', '.join(coords)}], {st.value.ref} : "
-                                       f"!tt.tensordesc<{block}>, {tile}", reason="TMA store")[0]
+            rw.insert_before(st, f"tt.descriptor_store %{desc}[{', '.join(coords)}], {st.value.ref} : "
+                                       f"!tt.tensordesc<{block}>, {tile}", reason="TMA store")
             rw.erase(st, "replaced by a descriptor store")
         except RewriteError as e:
             ctx.warning(f"could not rewrite: {e}", st)

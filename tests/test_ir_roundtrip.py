@@ -117,3 +117,10 @@ def test_old_triton_gpu_module_parses_with_layouts_classified():
 def test_fragments_with_generic_ops_and_string_operands_round_trip(snippet):
     m = ir.parse(snippet)
     assert reprinted(m) == snippet
+
+
+def test_bit_enum_attributes_round_trip():
+    # Triton 3.9 prints the ROCDL scheduling masks as keyword sets joined by '|'
+    text = "rocdl.sched.barrier valu|mfma_wmma\nrocdl.sched.group.barrier vmem_read, 2, 0\n"
+    m = ir.parse(text, fragment=True)
+    assert reprinted(m) == text and [o.name for o in m.ops] == ["rocdl.sched.barrier", "rocdl.sched.group.barrier"]

@@ -1,6 +1,7 @@
 """The static report on real compiler output (fixtures), and occupancy on hand-worked cases."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -102,6 +103,14 @@ def test_amd_hot_loop_schedule_and_counts(amd_report):
     assert k["global_stores"] == {"64-bit": 8} and k["narrow_global_stores"] == 8
 
 
+def test_a_table_of_several_variants(amd_report):
+    other = dataclasses.replace(amd_report, variant="pinned")
+    table = report.render_table([amd_report, other]).splitlines()
+    assert table[2] == "| metric | baseline | pinned |"
+    assert "| hot loop s_waitcnt (vmcnt/lgkmcnt) | 12 (2/10) | 12 (2/10) |" in table
+    assert sum(line.startswith("hot loop, ") for line in table) == 2
+
+
 def test_amd_counting_rules():
     prog = isa.parse_amdgcn("""
 \t.text
@@ -123,6 +132,46 @@ def test_amd_counting_rules():
     assert isa.format_schedule(isa.schedule(prog, loop)) == (
         "2 x global_load_dwordx4 / buffer_store_short / ds_read_b128 / ds_write2_b64 / "
         "v_mfma_f32_16x16x16_f16 / s_cbranch_scc1").replace("2 x global_load_dwordx4", "global_load_dwordx4 / global_load_dword")
+
+
+def test_amd_scheduling_pins_are_kept_but_are_no_instructions():
+    # the assembler prints llvm.amdgcn.sched.barrier / sched.group.barrier as comments
+    prog = isa.parse_amdgcn("""
+\t.text
+.LBB0_1:
+\tbuffer_load_dwordx4 v[0:3], v4, s[0:3], 0 offen
+\tds_read_b64_tr_b16 v[8:9], v12
+\t; sched_barrier mask(0x00000000)
+\tbuffer_load_dwordx4 v[0:3], v4, s[0:3], 0 offen
+\t; sched_group_barrier mask(0x00000008) size(12) SyncID(0)
+\tv_mfma_f32_32x32x16_f16 v[0:15], v[16:19], v[20:23], v[0:15]
+\t; a comment that is no pin
+\tv_permlane32_swap_b32_e32 v1, v2
+\ts_cbranch_scc1 .LBB0_1
+""")
+    loop = isa.hot_loop(prog)
+    c = isa.amd_counts(loop.instrs)
+    assert c["instructions"] == 6 and c["pins"] == {"sched_barrier": 1, "sched_group_barrier": 1}
+    assert c["permutes"] == {"v_permlane32_swap_b32_e32": 1} and c["lds_reads"] == {"b64_tr_b16": 1}
+    assert c["lds_reads"] == {"b64_tr_b16": 1}
+    assert isa.format_schedule(isa.schedule(prog, loop)) == (
+        "buffer_load_dwordx4 / ds_read_b64_tr_b16 / buffer_load_dwordx4 / v_mfma_f32_32x32x16_f16 / s_cbranch_scc1")
+    assert isa.format_schedule(isa.schedule(prog, loop, pins=True)) == (
+        "buffer_load_dwordx4 / ds_read_b64_tr_b16 / sched_barrier / buffer_load_dwordx4 / sched_group_barrier / "
+        "v_mfma_f32_32x32x16_f16 / s_cbranch_scc1")
+    assert isa.clusters(isa.schedule(prog, loop), ("buffer_load",)) == [1, 1]
+
+
+def test_gfx950_keeps_gfx942_registers_and_has_160_kib_of_lds():
+    # 64 VGPRs -> 8 waves/EU -> 8 WG of 4 waves; 32 KiB of LDS: 2 WG/CU on gfx942, 5 on gfx950
+    for arch, wgs in (("gfx942", 2), ("gfx950", 5)):
+        occ = amd_occupancy(64, 32768, 4, arch)
+        assert occ.waves_per_eu_by_vgpr == 8 and occ.workgroups_by_lds == wgs and occ.workgroups_per_cu == wgs
+    occ = amd_occupancy(76, 32768, 8, "gfx950")
+    assert (occ.vgprs_allocated, occ.waves_per_eu_by_vgpr, occ.workgroups_by_vgpr, occ.workgroups_by_lds) == \
+        (80, 6, 3, 5)
+    assert occ.limiter == "VGPRs" and "floor(163840/32768) = 5 WG/CU" in occ.explain()
+    assert "floor(65536/32768) = 2 WG/CU" in amd_occupancy(76, 32768, 8, "gfx942").explain()
 
 
 # --- SASS fixtures ------------------------------------------------------------------------------

@@ -125,7 +125,8 @@ SPEC = KernelSpec(
     default_config="128x128x32-w4",
     default_shape={"M": 4096, "N": 4096, "K": 4096},
     bind=bind,
-    unsupported={"hip:gfx942": "written with NVIDIA mma_v2 (ampere) instructions and layouts"},
+    unsupported={t: "written with NVIDIA mma_v2 (ampere) instructions and layouts"
+                 for t in ("hip:gfx942", "hip:gfx950")},
     make_inputs=_make_inputs,
     launch_args=launch_args,
     reference=lambda inputs: inputs["a"] @ inputs["b"],

@@ -14,6 +14,7 @@ class Instr:
     opcode: str          # the full mnemonic (AMDGCN) or opcode with modifiers (SASS)
     operands: str
     label_targets: tuple = ()
+    pseudo: bool = False  # a scheduling pin the assembler prints as a comment: no machine code
 
     @property
     def text(self) -> str:
@@ -49,7 +50,15 @@ _AMD_META = {
 }
 
 
+# scheduling pins (llvm.amdgcn.sched.barrier, sched.group.barrier, iglp.opt) survive to the
+# assembly only as comments: "; sched_barrier mask(0x00000000)"
+_AMD_PIN = re.compile(r"^\s*;\s*(sched_barrier|sched_group_barrier|iglp_opt)\b\s*(.*)$")
+AMD_PINS = ("sched_barrier", "sched_group_barrier", "iglp_opt")
+
+
 def parse_amdgcn(text: str) -> Program:
+    """The instructions, labels and resource counts of AMDGCN text; scheduling pins are kept as
+    ``pseudo`` instructions (where the scheduler left them), counted apart from real ones."""
     res = {}
     for key, rx in _AMD_META.items():
         m = re.search(rx, text, re.M)
@@ -67,6 +76,10 @@ def parse_amdgcn(text: str) -> Program:
         m = re.match(r"^([.\w$]+):", line)
         if m:
             labels[m.group(1)] = len(instrs)
+            continue
+        pin = _AMD_PIN.match(line)
+        if pin:
+            instrs.append(Instr(len(instrs), pin.group(1), pin.group(2).strip(), pseudo=True))
             continue
         if not line.startswith(("\t", " ")) or not s or s.startswith((";", ".", "//")):
             continue
@@ -88,7 +101,12 @@ def amd_class(i: Instr) -> str:
 def amd_is_key(op: str) -> bool:
     return op.startswith(("global_load", "global_store", "global_atomic", "buffer_load", "buffer_store",
                           "buffer_atomic", "ds_read", "ds_write", "ds_load", "ds_store", "v_mfma", "s_barrier",
-                          "s_setprio", "s_sched_barrier", "flat_load", "flat_store"))
+                          "s_setprio", "s_sched_barrier", "flat_load", "flat_store") + AMD_PINS)
+
+
+# data moved between lanes without a trip through LDS memory (ds_bpermute uses the LDS crossbar
+# only); CDNA4's v_permlane*_swap is how Triton's gfx950 epilogue reaches dwordx4 stores
+AMD_PERMUTES = ("v_permlane", "ds_bpermute", "ds_permute", "ds_swizzle")
 
 
 def amd_is_matrix(op: str) -> bool:
@@ -108,19 +126,22 @@ def amd_mem_width(op: str) -> int | None:
 
 
 def amd_lds_width(op: str) -> str | None:
-    m = re.search(r"ds_(?:read|write|load|store)(2st64|2)?_[bu](\d+)", op)
+    """``b128``, ``2xb64`` (a paired read or write), ``b64_tr_b16`` (CDNA4's transposing read)."""
+    m = re.search(r"ds_(?:read|write|load|store)(2st64|2)?_[bu](\d+)(_tr_b\d+)?", op)
     if not m:
         return None
-    return f"{'2x' if m.group(1) else ''}b{m.group(2)}"
+    return f"{'2x' if m.group(1) else ''}b{m.group(2)}{m.group(3) or ''}"
 
 
 def amd_counts(instrs: list[Instr]) -> dict:
     c: dict = {"global_loads": {}, "global_stores": {}, "lds_reads": {}, "lds_writes": {}, "matrix": 0,
                "s_waitcnt": {"vmcnt": 0, "lgkmcnt": 0, "expcnt": 0, "total": 0}, "barriers": 0, "atomics": 0,
-               "instructions": len(instrs)}
+               "instructions": sum(not i.pseudo for i in instrs), "pins": {}, "permutes": {}}
     for i in instrs:
         op = i.opcode
-        if op.startswith(("global_load", "buffer_load", "flat_load")):
+        if i.pseudo:
+            c["pins"][op] = c["pins"].get(op, 0) + 1
+        elif op.startswith(("global_load", "buffer_load", "flat_load")):
             w = amd_mem_width(op)
             c["global_loads"][f"{w}-bit"] = c["global_loads"].get(f"{w}-bit", 0) + 1
         elif op.startswith(("global_store", "buffer_store", "flat_store")):
@@ -128,6 +149,8 @@ def amd_counts(instrs: list[Instr]) -> dict:
             c["global_stores"][f"{w}-bit"] = c["global_stores"].get(f"{w}-bit", 0) + 1
         elif op.startswith(("global_atomic", "buffer_atomic")):
             c["atomics"] += 1
+        elif op.startswith(AMD_PERMUTES):
+            c["permutes"][op] = c["permutes"].get(op, 0) + 1
         elif op.startswith(("ds_read", "ds_load")):
             w = amd_lds_width(op) or op
             c["lds_reads"][w] = c["lds_reads"].get(w, 0) + 1
@@ -270,13 +293,16 @@ def hot_loop(prog: Program) -> Loop | None:
     return max(pool, key=lambda lp: (n[id(lp)], len(lp.instrs)))
 
 
-def schedule(prog: Program, loop: Loop) -> list[tuple[str, int]]:
+def schedule(prog: Program, loop: Loop, pins: bool = False) -> list[tuple[str, int]]:
     """Runs of key instruction classes in the loop body, other instructions left out (as on the
-    talk's slide); the closing branch ends the list."""
+    talk's slide); the closing branch ends the list. With ``pins``, scheduling pins (which are
+    no instructions) appear where the scheduler left them."""
     cls_fn = amd_class if prog.isa == "amdgcn" else sass_class
     key_fn = amd_is_key if prog.isa == "amdgcn" else sass_is_key
     runs: list[list] = []
     for i in loop.instrs[:-1]:
+        if i.pseudo and not pins:
+            continue
         cls = cls_fn(i)
         if not key_fn(cls):
             continue

@@ -1,13 +1,16 @@
-"""Occupancy, computed the way the source documents teach it, for AMD CDNA3 and NVIDIA sm_80/sm_90.
+"""Occupancy, computed the way the source documents teach it, for AMD CDNA3/CDNA4 and NVIDIA sm_80/sm_90.
 
-AMD (MI300X, gfx942), after the documents:
+AMD (MI300X, gfx942; the same rules on MI350-series, gfx950, except its LDS), after the documents:
 
 * VGPRs are allocated in granules of 8 out of 512 per SIMD (EU): a kernel reporting 170 VGPRs
   is allocated 176, and 3 x 176 > 512, so only 2 waves per EU fit. With ``.vgpr_count`` the
   unified count (arch + accumulation VGPRs), this reproduces AMD's table (<=64: 8 waves, <=72:
   7, <=80: 6, <=96: 5, <=128: 4, <=168: 3, <=256: 2, else 1).
 * VGPR-limited workgroups per CU = floor(waves_per_EU x 4 / waves_per_workgroup).
-* LDS-limited workgroups per CU = floor(64 KiB / LDS bytes per workgroup).
+* LDS-limited workgroups per CU = floor(LDS per CU / LDS bytes per workgroup): 64 KiB on gfx942
+  and gfx90a, 160 KiB on gfx950. gfx950 keeps gfx942's register file (512 unified VGPRs per
+  SIMD, arch VGPRs and AGPRs together, granule 8) and its 8 waves per SIMD; LLVM's
+  ``; Occupancy:`` line in the AMDGCN agrees with the VGPR limit computed here on both.
 * Wave-slot-limited workgroups per CU = floor(32 / waves_per_workgroup).
 * Occupancy = the minimum of the three; waves per EU = workgroups x waves_per_workgroup / 4.
 
@@ -67,13 +70,14 @@ class AmdOccupancy:
     waves_per_cu: int
     waves_per_eu: float
     limiter: str
+    lds_per_cu: int = 65536
 
     def to_json(self) -> dict:
         return asdict(self)
 
     def explain(self) -> str:
         lds = "no LDS" if self.workgroups_by_lds is None else \
-            f"LDS {self.lds_bytes} B -> floor(65536/{self.lds_bytes}) = {self.workgroups_by_lds} WG/CU"
+            f"LDS {self.lds_bytes} B -> floor({self.lds_per_cu}/{self.lds_bytes}) = {self.workgroups_by_lds} WG/CU"
         return (f"VGPRs {self.vgprs} -> allocated {self.vgprs_allocated} -> {self.waves_per_eu_by_vgpr} waves/EU -> "
                 f"floor({self.waves_per_eu_by_vgpr}x4/{self.waves_per_workgroup}) = {self.workgroups_by_vgpr} WG/CU; "
                 f"{lds}; wave slots {self.workgroups_by_wave_slots} WG/CU; occupancy {self.workgroups_per_cu} WG/CU = "
@@ -95,7 +99,7 @@ def amd_occupancy(vgprs: int, lds_bytes: int, waves_per_workgroup: int, arch: st
     occ = min(limits.values())
     limiter = " and ".join(k for k, v in limits.items() if v == occ)
     return AmdOccupancy(vgprs, alloc, lds_bytes, waves_per_workgroup, waves_eu, wg_vgpr, wg_lds, wg_slots, occ,
-                        occ * waves_per_workgroup, occ * waves_per_workgroup / a.simds_per_cu, limiter)
+                        occ * waves_per_workgroup, occ * waves_per_workgroup / a.simds_per_cu, limiter, a.lds_per_cu)
 
 
 @dataclass(frozen=True)

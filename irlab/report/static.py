@@ -57,6 +57,8 @@ class StaticReport:
                   "global store widths": _fmt_hist(k.get("global_stores", {})),
                   "LDS reads (kernel)": _fmt_hist(k.get("lds_reads", {})),
                   "LDS writes (kernel)": _fmt_hist(k.get("lds_writes", {})),
+                  **({"cross-lane permutes (kernel)": _fmt_hist(k.get("permutes", {}))}
+                     if self.target.is_amd else {}),
                   "instructions (kernel)": k.get("instructions")})
         if self.loop:
             m.update({"hot loop instructions": lp.get("instructions"),
@@ -72,6 +74,7 @@ class StaticReport:
             if self.target.is_amd:
                 w = lp.get("s_waitcnt", {})
                 m["hot loop s_waitcnt (vmcnt/lgkmcnt)"] = f"{w.get('total', 0)} ({w.get('vmcnt', 0)}/{w.get('lgkmcnt', 0)})"
+                m["hot loop scheduling pins"] = _fmt_hist(lp.get("pins", {}))
         return m
 
     def to_json(self) -> dict:
@@ -87,6 +90,8 @@ class StaticReport:
         if self.loop:
             lines.append(f"  hot loop ({self.loop['label']}, {self.loop['length']} instructions):")
             lines.append("    " + isa.format_schedule(self.loop["schedule"], "\n    "))
+            if self.loop.get("schedule_with_pins"):
+                lines.append(f"  hot loop with its scheduling pins: {self.loop['schedule_with_pins']}")
         else:
             lines.append("  hot loop: none found (no backward branch)")
         return "\n".join(lines)
@@ -103,8 +108,10 @@ def _loop_info(prog: isa.Program) -> tuple[dict | None, dict]:
         return None, {}
     runs = isa.schedule(prog, loop)
     prefix = ("global_load", "buffer_load") if prog.isa == "amdgcn" else ("LDG", "LDGSTS")
-    info = {"label": loop.label, "length": len(loop.instrs), "schedule": runs,
+    info = {"label": loop.label, "length": sum(not i.pseudo for i in loop.instrs), "schedule": runs,
             "schedule_text": isa.format_schedule(runs), "load_clusters": isa.clusters(runs, prefix)}
+    if any(i.pseudo for i in loop.instrs):
+        info["schedule_with_pins"] = isa.format_schedule(isa.schedule(prog, loop, pins=True))
     return info, count(loop.instrs)
 
 
@@ -239,3 +246,18 @@ def render_diff(a: StaticReport, b: StaticReport, markdown: bool = False) -> str
 
 def _md(v) -> str:
     return "-" if v is None else str(v).replace("|", "\\|")
+
+
+def render_table(reports: list[StaticReport]) -> str:
+    """One markdown table of several variants' reports (a column each), then each hot loop's
+    schedule as a run-length line."""
+    metrics = [r.metrics() for r in reports]
+    keys = list(dict.fromkeys(k for m in metrics for k in m))
+    out = [f"#### {reports[0].kernel} for {reports[0].target}", "",
+           "| metric | " + " | ".join(r.variant for r in reports) + " |",
+           "| --- |" + " --- |" * len(reports)]
+    out += [f"| {k} | " + " | ".join(_md(m.get(k)) for m in metrics) + " |" for k in keys]
+    for r in reports:
+        if r.loop:
+            out += ["", f"hot loop, {r.variant} ({r.loop['length']} instructions): `{r.loop['schedule_text']}`"]
+    return "\n".join(out)

@@ -1,0 +1,175 @@
+"""AMDGPU scheduling pins written in TTGIR, and the machine-instruction counts they need.
+
+Triton's TTGIR order does not survive on AMD by itself: the AMDGPU backend's machine scheduler
+reorders a loop body again (an interleaved global load on gfx942 compiles to the same AMDGCN as
+the un-interleaved one). Two ROCDL ops reach that scheduler, and Triton 3.6-3.9 accept both in
+TTGIR and carry them to the assembly (``; sched_barrier``, ``; sched_group_barrier``):
+
+* ``rocdl.sched.barrier MASK`` -- no instruction crosses it except the classes set in MASK. With
+  mask 0 it also ends a scheduling region (LLVM's ``SIInstrInfo::isSchedulingBoundary``), so
+  the scheduler cannot overlap the code on its two sides at all.
+* ``rocdl.sched.group.barrier MASK, SIZE, SYNCID`` -- a sequence of these, placed after the code
+  they order, asks the scheduler for SIZE instructions of class MASK, then the next group, and
+  so on, inside one region. That can split one TTGIR op (a dot's MFMAs) between groups, but the
+  sizes are machine-instruction counts, which TTGIR does not state: :func:`vmem_reads`,
+  :func:`mfmas` and :func:`ds_reads_bound` derive them from the layouts.
+
+The mask is spelled differently across Triton versions: an integer in 3.6's ROCDL dialect
+(``rocdl.sched.barrier 0``, ``rocdl.sched.group.barrier 256, 16, 0``), a ``SchedGroupMask``
+keyword set in 3.9's (``rocdl.sched.barrier none``, ``rocdl.sched.group.barrier ds_read, 16,
+0``, ``valu|mfma_wmma``). :func:`mask_text` asks the installed Triton's parser which one it reads.
+"""
+from __future__ import annotations
+
+import functools
+import math
+
+from irlab.ir import Operation, TensorType
+
+# llvm.amdgcn.sched_barrier / sched_group_barrier masks (LLVM AMDGPUUsage)
+MASKS = {"alu": 0x1, "valu": 0x2, "salu": 0x4, "mfma": 0x8, "vmem": 0x10, "vmem_read": 0x20, "vmem_write": 0x40,
+         "ds": 0x80, "ds_read": 0x100, "ds_write": 0x200, "trans": 0x400, "ldsdma": 0x800}
+ALL_MASK_BITS = sum(MASKS.values())
+# the same bits as keywords of MLIR's ROCDL SchedGroupMask (Triton 3.9)
+KEYWORDS = {0x1: "non_mem_non_sideeffect", 0x2: "valu", 0x4: "salu", 0x8: "mfma_wmma", 0x10: "all_vmem",
+            0x20: "vmem_read", 0x40: "vmem_write", 0x80: "all_ds", 0x100: "ds_read", 0x200: "ds_write",
+            0x400: "transcendental", 0x800: "ldsdma"}
+SCHED_OPS = ("rocdl.sched.barrier", "rocdl.sched.group.barrier", "rocdl.iglp.opt")
+
+_PROBE = """module {
+  tt.func @probe() {
+    rocdl.sched.barrier none
+    tt.return
+  }
+}
+"""
+
+
+@functools.cache
+def masks_are_keywords() -> bool:
+    """Whether the installed Triton's ROCDL dialect reads sched-barrier masks as keywords (3.9)
+    rather than integers (3.6): Triton's own parser is asked once."""
+    from irlab.bridge.services import TritonServices
+    return TritonServices().verify(_PROBE, "<rocdl mask probe>") is None
+
+
+def mask_text(mask: int) -> str:
+    """``mask`` as the installed Triton's parser reads it: ``1615`` or
+    ``non_mem_non_sideeffect|valu|salu|mfma_wmma|vmem_write|ds_write|transcendental``."""
+    if not masks_are_keywords():
+        return str(mask)
+    if mask == 0:
+        return "none"
+    return "|".join(word for bit, word in KEYWORDS.items() if mask & bit)
+
+
+def is_amd(module) -> bool:
+    """Whether the module is compiled for an AMD GPU (its ``ttg.target`` is ``hip:...``)."""
+    return str(module.target or "").startswith("hip:")
+
+
+def sched_barrier(mask: int = 0) -> str:
+    return f"rocdl.sched.barrier {mask_text(mask)}"
+
+
+def group_barrier(mask: int, size: int, sync_id: int = 0) -> str:
+    """The op as Triton prints it (3.6 writes the mask in decimal: 0x100, DS reads, as 256)."""
+    return f"rocdl.sched.group.barrier {mask_text(mask)}, {size}, {sync_id}"
+
+
+def is_pin(op: Operation | None, mask: int | None = None) -> bool:
+    """Whether ``op`` is a ``rocdl.sched.barrier`` (with ``mask``, if given)."""
+    if op is None or op.name != "rocdl.sched.barrier":
+        return False
+    return mask is None or barrier_mask(op) == mask
+
+
+def barrier_mask(op: Operation) -> int | None:
+    """The mask written on a ``rocdl.sched.barrier`` in either spelling (``0``, ``none``,
+    ``valu|mfma_wmma``, ``all``); None if it cannot be read."""
+    words = op.text.split(None, 1)
+    if len(words) < 2:
+        return None
+    written = words[1].split("loc(")[0].split("{")[0].strip()
+    try:
+        return int(written, 0)
+    except ValueError:
+        pass
+    bits = {word: bit for bit, word in KEYWORDS.items()} | {"none": 0, "all": ALL_MASK_BITS}
+    parts = [p.strip() for p in written.split("|")]
+    return sum(bits[p] for p in parts) if all(p in bits for p in parts) else None
+
+
+def _bits(element) -> int | None:
+    return getattr(element, "bitwidth", None)
+
+
+def elements_per_thread(t: TensorType) -> int | None:
+    """Elements each thread holds of a tensor in a blocked layout (None for other layouts)."""
+    lay = t.layout
+    if lay is None or lay.kind != "blocked":
+        return None
+    spt, tpw, wpc = lay.get("sizePerThread"), lay.get("threadsPerWarp"), lay.get("warpsPerCTA")
+    if not (spt and tpw and wpc) or not all(isinstance(d, int) for d in t.shape):
+        return None
+    n = 1
+    for size, s, th, w in zip(t.shape, spt, tpw, wpc):
+        n *= s * max(1, math.ceil(size / (s * th * w)))
+    return n
+
+
+def vmem_reads(load: Operation) -> int | None:
+    """How many buffer/global load instructions a register-staged global load becomes: each
+    thread's elements in vectors of its contiguous run along the fastest dimension, at most 128
+    bits (``dwordx4``). None where the layout does not say (not blocked, unknown element)."""
+    t = load.result.type if load.results else None
+    if not isinstance(t, TensorType):
+        return None
+    per_thread, bits = elements_per_thread(t), _bits(t.element)
+    order = t.layout.get("order") if t.layout is not None else None
+    if per_thread is None or not bits or not order:
+        return None
+    fastest = order[0]
+    run = min(t.layout.get("sizePerThread")[fastest], t.shape[fastest])
+    vec = max(1, min(run, 128 // bits))
+    return math.ceil(per_thread / vec)
+
+
+def _mfma_tile(dot: Operation):
+    """(instrShape M, N, K, warpsPerCTA) of the MFMA layout a dot accumulates in, or None."""
+    t = dot.result.type if dot.results else None
+    lay = t.layout if isinstance(t, TensorType) else None
+    if lay is None or lay.kind != "amd_mfma":
+        return None
+    shape, warps = lay.get("instrShape"), lay.get("warpsPerCTA")
+    if not shape or len(shape) < 3 or not warps:
+        return None
+    return shape[0], shape[1], shape[2], warps
+
+
+def mfmas(dot: Operation) -> int | None:
+    """MFMA instructions one wave issues for a ``tt.dot`` in an ``amd_mfma`` layout: its M x N x K
+    tile in instruction tiles, divided over the warps (a warp whose share is smaller than one
+    instruction tile still issues one)."""
+    tile = _mfma_tile(dot)
+    a, c = dot.a.type, dot.result.type
+    if tile is None or not isinstance(a, TensorType) or len(c.shape) != 2:
+        return None
+    (im, in_, ik, (wm, wn)), (m, n), k = tile, c.shape, a.shape[-1]
+    return max(1, math.ceil(m / (im * wm))) * max(1, math.ceil(n / (in_ * wn))) * math.ceil(k / ik)
+
+
+def ds_reads_bound(dot: Operation) -> int | None:
+    """An upper bound on the LDS reads one wave issues for a dot's two operands: one per element
+    of each operand a wave needs (every ``ds_read`` moves at least one). Used as the size of a
+    DS-read group that must take all of them."""
+    tile = _mfma_tile(dot)
+    a, b = dot.a.type, dot.b.type
+    if tile is None or not isinstance(a, TensorType) or not isinstance(b, TensorType):
+        return None
+    im, in_, _ik, (wm, wn) = tile
+    (m, k), n = a.shape, b.shape[-1]
+    lanes = 64
+    rows = max(im, math.ceil(m / wm))
+    cols = max(in_, math.ceil(n / wn))
+    return math.ceil(rows * k / lanes) + math.ceil(k * cols / lanes)

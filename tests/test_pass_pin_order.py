@@ -1,0 +1,164 @@
+"""pin-order: a chosen order of a loop body's ops, pinned through the AMDGPU scheduler, and the
+orders it refuses (dominance, effects, existing pins)."""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from irlab import ir, report
+from irlab.analysis.amdgpu_sched import mask_text
+from irlab.bridge.compile import compile_kernel, recompile
+from irlab.kernels import KERNELS
+from irlab.pass_api import PassError
+from irlab.registry import make_pass
+from irlab.variants import AMD_NO_REORDER
+
+TALK = "global_load:0,local_load,global_load:1,dot"
+
+
+@pytest.fixture(scope="module")
+def gfx942():
+    """gemm_fp16 128x128x64-w8 for gfx942 without Triton's reorder pass: TTGIR and hot loop."""
+    res = compile_kernel(KERNELS["gemm_fp16"], "hip:gfx942", config="128x128x64-w8", variant=AMD_NO_REORDER)
+    return res.text("ttgir", locations=False), report.from_compile(res)
+
+
+def run(text, verify=True, **options):
+    m = ir.parse(text)
+    return m, make_pass("pin-order", options).apply(m, verify=verify)
+
+
+def body(m):
+    return [o for o in m.first("scf.for").regions[0].entry.ops]
+
+
+def names(m, keep=("amdg.buffer_load", "ttg.local_load", "tt.dot", "rocdl.sched.barrier")):
+    return [o.name for o in body(m) if o.name in keep]
+
+
+def said(res):
+    return " | ".join(d.message for d in res.diagnostics)
+
+
+def hot_loop(text):
+    r = report.from_compile(recompile(text, target="hip:gfx942", produced_by="pin-order"))
+    return r.loop
+
+
+def test_the_talks_order_is_pinned_and_reaches_the_amdgcn(gfx942):
+    text, base = gfx942
+    m, res = run(text, order=TALK)
+    assert res.changed and res.verified
+    assert names(m) == ["amdg.buffer_load", "rocdl.sched.barrier", "ttg.local_load", "ttg.local_load",
+                        "rocdl.sched.barrier", "amdg.buffer_load", "rocdl.sched.barrier", "tt.dot"]
+    assert "1 op(s) moved; 3 rocdl.sched.barrier 0 pin(s)" in said(res)
+    loop = hot_loop(str(m))
+    assert loop["schedule"] != base.loop["schedule"]
+    runs = [c for c, _ in loop["schedule"]]
+    loads = [i for i, c in enumerate(runs) if c.startswith("buffer_load")]
+    ds = [i for i, c in enumerate(runs) if c.startswith("ds_read")]
+    mfma = [i for i, c in enumerate(runs) if c.startswith("v_mfma")]
+    # the talk's TTGIR order verbatim: loads A, every LDS read, loads B, and only then the MFMAs
+    assert loads[0] < ds[0] and ds[-1] < loads[1] < mfma[0]
+
+
+def test_all_global_loads_first_brings_their_address_math_along(gfx942):
+    # the talk's "old schedule" (every global load at once), which Triton 3.6 no longer emits
+    text, base = gfx942
+    assert base.loop["load_clusters"] == [2, 2]
+    m, res = run(text, order="global_load,local_load,dot")
+    assert names(m, ("amdg.buffer_load", "ttg.local_load"))[:2] == ["amdg.buffer_load", "amdg.buffer_load"]
+    assert "producer(s) moved up with them" in said(res)
+    assert hot_loop(str(m))["load_clusters"][0] == 4
+
+
+def test_indices_name_the_ops_of_the_body_as_it_was(gfx942):
+    # swapping the two loads: once, although afterwards global_load:1 is the other load
+    text = gfx942[0]
+    loads = [o.result.ref for o in body(ir.parse(text)) if o.name == "amdg.buffer_load"]
+    m, res = run(text, order="global_load:1,global_load:0")
+    assert res.changed and [o.result.ref for o in body(m) if o.name == "amdg.buffer_load"] == loads[::-1]
+    assert names(m, ("amdg.buffer_load", "rocdl.sched.barrier")) == ["amdg.buffer_load", "rocdl.sched.barrier",
+                                                                     "amdg.buffer_load"]
+    m, res = run(text, order="global_load:1,global_load:0", pin="none")   # no pin in the way of a second swap
+    assert res.changed and [o.result.ref for o in body(m) if o.name == "amdg.buffer_load"] == loads[::-1]
+
+
+def test_running_twice_changes_nothing_more(gfx942):
+    m, _ = run(gfx942[0], order=TALK)
+    m2, res = run(str(m), order=TALK)
+    assert not res.changed and str(m2) == str(m) and "nothing to do: the body is in that order and pinned" in said(res)
+
+
+def test_a_mask_lets_instruction_classes_cross(gfx942):
+    m, res = run(gfx942[0], order=TALK, mask="0x64F")
+    pins = [o for o in body(m) if o.name == "rocdl.sched.barrier"]
+    assert len(pins) == 3 and all(p.text.strip() == f"rocdl.sched.barrier {mask_text(0x64F)}" for p in pins)
+
+
+def test_pin_none_reorders_only(gfx942):
+    m, res = run(gfx942[0], order=TALK, pin="none")
+    assert res.changed and "rocdl.sched.barrier" not in names(m)
+
+
+def test_refuses_an_order_that_uses_a_value_before_it_is_defined(gfx942):
+    m, res = run(gfx942[0], order="dot,local_load")
+    assert not res.changed and str(m) == gfx942[0]
+    assert re.search(r"refused: %\w+ = tt.dot \(line \d+\) uses a value of %\w+ = ttg.local_load \(line \d+\), "
+                     r"which the order puts after it$", said(res))
+    # a producer with effects does not move up with its user
+    m, res = run(gfx942[0], order="local_store:1,local_load")
+    assert not res.changed
+    assert re.search(r"uses a value of %\w+ = amdg.buffer_load \(line \d+\), which the order puts after it and "
+                     r"which cannot move up with it \(reads global memory\)", said(res))
+
+
+def test_refuses_to_reorder_conflicting_effects(gfx942):
+    # the first local_store (writes LDS) above the second global load (no alias analysis: any
+    # memory op and a write keep their order)
+    m, res = run(gfx942[0], order="local_store:0,global_load:1")
+    assert not res.changed and str(m) == gfx942[0]
+    assert re.search(r"^refused: %\w+ = amdg.buffer_load \(line \d+\) \(reads global memory\) would cross "
+                     r"ttg.local_store \(line \d+\), which writes shared memory$", said(res)), said(res)
+
+
+def test_never_moves_across_an_existing_pin(gfx942):
+    m, _ = run(gfx942[0], order=TALK)
+    m2, res = run(str(m), order="global_load,local_load,dot")
+    assert not res.changed and "would cross rocdl.sched.barrier" in said(res) and "pins the instruction schedule" \
+        in said(res)
+
+
+def test_says_which_selector_found_nothing(gfx942):
+    m, res = run(gfx942[0], order="global_load:2,dot")
+    assert not res.changed and "no op matches 'global_load:2' in this loop body (it has 2 op(s) of that kind)" \
+        in said(res)
+    m, res = run(gfx942[0], order="global_load:0,global_load")
+    assert not res.changed and "is chosen by two selectors" in said(res)
+
+
+@pytest.mark.parametrize("options,message", [
+    ({"order": "global_load"}, "at least two selectors"),
+    ({"order": "global_load,mfma"}, "unknown selector 'mfma'"),
+    ({"order": "global_load:x,dot"}, "must be an integer"),
+    ({"order": TALK, "mask": "0x1000"}, "mask must be between 0 and 0xfff"),
+    ({"order": TALK, "pin": "groups"}, "must be one of sched-barrier, none"),
+])
+def test_bad_options_are_clean_errors(options, message):
+    with pytest.raises(PassError, match=message):
+        make_pass("pin-order", options)
+
+
+def test_nvidia_modules_are_reordered_but_not_pinned(gfx942):
+    text = gfx942[0].replace('ttg.target = "hip:gfx942"', 'ttg.target = "cuda:90"')
+    m, res = run(text, verify=False, order=TALK)
+    assert res.changed and "rocdl.sched.barrier" not in names(m)
+    assert any(d.severity == "warning" and "nothing pinned" in d.message for d in res.diagnostics)
+
+
+@pytest.mark.parametrize("written,mask", [("0", 0), ("none", 0), ("1615", 0x64F), ("valu|mfma_wmma", 0xA),
+                                          ("all", 0xFFF), ("bogus", None)])
+def test_pin_masks_are_read_in_both_spellings(written, mask):
+    from irlab.analysis.amdgpu_sched import barrier_mask
+    assert barrier_mask(ir.parse(f"rocdl.sched.barrier {written}\n", fragment=True).ops[0]) == mask
