@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 
 # The targets irlab's corpus, goldens and tests are built for.
-DEFAULT_TARGETS = ("cuda:80", "cuda:90", "hip:gfx942")
+DEFAULT_TARGETS = ("cuda:80", "cuda:90", "hip:gfx942", "hip:gfx950")
 
 _TARGET_RE = re.compile(r"^(cuda):(\d+)$|^(hip):(gfx[0-9a-f]+)$")
 

@@ -60,22 +60,14 @@ def variants_for(target: str) -> list[Variant]:
     """Every variant the experiments (and the golden suite) compile for ``target``."""
     if Target.parse(target).is_amd:
         return [BASELINE, AMD_NO_REORDER, AMD_NO_EPILOGUE, _interleave(AMD_NO_REORDER), _epilogue(AMD_NO_EPILOGUE),
-                _cancel_transposes(BASELINE)]
-    return [BASELINE, _interleave(BASELINE), _epilogue(BASELINE), _cancel_transposes(BASELINE)]
-
-
-def extra_variants(target: str) -> list[Variant]:
-    """Named variants the commands and experiments know that the golden suite does not compile
-    (it compiles :func:`variants_for`): the AMD schedules pinned through the backend."""
-    if Target.parse(target).is_amd:
-        return [_interleave_pinned(AMD_NO_REORDER, "groups", "interleave-pinned"),
+                _cancel_transposes(BASELINE), _interleave_pinned(AMD_NO_REORDER, "groups", "interleave-pinned"),
                 _interleave_pinned(AMD_NO_REORDER, "barriers", "interleave-pinned-barriers")]
-    return []
+    return [BASELINE, _interleave(BASELINE), _epilogue(BASELINE), _cancel_transposes(BASELINE)]
 
 
 def all_variants() -> dict[str, list[Variant]]:
     from .targets import DEFAULT_TARGETS
-    return {t: variants_for(t) + extra_variants(t) for t in DEFAULT_TARGETS}
+    return {t: variants_for(t) for t in DEFAULT_TARGETS}
 
 
 def get_variant(name: str, target: str | None = None) -> Variant:
@@ -84,8 +76,8 @@ def get_variant(name: str, target: str | None = None) -> Variant:
     from .targets import DEFAULT_TARGETS
     targets = [target] if target else list(DEFAULT_TARGETS)
     for t in targets:
-        for v in variants_for(t) + extra_variants(t):
+        for v in variants_for(t):
             if v.name == name:
                 return v
-    known = sorted({v.name for t in targets for v in variants_for(t) + extra_variants(t)})
+    known = sorted({v.name for t in targets for v in variants_for(t)})
     raise KeyError(f"no variant named {name!r}{f' for {target}' if target else ''}; known: {', '.join(known)}")

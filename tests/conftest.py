@@ -27,7 +27,7 @@ def pytest_collection_modifyitems(config, items):
 
 @pytest.fixture(scope="session")
 def corpus(tmp_path_factory):
-    """Every repository kernel x {cuda:80, cuda:90, hip:gfx942} x num_stages 1-3, TTIR and TTGIR,
+    """Every repository kernel x the default targets (cuda:80, cuda:90, hip:gfx942, hip:gfx950) x num_stages 1-3, TTIR and TTGIR,
     with and without locations, compiled once per test session."""
     from irlab import corpus as corpus_mod
     out = tmp_path_factory.mktemp("corpus")

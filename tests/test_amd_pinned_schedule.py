@@ -9,6 +9,7 @@ import pytest
 
 from irlab import ir, report
 from irlab.analysis import amdgpu_sched
+from irlab.bridge import compat
 from irlab.bridge.compile import compile_kernel
 from irlab.golden.suite import filecheck
 from irlab.kernels import KERNELS
@@ -34,6 +35,17 @@ def compiled():
     return get
 
 
+def direct_to_lds(target) -> bool:
+    """Triton 3.9 on gfx950 copies A and B global -> LDS asynchronously: the loop has no
+    register-staged global load for the talk's schedule to move (3.6 stages them in registers)."""
+    return target == "hip:gfx950" and not compat.TRITON_VERSION.startswith("3.6")
+
+
+def says_no_candidate(res) -> bool:
+    notes = " ".join(d.message for _, r in res.python_results for d in r.diagnostics)
+    return "no candidate: the loop body has no register-staged global load" in notes
+
+
 def check(text, name):
     ok, out = filecheck(text, (CHECKS / name).read_text(), name)
     assert ok, out
@@ -56,6 +68,9 @@ def test_unpinned_interleave_does_not_reach_the_gfx942_amdgcn(compiled):
 @pytest.mark.parametrize("target", ["hip:gfx942", "hip:gfx950"])
 def test_pinned_variant_has_the_talks_amdgcn(compiled, target):
     base, pinned = compiled(target, "no-reorder"), compiled(target, "interleave-pinned")
+    if direct_to_lds(target):   # nothing to move, and the pass says why
+        assert says_no_candidate(pinned) and pinned.asm["amdgcn"] == base.asm["amdgcn"]
+        return
     assert runs(pinned) != runs(base)
     r = runs(pinned)
     loads = [i for i, c in enumerate(r) if c.startswith("buffer_load")]
@@ -86,6 +101,9 @@ def test_barrier_pins_keep_the_ttgir_order_verbatim(compiled):
 def test_group_sizes_match_the_machine_code(compiled, target):
     # the counts the group barriers are built from, against the compiled hot loop
     res = compiled(target, "interleave-pinned")
+    if direct_to_lds(target):
+        assert says_no_candidate(res)
+        return
     body = ir.parse(res.text("ttgir", locations=False)).first("scf.for").regions[0].entry
     loads = [o for o in body.ops if o.name == "amdg.buffer_load"]
     dot = next(o for o in body.ops if o.name == "tt.dot")
@@ -101,8 +119,9 @@ def apply(text, verify=True, **options):
 
 
 def group_masks(m):
+    """The group barriers' masks as numbers (3.6 prints integers, 3.9 keyword sets)."""
     ops = m.first("scf.for").regions[0].entry.ops
-    return [o.text.split()[1].rstrip(",") for o in ops if o.name == "rocdl.sched.group.barrier"]
+    return [str(amdgpu_sched.barrier_mask(o)) for o in ops if o.name == "rocdl.sched.group.barrier"]
 
 
 def test_pins_are_added_once_and_shares_of_mfmas_are_options(compiled):

@@ -57,7 +57,8 @@ def test_filecheck_properties_fail_on_the_ir_the_pass_started_from(case):
         pytest.skip("a refusal: its property holds before and after the pass by design")
     other = {"interleave-global-loads": "no-reorder" if case.target.startswith("hip") else "baseline",
              "optimize-epilogue": "no-optimize-epilogue" if case.target.startswith("hip") else "baseline",
-             "no-optimize-epilogue": "optimize-epilogue"}[case.variant]
+             "no-optimize-epilogue": "optimize-epilogue", "interleave-pinned": "no-reorder",
+             "interleave-pinned-barriers": "no-reorder"}[case.variant]
     before = suite.produce(suite.Case(case.kernel, case.target, other, case.stage))
     ok, report = suite.filecheck(before.text, checks, case.id)
     assert not ok, f"the checks of {case.id} also hold for {other}: they do not test the pass"

@@ -85,12 +85,13 @@ def is_pin(op: Operation | None, mask: int | None = None) -> bool:
 
 
 def barrier_mask(op: Operation) -> int | None:
-    """The mask written on a ``rocdl.sched.barrier`` in either spelling (``0``, ``none``,
-    ``valu|mfma_wmma``, ``all``); None if it cannot be read."""
+    """The mask written on a ``rocdl.sched.barrier`` or ``rocdl.sched.group.barrier`` (its first
+    operand) in either spelling (``0``, ``none``, ``valu|mfma_wmma``, ``all``); None if it cannot be
+    read."""
     words = op.text.split(None, 1)
     if len(words) < 2:
         return None
-    written = words[1].split("loc(")[0].split("{")[0].strip()
+    written = words[1].split("loc(")[0].split("{")[0].split(",")[0].strip()
     try:
         return int(written, 0)
     except ValueError:
