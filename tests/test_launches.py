@@ -85,3 +85,23 @@ def test_replay_report_and_ab_from_the_command_line(tmp_path):
     assert r.returncode == 2 and "replayed as it was recorded" in r.stderr
     r = run("replay", str(tmp_path / "nope"))
     assert r.returncode == 2 and "no capture folder or trace" in r.stderr and "Traceback" not in r.stderr
+
+
+GPU_TRACE = Path(__file__).parent / "data" / "traces" / "bias_relu_gemm.h200.ndjson.gz"
+
+
+def test_a_trace_recorded_on_the_gpu_machine_replays_anywhere(tmp_path):
+    """A real tritonparse 0.6 trace (the walkthrough's bias + ReLU GEMM launched through Triton's
+    JIT on an H200 at two shapes, benchmarks/device/record_trace.py): each launch's arguments as
+    recorded, and its TTIR recompiled for other targets as a variant, on a machine with no GPU."""
+    first, second = launches.load(f"{GPU_TRACE}#matmul_bias_relu:0"), launches.load(f"{GPU_TRACE}#matmul_bias_relu:1")
+    shapes = [{a.name: a.info["shape"] for a in launch.args if a.is_tensor} for launch in (first, second)]
+    assert shapes[0]["a_ptr"] == [1024, 1024] and shapes[1]["a_ptr"] == [2048, 512]
+    assert shapes[1]["c_ptr"] == [2048, 1024] and shapes[1]["bias_ptr"] == [1024]
+    assert first.target.name == "cuda:90" and first.options["num_warps"] in (4, 8)
+    assert second.grid[0] == 2 * first.grid[0] > 2     # twice the output tiles
+    for target in ("cuda:80", "hip:gfx942"):
+        res = second.recompile(target, get_variant("optimize-epilogue", target))
+        assert res.asm.get(res.isa_stage), target
+    r = run("report", f"{GPU_TRACE}#matmul_bias_relu:1", "--target", "cuda:90", "--vs", "optimize-epilogue")
+    assert r.returncode == 0, r.stderr
