@@ -156,6 +156,10 @@ class ModulePass:
 
     name: ClassVar[str] = ""
     summary: ClassVar[str] = ""
+    # where the pass goes when a variant names it on its own (``irlab ab --variants NAME``): the end
+    # of this stage, followed by these Triton cleanup passes
+    stage: ClassVar[str] = "ttgir"
+    cleanup: ClassVar[tuple] = ()
 
     def run(self, ctx: PassContext) -> None:  # pragma: no cover - abstract
         raise NotImplementedError

@@ -349,8 +349,9 @@ def write_figures(search: Search, result: dict) -> None:
 
 
 def load_variants(names: list[str], target: Target) -> list[Variant]:
-    """Variants by name: a named variant for the target, or a registered Python pass at the end of
-    TTGIR (``pass-name`` or ``pass-name:key=value:key=value``)."""
+    """Variants by name: a named variant for the target, or registered Python passes, ``+``-joined
+    to run in order (``pass-name``, ``pass-name:key=value:key=value``, ``a+b:key=value``), each at
+    the end of the stage it declares (TTGIR unless the pass says otherwise) with its cleanup."""
     from .registry import all_passes
     from .variant import Insert
     from .variants import get_variant
@@ -361,12 +362,19 @@ def load_variants(names: list[str], target: Target) -> list[Variant]:
             continue
         except KeyError:
             pass
-        pass_name, *opts = name.split(":")
-        if pass_name not in all_passes():
-            raise ValueError(f"no variant or pass named {pass_name!r} (`irlab variants`, `irlab passes`)")
-        options = dict(o.split("=", 1) for o in opts if "=" in o)
-        out.append(Variant(name.replace(":", "-").replace("=", ""), (Insert(pass_name, options, at="end"),),
-                           f"the {pass_name} pass at the end of TTGIR" + (f" ({', '.join(opts)})" if opts else "")))
+        inserts, what = [], []
+        for part in name.split("+"):
+            pass_name, *opts = part.split(":")
+            cls = all_passes().get(pass_name)
+            if cls is None:
+                raise ValueError(f"no variant or pass named {pass_name!r} (`irlab variants`, `irlab passes`)")
+            bad = [o for o in opts if "=" not in o]
+            if bad:
+                raise ValueError(f"{part}: pass options are key=value, not {bad[0]!r}")
+            options = dict(o.split("=", 1) for o in opts)
+            inserts.append(Insert(pass_name, options, stage=cls.stage, at="end", cleanup=cls.cleanup))
+            what.append(f"{pass_name} at the end of {cls.stage.upper()}" + (f" ({', '.join(opts)})" if opts else ""))
+        out.append(Variant(name.replace(":", "-").replace("=", ""), tuple(inserts), "; then ".join(what)))
     return out
 
 

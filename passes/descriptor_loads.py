@@ -267,6 +267,8 @@ class Plan:
 class DescriptorLoads(ModulePass):
     name: ClassVar[str] = "descriptor-loads"
     summary: ClassVar[str] = "TTIR: turn a GEMM K loop's masked pointer loads into TMA descriptor loads (and optionally the epilogue store)"
+    stage: ClassVar[str] = "ttir"
+    cleanup: ClassVar[tuple] = ("canonicalize",)
 
     loads: bool = option(True, "rewrite the K loop's A/B loads into tt.descriptor_load")
     store: bool = option(False, "also rewrite the epilogue's masked tt.store into tt.descriptor_store (TMA store)")

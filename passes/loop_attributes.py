@@ -39,6 +39,7 @@ DOTS = ("tt.dot", "tt.dot_scaled", "ttng.warp_group_dot", "ttng.tc_gen5_mma")
 class LoopAttributes(ModulePass):
     name: ClassVar[str] = "loop-attributes"
     summary: ClassVar[str] = "set tl.range hints (warp_specialize, num_stages, ...) on the K loops (scf.for with a dot)"
+    stage: ClassVar[str] = "ttir"
 
     warp_specialize: bool = option(False, "add tt.warp_specialize (automatic warp specialization)")
     num_stages: Optional[int] = option(None, "set tt.num_stages on the loop")

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from irlab.kernels import get
 from irlab.search import Search, headline_rows, load_variants, parse_option_sets
 from irlab.targets import Target
@@ -54,3 +56,26 @@ def test_search_prunes_screens_and_measures_the_winners_head_to_head(tmp_path, m
     again = Search("gemm_fp16", Target.parse("cuda:80"), [{"M": 512, "N": 512, "K": 512}], configs, variants,
                    tmp_path, screen_rounds=3, rounds=9, runner=FAKE, workers=1, log=lambda m: None).run(resume=True)
     assert (tmp_path / "static.jsonl").read_text() == before and len(again["static"]) == 6
+
+
+def test_pass_variants_chain_with_plus_and_go_where_each_pass_declares():
+    """`a+b:key=value`: each pass at the end of the stage it declares (descriptor-loads and
+    loop-attributes on TTIR, with descriptor-loads' canonicalize cleanup), in order; the variant
+    compiles to what the two inserts written by hand give."""
+    from irlab.bridge.compile import compile_kernel
+    from irlab.kernels import get
+    from irlab.variant import Insert
+    (v,) = load_variants(["descriptor-loads+loop-attributes:warp_specialize=true"], Target.parse("cuda:90"))
+    assert [(i.pass_name, i.stage, i.at, i.cleanup) for i in v.edits] == [
+        ("descriptor-loads", "ttir", "end", ("canonicalize",)), ("loop-attributes", "ttir", "end", ())]
+    assert dict(v.edits[1].options) == {"warp_specialize": "true"}
+    (w,) = load_variants(["wgmma-wait-pendings:pendings=0"], Target.parse("cuda:90"))
+    assert w.edits[0].stage == "ttgir"
+    by_hand = Variant("by-hand", (Insert("descriptor-loads", stage="ttir", at="end", cleanup=("canonicalize",)),))
+    spec = get("gemm_fp16")
+    a = compile_kernel(spec, "cuda:90", config="128x128x64-w8", variant=load_variants(["descriptor-loads"],
+                                                                                      Target.parse("cuda:90"))[0])
+    b = compile_kernel(spec, "cuda:90", config="128x128x64-w8", variant=by_hand)
+    assert "tt.descriptor_load" in a.nodebug["ttir"] and a.nodebug["ttgir"] == b.nodebug["ttgir"]
+    with pytest.raises(ValueError, match="pass options are key=value"):
+        load_variants(["descriptor-loads:store"], Target.parse("cuda:90"))
