@@ -349,33 +349,10 @@ def write_figures(search: Search, result: dict) -> None:
 
 
 def load_variants(names: list[str], target: Target) -> list[Variant]:
-    """Variants by name: a named variant for the target, or registered Python passes, ``+``-joined
-    to run in order (``pass-name``, ``pass-name:key=value:key=value``, ``a+b:key=value``), each at
-    the end of the stage it declares (TTGIR unless the pass says otherwise) with its cleanup."""
-    from .registry import all_passes
-    from .variant import Insert
-    from .variants import get_variant
-    out = []
-    for name in names:
-        try:
-            out.append(get_variant(name, target))
-            continue
-        except KeyError:
-            pass
-        inserts, what = [], []
-        for part in name.split("+"):
-            pass_name, *opts = part.split(":")
-            cls = all_passes().get(pass_name)
-            if cls is None:
-                raise ValueError(f"no variant or pass named {pass_name!r} (`irlab variants`, `irlab passes`)")
-            bad = [o for o in opts if "=" not in o]
-            if bad:
-                raise ValueError(f"{part}: pass options are key=value, not {bad[0]!r}")
-            options = dict(o.split("=", 1) for o in opts)
-            inserts.append(Insert(pass_name, options, stage=cls.stage, at="end", cleanup=cls.cleanup))
-            what.append(f"{pass_name} at the end of {cls.stage.upper()}" + (f" ({', '.join(opts)})" if opts else ""))
-        out.append(Variant(name.replace(":", "-").replace("=", ""), tuple(inserts), "; then ".join(what)))
-    return out
+    """The variants ``names`` refer to (:func:`irlab.variants.resolve`: named variants, variant
+    files, ``+``-joined registered passes with ``:key=value`` options)."""
+    from .variants import resolve
+    return [resolve(name, target) for name in names]
 
 
 def parse_option_sets(text: str | None) -> list[dict]:

@@ -10,12 +10,15 @@ dropping it is required, so a renamed pass cannot quietly turn the variant into 
 
 Each variant's ``base`` is the variant it was built from (``interleave-global-loads`` on
 ``no-reorder`` on gfx942): golden files record a variant whose IR equals its base's as unchanged.
+
+:func:`resolve` is how every command and ``[tool.irlab]`` turn a variant reference into a
+variant: a name from here, a ``Variant`` in the user's own file, or registered passes.
 """
 from __future__ import annotations
 
 from .bridge.compat import has_pass
 from .targets import Target
-from .variant import Drop, Insert, Variant
+from .variant import Drop, Insert, Variant, VariantError
 
 BASELINE = Variant.baseline()
 
@@ -81,3 +84,61 @@ def get_variant(name: str, target: str | None = None) -> Variant:
                 return v
     known = sorted({v.name for t in targets for v in variants_for(t)})
     raise KeyError(f"no variant named {name!r}{f' for {target}' if target else ''}; known: {', '.join(known)}")
+
+
+def resolve(ref: str, target: str | Target | None) -> Variant:
+    """The variant ``ref`` names for ``target`` (None: any default target):
+
+    * a named variant of the experiments for the target (``irlab variants``);
+    * a ``Variant`` in a Python file, ``path/to/file.py[:NAME]`` (NAME: the variable or the
+      variant's name; a file with one variant needs none);
+    * registered Python passes, ``+``-joined to run in order (``pass-name``,
+      ``pass-name:key=value:key=value``, ``a+b:key=value``), each at the end of the stage it
+      declares (TTGIR unless the pass says otherwise) with its cleanup.
+    """
+    from .pyfile import split_ref
+    from .registry import all_passes
+    try:
+        return get_variant(ref, str(target) if target else None)
+    except KeyError:
+        pass
+    file_ref = split_ref(ref)
+    if file_ref:
+        return _from_file(*file_ref)
+    inserts, what = [], []
+    for part in ref.split("+"):
+        pass_name, *opts = part.split(":")
+        cls = all_passes().get(pass_name)
+        if cls is None:
+            raise VariantError(f"no variant or pass named {pass_name!r}{f' for {target}' if target else ''} "
+                               "(`irlab variants`, `irlab passes`; or a variant file: path/to/file.py:NAME)")
+        bad = [o for o in opts if "=" not in o]
+        if bad:
+            raise VariantError(f"{part}: pass options are key=value, not {bad[0]!r}")
+        options = dict(o.split("=", 1) for o in opts)
+        inserts.append(Insert(pass_name, options, stage=cls.stage, at="end", cleanup=cls.cleanup))
+        what.append(f"{pass_name} at the end of {cls.stage.upper()}" + (f" ({', '.join(opts)})" if opts else ""))
+    return Variant(ref.replace(":", "-").replace("=", ""), tuple(inserts), "; then ".join(what))
+
+
+def is_named(name: str) -> bool:
+    """Whether ``name`` is a named variant for some target (the experiments' variants differ per target)."""
+    from .targets import DEFAULT_TARGETS
+    return any(v.name == name for t in DEFAULT_TARGETS for v in variants_for(t))
+
+
+def _from_file(path: str, name: str) -> Variant:
+    from .pyfile import import_file
+    module = import_file(path, "variant file", VariantError)
+    found = [(var, v) for var, v in vars(module).items() if isinstance(v, Variant)]
+    if not found:
+        raise VariantError(f"variant file {path} defines no Variant (see irlab.variant.Variant)")
+    if not name:
+        if len(found) > 1:
+            raise VariantError(f"{path} defines {len(found)} variants ({', '.join(v.name for _, v in found)}); "
+                               f"name one: {path}:NAME")
+        return found[0][1]
+    hit = [v for var, v in found if name in (var, v.name)]
+    if not hit:
+        raise VariantError(f"{path} has no Variant named {name!r}; it has: {', '.join(v.name for _, v in found)}")
+    return hit[0]

@@ -20,7 +20,7 @@ BAD = {
     "compile shape dims": (["compile", "--target", "cuda:90", "--shape", "64x64"], "expected 3 sizes"),
     "compile kernel": (["compile", "--target", "cuda:90", "--kernel", "nope"], "unknown kernel 'nope'"),
     "compile kernel file": (["compile", "--target", "cuda:90", "--kernel", "/no/such.py:K"], "no kernel file"),
-    "compile variant": (["compile", "--target", "cuda:90", "--variant", "nope"], "no variant named 'nope'"),
+    "compile variant": (["compile", "--target", "cuda:90", "--variant", "nope"], "no variant or pass named 'nope'"),
     "recompile": (["recompile", "--target", "cuda:90", "/nonexistent.ttgir"], "no such file"),
     "replay": (["replay", "/nonexistent"], "no capture folder or trace"),
     "pipeline show": (["pipeline", "show", "--target", "hip:"], "bad target"),

@@ -43,7 +43,8 @@ def add_kernel_options(p: argparse.ArgumentParser, target_required=True, default
 
 def add_variant_options(p: argparse.ArgumentParser):
     g = p.add_argument_group("variant (edits to Triton's pipeline)")
-    g.add_argument("--variant", default=None, help="a named variant of the experiments (`irlab variants`)")
+    g.add_argument("--variant", default=None, help="a named variant of the experiments (`irlab variants`), a variant "
+                   "file path/to/file.py[:NAME], or registered passes: pass-name[:key=value][+pass-name...]")
     g.add_argument("--drop", action="append", default=[], metavar="PASS",
                    help="drop Triton passes matching PASS (repeatable), e.g. amd.ttgpuir.reorder_instructions")
     g.add_argument("--insert", default=None, metavar="PYPASS", help="insert a registered Python pass")
@@ -119,11 +120,8 @@ def launch_options(args) -> dict:
 def variant_from_args(args):
     from ..variant import Drop, Insert, Variant, VariantError
     if args.variant:
-        from ..variants import get_variant
-        try:
-            base = get_variant(args.variant, getattr(args, "target", None))
-        except KeyError as e:
-            raise UsageError(str(e.args[0])) from None
+        from ..variants import resolve
+        base = resolve(args.variant, getattr(args, "target", None))
     else:
         base = Variant.baseline()
     edits = [Drop(d) for d in args.drop]

@@ -67,16 +67,10 @@ def _amdgcn_arch(text: str) -> str | None:
 
 
 def _variant(name: str, target):
-    """A named variant for the target, or a registered Python pass run at the end of TTGIR."""
-    from ..registry import all_passes
-    from ..variant import Insert, Variant
-    from ..variants import get_variant
-    try:
-        return get_variant(name, target)
-    except KeyError as e:
-        if name in all_passes():
-            return Variant(name, (Insert(name, at="end"),), f"the {name} pass at the end of TTGIR")
-        raise UsageError(f"{e.args[0]}; or a registered pass (`irlab passes`)") from None
+    """A named variant for the target, a variant file, or registered Python passes
+    (:func:`irlab.variants.resolve`)."""
+    from ..variants import resolve
+    return resolve(name, target)
 
 
 def cmd_report(args) -> int:

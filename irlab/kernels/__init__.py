@@ -2,18 +2,17 @@
 of ``IRLAB_KERNEL_PATH``, and any kernel file named ``path/to/file.py:NAME``.
 
 A kernel file holds a ``KernelSpec`` (and the ``@triton.jit`` function it describes). ``NAME`` is
-the spec's ``name`` or the variable holding it; a file with one spec needs no ``:NAME``. The
-file's folder is put on ``sys.path`` while it loads, so it can import its neighbours.
+the spec's ``name`` or the variable holding it; a file with one spec needs no ``:NAME``. Files
+load through :mod:`irlab.pyfile` (once, with their folder on ``sys.path``).
 """
 from __future__ import annotations
 
-import importlib.util
 import os
-import sys
 from pathlib import Path
 
 from . import gemm, gluon_gemm, int4_gemm, softmax, splitk_gemm
 from ..kernel_spec import KernelError, KernelSpec, Problem, TileConfig, config_name
+from ..pyfile import import_file, split_ref
 
 KERNELS: dict[str, KernelSpec] = {
     spec.name: spec
@@ -25,30 +24,10 @@ _FILES: dict[str, list[tuple[str, KernelSpec]]] = {}     # resolved file path ->
 
 def specs_in_file(path: str | Path) -> list[tuple[str, KernelSpec]]:
     """(variable name, spec) for every KernelSpec a kernel file defines (loaded once)."""
-    p = Path(path).expanduser().resolve()
-    key = str(p)
+    key = str(Path(path).expanduser().resolve())
     if key in _FILES:
         return _FILES[key]
-    if not p.is_file():
-        raise KernelError(f"no kernel file {path}")
-    name = f"irlab_kernel_file_{abs(hash(key)):x}"
-    spec = importlib.util.spec_from_file_location(name, p)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    folder = str(p.parent)
-    added = folder not in sys.path
-    if added:
-        sys.path.insert(0, folder)
-    try:
-        spec.loader.exec_module(module)
-    except KernelError:
-        raise
-    except Exception as e:
-        sys.modules.pop(name, None)
-        raise KernelError(f"cannot load kernel file {path}: {type(e).__name__}: {e}") from None
-    finally:
-        if added:
-            sys.path.remove(folder)
+    module = import_file(path, "kernel file", KernelError)
     found = [(var, v) for var, v in vars(module).items() if isinstance(v, KernelSpec)]
     if not found:
         raise KernelError(f"kernel file {path} defines no KernelSpec (see irlab.KernelSpec)")
@@ -80,8 +59,9 @@ def get(ref: str) -> KernelSpec:
     ``path/to/file.py[:NAME]``."""
     if isinstance(ref, KernelSpec):
         return ref
-    path, _, name = ref.rpartition(":") if ".py:" in ref else (ref, "", "")
-    if path.endswith(".py"):
+    file_ref = split_ref(ref)
+    if file_ref:
+        path, name = file_ref
         found = specs_in_file(path)
         if not name:
             if len(found) > 1:
