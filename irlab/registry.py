@@ -40,6 +40,17 @@ def pass_dirs() -> list[Path]:
     return dirs
 
 
+def add_pass_dirs(dirs: list[Path]) -> None:
+    """Load the passes of ``dirs`` too (a project's own pass folders), as if they were on
+    IRLAB_PASS_PATH; processes started afterwards inherit them."""
+    global _LOADED
+    known = [p for p in os.environ.get("IRLAB_PASS_PATH", "").split(os.pathsep) if p]
+    new = [str(d) for d in dirs if str(d) not in known]
+    if new:
+        os.environ["IRLAB_PASS_PATH"] = os.pathsep.join(known + new)
+        _LOADED = False
+
+
 def load_passes() -> None:
     """Import every pass file (once); a file that fails to import is an error, not a silent skip."""
     global _LOADED

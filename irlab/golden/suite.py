@@ -19,11 +19,12 @@ import io
 import os
 import re
 import tempfile
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
-from ..variant import IRLAB_VERSION
+from ..variant import IRLAB_VERSION, Variant
 from ..ir.locations import strip_locations
 from ..targets import DEFAULT_TARGETS, Target
 from ..bridge.compat import TRITON_VERSION
@@ -40,6 +41,10 @@ class Case:
     variant: str
     stage: str = "ttgir"
     base: str | None = field(default=None, compare=False)   # the variant this one is built from
+    # how a worker finds a user's kernel and variant again (a kernel file, a Variant object);
+    # None: the corpus kernel and the experiments' variant of these names
+    kernel_ref: str | None = field(default=None, compare=False)
+    variant_def: Variant | None = field(default=None, compare=False, repr=False)
 
     @property
     def id(self) -> str:
@@ -63,6 +68,7 @@ class Produced:
     text: str | None
     info: dict = field(default_factory=dict)
     error: str | None = None
+    description: str | None = None      # the kernel's, for its manifest
 
 
 @dataclass
@@ -127,14 +133,24 @@ def produce(case: Case) -> Produced:
 
 def produce_stages(cases: list[Case]) -> list[Produced]:
     """Compile once for cases that differ only in their stage (same kernel, target and variant)."""
-    from ..bridge.compile import compile_kernel
     from ..kernels import get
     from ..variants import get_variant
     first = cases[0]
+    try:
+        spec = get(first.kernel_ref or first.kernel)
+        variant = first.variant_def or get_variant(first.variant, first.target)
+    except Exception as e:  # one failing case must not take the suite down; it is reported
+        return [Produced(c, None, error=f"{type(e).__name__}: {e}") for c in cases]
+    return produce_with(spec, variant, cases)
+
+
+def produce_with(spec, variant: Variant, cases: list[Case]) -> list[Produced]:
+    """The IR of ``cases`` (one kernel, target and variant; any stages) from one compile of
+    ``spec`` with ``variant``."""
+    from ..bridge.compile import compile_kernel
+    first = cases[0]
     assert all((c.kernel, c.target, c.variant) == (first.kernel, first.target, first.variant) for c in cases)
     try:
-        spec = get(first.kernel)
-        variant = get_variant(first.variant, first.target)
         res = compile_kernel(spec, first.target, variant=variant)
     except Exception as e:  # one failing case must not take the suite down; it is reported
         return [Produced(c, None, error=f"{type(e).__name__}: {e}") for c in cases]
@@ -156,7 +172,7 @@ def produce_stages(cases: list[Case]) -> list[Produced]:
                 "pass_diagnostics": [str(d) for _, r in res.python_results for d in r.diagnostics],
                 "pipeline": [c.describe() for c in res.pipeline if c.stage == case.stage],
                 "resources": resources}
-        out.append(Produced(case, normalize(text), info))
+        out.append(Produced(case, normalize(text), info, description=spec.description or None))
     return out
 
 
@@ -174,22 +190,31 @@ def compile_resources(res) -> dict:
     return out
 
 
-def produce_many(cases: list[Case], workers: int | None = None) -> dict[Case, Produced]:
+def produce_many(cases: list[Case], workers: int | None = None,
+                 on_done: Callable[[list[Produced]], None] | None = None) -> dict[Case, Produced]:
     """Compile every case, one compile per kernel, target and variant, in parallel across the
-    machine's cores."""
+    machine's cores; ``on_done`` hears of each compile's cases as it finishes."""
     groups: dict[tuple, list[Case]] = {}
     for c in cases:
         groups.setdefault((c.kernel, c.target, c.variant), []).append(c)
     jobs = list(groups.values())
     workers = workers or max(1, min(len(jobs), os.cpu_count() or 1))
+    out: dict[Case, Produced] = {}
+
+    def done(produced: list[Produced]):
+        out.update((p.case, p) for p in produced)
+        if on_done:
+            on_done(produced)
     if workers <= 1 or len(jobs) <= 1:
-        results = map(produce_stages, jobs)
+        for job in jobs:
+            done(produce_stages(job))
     else:
         import multiprocessing as mp
         ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else None
         with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
-            results = list(pool.map(produce_stages, jobs, chunksize=1))
-    return {p.case: p for produced in results for p in produced}
+            for future in as_completed([pool.submit(produce_stages, job) for job in jobs]):
+                done(future.result())
+    return out
 
 
 # ------------------------------------------------------------------------------------------------
@@ -228,10 +253,13 @@ def note(root: Path = GOLDEN_ROOT) -> str:
     return store.describe_set(root)
 
 
-def compare(produced: Produced, root: Path = GOLDEN_ROOT, write_obtained: bool = True) -> Outcome:
+def compare(produced: Produced, root: Path = GOLDEN_ROOT, write_obtained: bool = True,
+            accept: str | None = None) -> Outcome:
     """Compare produced IR with the installed Triton's golden set (or, if it has none, the nearest
-    recorded set: differences are then ``drift``)."""
+    recorded set: differences are then ``drift``). ``accept`` is the command a failure message
+    offers to create or accept the golden (default: ``irlab golden update --only '<id>'``)."""
     case = produced.case
+    accept = accept or case.command()
     gs, own = store.set_for_check(root)
     path = gs.path(case.id)
     obtained_path = path.with_name(path.name + ".obtained")
@@ -249,7 +277,7 @@ def compare(produced: Produced, root: Path = GOLDEN_ROOT, write_obtained: bool =
     if expected is None:
         where = f"{gs.file_of(case.id)} (the golden of its base {base})" if base else f"{path}"
         return Outcome(case, "missing", f"{case.id}: no golden file {where} for Triton {gs.version}; "
-                       f"create it with: {case.command()}")
+                       f"create it with: {accept}")
     if expected == produced.text:
         if obtained_path.exists():
             obtained_path.unlink()
@@ -262,7 +290,7 @@ def compare(produced: Produced, root: Path = GOLDEN_ROOT, write_obtained: bool =
     what = (f"is recorded as unchanged vs {base}, but the produced IR differs from {base}'s golden "
             f"{gs.file_of(case.id)}") if base else f"produced IR differs from {path}"
     return Outcome(case, status, f"{case.id}: {what} (obtained IR written to {obtained_path}); accept it with: "
-                   f"{case.command()}", diff, obtained_path if write_obtained else None)
+                   f"{accept}", diff, obtained_path if write_obtained else None)
 
 
 def update(produced: Produced, root: Path = GOLDEN_ROOT) -> str:
@@ -296,13 +324,10 @@ def update(produced: Produced, root: Path = GOLDEN_ROOT) -> str:
 
 
 def _record(gs: GoldenSet, produced: Produced, unchanged_vs: str | None):
-    from ..kernels import KERNELS
-    case = produced.case
     entry = {**produced.info, "triton": gs.version, "irlab": IRLAB_VERSION}
     if unchanged_vs:
         entry["unchanged_vs"] = unchanged_vs
-    spec = KERNELS.get(case.kernel)
-    gs.record(case.id, entry, spec.description if spec else None)
+    gs.record(produced.case.id, entry, produced.description)
 
 
 def in_base_order(cases: list[Case]) -> list[Case]:
