@@ -1,64 +1,133 @@
-"""pytest plugin for golden IR files.
+"""pytest plugin for golden IR files, in any project.
 
 * ``pytest --update-golden`` writes the goldens that differ or are missing (and only those) and
   lists them at the end of the run.
 * Without it, a missing golden fails with the command that creates it, and a mismatch fails with
-  a unified diff (capped) and writes ``<golden>.obtained`` beside the golden.
-* Goldens are kept per Triton version (``golden/triton-<version>/``); the run says once, in the
+  a unified diff (capped), writes ``<golden>.obtained`` beside the golden and says the command
+  that accepts it: ``pytest <this test> --update-golden`` from where pytest ran, and
+  ``irlab golden update --only '<id>'`` too when the project's ``[tool.irlab]`` lists the case.
+* The goldens are the project's: ``--golden-root``, else the ini option ``irlab_golden_root``
+  (relative to the ini file), else ``golden_root`` in ``[tool.irlab]`` of the nearest
+  pyproject.toml from the rootdir up, else ``golden/`` in the rootdir
+  (:mod:`irlab.golden.project`).
+* Goldens are kept per Triton version (``<root>/triton-<version>/``); the run says once, in the
   header, which version's set it compares with. When the installed Triton has no set yet, the
   nearest recorded one is used and its differences are expected failures (drift), not
-  regressions; the FileCheck properties (``golden/properties/``) apply to every version.
+  regressions; the FileCheck properties (``<root>/properties/``) apply to every version.
 
 Tests use the ``golden`` fixture::
 
-    def test_my_pass(golden):
-        golden.check("my_kernel/cuda-90/my-variant.ttgir", produced_ir_text)   # golden/triton-<ver>/...
+    def test_my_kernel(golden):
+        golden.check_kernel("kernels/my_kernel.py", "cuda:90", variant="my_variants.py:MINE")  # as irlab golden does
+        golden.check("my_kernel/cuda-90/my-variant.ttgir", produced_ir_text)   # any IR: <root>/triton-<ver>/...
         golden.filecheck(produced_ir_text, "// CHECK: tt.dot\\n// CHECK-NOT: ttg.convert_layout\\n")
 """
 from __future__ import annotations
 
+import os
+import shlex
 from pathlib import Path
 
 import pytest
 
 from . import suite
+from ..pass_api import PassError
+from .project import ConfigError, Project, Root
 
 _UPDATED: list[tuple[str, str]] = []
+_STATE = pytest.StashKey["GoldenSettings"]()
 
 
 def pytest_addoption(parser):
     group = parser.getgroup("irlab")
     group.addoption("--update-golden", action="store_true", default=False,
                     help="write golden IR files that differ or are missing, and report which")
-    group.addoption("--golden-root", default=None, help="folder of golden files (default: the repository's golden/)")
+    group.addoption("--golden-root", default=None,
+                    help="folder of golden files (default: the ini option irlab_golden_root, else golden_root in "
+                         "[tool.irlab] of pyproject.toml, else golden/ in the rootdir)")
+    parser.addini("irlab_golden_root", "folder of irlab's golden IR files, relative to the ini file", default="")
+
+
+class GoldenSettings:
+    """The session's golden root and project, and the commands a failure offers."""
+
+    def __init__(self, config):
+        self.config = config
+        self.update = config.getoption("--update-golden")
+        self.project = Project.find(config.rootpath)
+        ini = config.getini("irlab_golden_root")
+        ini_base = config.inipath.parent if config.inipath else config.rootpath
+        option = config.getoption("--golden-root")
+        if option:
+            option = str(Path(config.invocation_params.dir) / option)
+        self.root: Root = self.project.golden_root(option, ini_base / ini if ini else None, config.rootpath)
+        self._irlab_cases: tuple[set, Root] | None = None
+
+    @property
+    def announced(self) -> bool:
+        # say nothing in sessions of a project that keeps no goldens
+        return self.root.source != "default" or self.root.path.is_dir()
+
+    def accept(self, node, case: suite.Case, offer_irlab: bool) -> str:
+        """The command(s) that write ``case``'s golden, run where this pytest ran: this test with
+        --update-golden, and ``irlab golden update`` if ``offer_irlab`` and the project lists the case."""
+        invocation = Path(self.config.invocation_params.dir)
+        where = os.path.relpath(node.path, invocation)
+        if "::" in node.nodeid:
+            where += "::" + node.nodeid.split("::", 1)[1]
+        argv = ["pytest", where]
+        if self.root.source == "option":
+            argv += ["--golden-root", str(self.root.path)]
+        command = " ".join(shlex.quote(a) for a in argv + ["--update-golden"])
+        ids, irlab_root = self._irlab() if offer_irlab else (set(), self.root)
+        if case.id in ids:
+            command += f" (or: {case.command()}"
+            if irlab_root.path != self.root.path:
+                command += f" --golden-root {shlex.quote(str(self.root.path))}"
+            command += ")"
+        return command
+
+    def _irlab(self) -> tuple[set, Root]:
+        """The case ids ``irlab golden`` knows where pytest ran, and the root it would use."""
+        if self._irlab_cases is None:
+            try:
+                project = Project.find(self.config.invocation_params.dir)
+                self._irlab_cases = ({c.id for c in project.cases()} if project.has_cases else set(),
+                                     project.golden_root())
+            except (ValueError, OSError, PassError):   # a project irlab golden cannot use: pytest's command only
+                self._irlab_cases = (set(), self.root)
+        return self._irlab_cases
+
+
+def pytest_configure(config):
+    try:
+        config.stash[_STATE] = GoldenSettings(config)
+    except ConfigError as e:
+        raise pytest.UsageError(f"irlab golden: {e}") from None
 
 
 def pytest_sessionstart(session):
     # said once, up front, even with -q: which Triton version's goldens, and whether differences
     # are drift from an upgrade
     reporter = session.config.pluginmanager.get_plugin("terminalreporter")
-    if reporter is not None and _uses_golden(session.config):
-        reporter.write_line(f"irlab golden: {suite.note(_root(session.config))}")
-
-
-def _uses_golden(config) -> bool:
-    # say nothing in sessions that are not about goldens at all (a plain project's pytest run)
-    return bool(config.getoption("--golden-root", default=None)) or suite.GOLDEN_ROOT.is_dir()
-
-
-def _root(config) -> Path:
-    opt = config.getoption("--golden-root", default=None)
-    return Path(opt) if opt else suite.GOLDEN_ROOT
+    settings = session.config.stash.get(_STATE, None)
+    if reporter is not None and settings is not None and settings.announced:
+        reporter.write_line(f"irlab golden: {suite.note(settings.root.path)}")
 
 
 class GoldenChecker:
-    def __init__(self, config):
-        self.config = config
-        self.root = _root(config)
-        self.update = config.getoption("--update-golden")
+    def __init__(self, request):
+        self.settings: GoldenSettings = request.config.stash[_STATE]
+        self.node = request.node
+        self.root = self.settings.root.path
+        self.update = self.settings.update
 
     def outcome(self, produced: suite.Produced) -> suite.Outcome:
-        """Compare (or, with --update-golden, write) one produced golden; fail the test if it differs."""
+        """Compare (or, with --update-golden, write) one golden the suite produced
+        (:func:`irlab.golden.suite.produce`); fail the test if it differs."""
+        return self._judge(produced, from_suite=True)
+
+    def _judge(self, produced: suite.Produced, from_suite: bool) -> suite.Outcome:
         if self.update:
             status = suite.update(produced, self.root)
             if status == "error":
@@ -66,7 +135,8 @@ class GoldenChecker:
             if status != "unchanged":
                 _UPDATED.append((status, produced.case.id))
             return suite.Outcome(produced.case, "match")
-        out = suite.compare(produced, self.root)
+        # `irlab golden update` writes what the suite produces: offered only for IR produced that way
+        out = suite.compare(produced, self.root, accept=self.settings.accept(self.node, produced.case, from_suite))
         if out.status == "drift":
             pytest.xfail(f"Triton drift: {out.message}")
         if not out.ok:
@@ -74,14 +144,49 @@ class GoldenChecker:
         return out
 
     def check(self, relpath: str, text: str) -> suite.Outcome:
-        """Compare ``text`` with ``golden/triton-<installed version>/<relpath>`` (for goldens that
-        are not suite cases)."""
-        kernel, target_slug, name = relpath.split("/")
-        variant, _, stage = name.rpartition(".")
-        target = target_slug.replace("-", ":", 1)
-        case = suite.Case(kernel, target, variant, stage)
-        return self.outcome(suite.Produced(case, suite.normalize(text), {"kernel": kernel, "target": target,
-                                                                          "stage": stage, "variant": variant}))
+        """Compare ``text`` with ``<golden root>/triton-<installed version>/<relpath>``, where
+        ``relpath`` is ``<kernel>/<target>/<variant>.<stage>`` (``my_kernel/cuda-90/baseline.ttgir``)."""
+        from ..targets import Target, TargetError
+        parts = relpath.split("/")
+        variant, _, stage = parts[-1].rpartition(".")
+        try:
+            if len(parts) != 3 or not (parts[0] and variant and stage):
+                raise TargetError("")
+            target = Target.parse(parts[1].replace("-", ":", 1)).name
+        except TargetError:
+            pytest.fail(f"golden.check({relpath!r}): name the golden <kernel>/<target>/<variant>.<stage>, "
+                        "e.g. my_kernel/cuda-90/baseline.ttgir", pytrace=False)
+        case = suite.Case(parts[0], target, variant, stage)
+        return self._judge(suite.Produced(case, suite.normalize(text), {"kernel": case.kernel, "target": target,
+                                                                         "stage": stage, "variant": variant}),
+                           from_suite=False)
+
+    def check_kernel(self, kernel, target: str, variant="baseline", stage: str = "ttgir") -> suite.Outcome:
+        """Compile ``kernel`` for ``target`` with ``variant`` and compare ``stage`` with the golden
+        ``<kernel>/<target>/<variant>.<stage>``, produced exactly as ``irlab golden`` produces it
+        (same file, same manifest entry). ``kernel``: a kernel file ``path.py[:NAME]`` (relative
+        to the rootdir), a kernel name or a KernelSpec; ``variant``: a Variant, or a name, variant
+        file or passes (:func:`irlab.variants.resolve`)."""
+        from ..kernels import get
+        from ..pass_api import PassError
+        from ..pyfile import split_ref
+        from ..targets import Target
+        from ..variant import Variant
+        from ..variants import resolve
+        def at_rootdir(ref):
+            if not isinstance(ref, str) or not split_ref(ref):
+                return ref
+            path, name = split_ref(ref)
+            return str(self.settings.config.rootpath / path) + (f":{name}" if name else "")
+        try:
+            spec = get(at_rootdir(kernel))
+            target = Target.parse(target).name
+            v = variant if isinstance(variant, Variant) else resolve(at_rootdir(variant), target)
+        except (ValueError, PassError) as e:
+            pytest.fail(f"golden.check_kernel: {e}", pytrace=False)
+        case = suite.Case(spec.name, target, v.name, stage, v.base_name)
+        (produced,) = suite.produce_with(spec, v, [case])
+        return self._judge(produced, from_suite=True)
 
     def filecheck(self, text: str, checks: str, name: str = "checks"):
         ok, report = suite.filecheck(text, checks, name)
@@ -91,7 +196,7 @@ class GoldenChecker:
 
 @pytest.fixture
 def golden(request) -> GoldenChecker:
-    return GoldenChecker(request.config)
+    return GoldenChecker(request)
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
