@@ -66,7 +66,7 @@ class GoldenSettings:
     @property
     def announced(self) -> bool:
         # say nothing in sessions of a project that keeps no goldens
-        return self.root.source != "default" or self.root.path.is_dir()
+        return self.root.source != "default" or self.root.path.is_dir() or self.project.has_cases
 
     def accept(self, node, case: suite.Case, offer_irlab: bool) -> str:
         """The command(s) that write ``case``'s golden, run where this pytest ran: this test with
@@ -179,6 +179,7 @@ class GoldenChecker:
             path, name = split_ref(ref)
             return str(self.settings.config.rootpath / path) + (f":{name}" if name else "")
         try:
+            self.settings.project.add_passes_path()
             spec = get(at_rootdir(kernel))
             target = Target.parse(target).name
             v = variant if isinstance(variant, Variant) else resolve(at_rootdir(variant), target)

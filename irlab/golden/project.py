@@ -32,7 +32,7 @@ GOLDEN_STAGES = ("ttir", "ttgir")
 
 # key -> (type, what a value is): every key [tool.irlab] may hold
 KEYS = {
-    "golden_root": (str, "a folder"),
+    "golden_root": (str, "a folder (a string)"),
     "kernels": (list, "a list of kernel files (path.py[:NAME]) or kernel names"),
     "targets": (list, "a list of targets such as \"cuda:90\", \"hip:gfx942\""),
     "variants": (list, "a list of variants: names, variant files (path.py[:NAME]) or passes"),
@@ -40,6 +40,7 @@ KEYS = {
     "passes_path": (list, "a list of folders of Python passes"),
     "corpus": (bool, "true or false"),
 }
+NON_EMPTY = ("targets", "variants", "stages")   # the defaults are used only when left out
 
 
 class ConfigError(ValueError):
@@ -85,6 +86,9 @@ def read_settings(pyproject: Path) -> dict:
         kind, what = KEYS[key]
         if not isinstance(value, kind) or (kind is list and not all(isinstance(v, str) and v for v in value)):
             raise ConfigError(f"{pyproject}: [tool.irlab] {key} must be {what}, not {value!r}")
+        if key in NON_EMPTY and not value:
+            raise ConfigError(f"{pyproject}: [tool.irlab] {key} is empty: leave it out for the default, or list "
+                              f"at least one")
     return table
 
 
