@@ -187,7 +187,7 @@ class GoldenChecker:
             pytest.fail(f"golden.check_kernel: {e}", pytrace=False)
         case = suite.Case(spec.name, target, v.name, stage, v.base_name)
         (produced,) = suite.produce_with(spec, v, [case])
-        return self._judge(produced, from_suite=True)
+        return self.outcome(produced)
 
     def filecheck(self, text: str, checks: str, name: str = "checks"):
         ok, report = suite.filecheck(text, checks, name)
