@@ -207,6 +207,14 @@ def test_plugin_root_order(pytester):
     assert f"({root / 'from-cli' / SET})" in header("--golden-root=from-cli")
 
 
+def test_the_readmes_tool_irlab_table_is_valid(tmp_path):
+    section = (REPO / "README.md").read_text().split("### In your own project", 1)[1]
+    table = re.search(r"```toml\n(.*?)```", section, re.S).group(1)
+    (tmp_path / "pyproject.toml").write_text(table)
+    settings = project_mod.read_settings(tmp_path / "pyproject.toml")
+    assert set(settings) == set(project_mod.KEYS) - {"corpus"}
+
+
 def test_toml_reader_on_python_3_10_names_the_missing_package(monkeypatch, tmp_path):
     (tmp_path / "pyproject.toml").write_text("[tool.irlab]\n")
     monkeypatch.setitem(sys.modules, "tomllib", None)       # as on Python 3.10 ...
