@@ -94,14 +94,11 @@ def read_settings(pyproject: Path) -> dict:
 
 @dataclass(frozen=True)
 class Root:
-    """A golden root and what chose it (said in headers, and in commands a failure suggests)."""
+    """A golden root and what chose it (a root from the command line is repeated in the commands
+    a failure suggests)."""
 
     path: Path
     source: str        # option | ini | pyproject | default
-
-    def describe(self) -> str:
-        return {"option": "--golden-root", "ini": "the ini option irlab_golden_root",
-                "pyproject": "golden_root in [tool.irlab]", "default": "the default"}[self.source]
 
 
 @dataclass(frozen=True)
@@ -117,10 +114,6 @@ class Project:
         if pyproject is None:
             return cls(Path(start).absolute())
         return cls(pyproject.parent, pyproject, read_settings(pyproject))
-
-    @property
-    def where(self) -> str:
-        return f"[tool.irlab] in {self.pyproject}" if self.pyproject else f"{self.dir} (no pyproject.toml)"
 
     def path(self, rel: str) -> Path:
         """A path of the table, relative to the pyproject.toml's folder."""
@@ -160,6 +153,8 @@ class Project:
         notes = [] if notes is None else notes
         self.add_passes_path()
         out = suite.all_cases() if self.settings.get("corpus") else []
+        if not self.settings.get("kernels"):
+            return out
         ids = {c.id for c in out}
         targets = self._targets()
         stages = self._stages()

@@ -21,6 +21,7 @@ from pathlib import Path
 from ..bridge.compat import TRITON_VERSION
 from ..jsonio import write_json
 
+# irlab's own goldens (its corpus's, in its repository); a project's root: irlab.golden.project
 GOLDEN_ROOT = Path(__file__).resolve().parent.parent.parent / "golden"
 PROPERTIES = "properties"
 SET_PREFIX = "triton-"
