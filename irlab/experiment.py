@@ -55,9 +55,10 @@ def common_args(description: str, default_out: str, name: str | None = None) -> 
 
 def _targets(text: str) -> str:
     """--targets, checked when parsed: every entry a target."""
+    from .bridge import compat
     for t in text.split(","):
         try:
-            Target.parse(t)
+            compat.check_target(Target.parse(t))
         except ValueError as e:
             raise argparse.ArgumentTypeError(str(e)) from None
     return text

@@ -48,7 +48,6 @@ is reduced, stored atomically, or stored without the bound on the wrapped axis.
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -86,7 +85,7 @@ def uniform(value):
         return ("int", n)
     d = value.defining_op
     if d is not None and d.name == "tt.splat":
-        inner = d.operands[0]
+        inner = d.src
         n = int_constant(inner)
         return ("int", n) if n is not None else ("val", inner)
     if not isinstance(value.type, TensorType):
@@ -97,7 +96,7 @@ def uniform(value):
 def strip_broadcast(value):
     d = value.defining_op
     while d is not None and d.name == "tt.broadcast":
-        value = d.operands[0]
+        value = d.src
         d = value.defining_op
     return value
 
@@ -129,11 +128,11 @@ def axis_term(value, what: str) -> Axis:
         if d is None:
             raise Refuse(f"{what}: {value.ref} is a block argument, not an index expression")
         if d.name == "arith.muli":
-            u0, u1 = uniform(d.operands[0]), uniform(d.operands[1])
-            if u1 is not None and not _is_scalar(d.operands[0]):
-                u, value = u1, d.operands[0]
-            elif u0 is not None and not _is_scalar(d.operands[1]):
-                u, value = u0, d.operands[1]
+            u0, u1 = uniform(d.lhs), uniform(d.rhs)
+            if u1 is not None and not _is_scalar(d.lhs):
+                u, value = u1, d.lhs
+            elif u0 is not None and not _is_scalar(d.rhs):
+                u, value = u0, d.rhs
             else:
                 raise Refuse(f"{what}: {describe(d)} multiplies two varying tensors")
             if u[0] == "int":
@@ -144,7 +143,7 @@ def axis_term(value, what: str) -> Axis:
             continue
         if d.name == "tt.expand_dims" and rank2 and axis is None:
             axis = 1 - int(d.attr("axis"))
-            value = d.operands[0]
+            value = d.src
             continue
         break
     if axis is None:
@@ -155,17 +154,17 @@ def axis_term(value, what: str) -> Axis:
     wrap = start = None
     d = value.defining_op
     if d is not None and d.name == "arith.remsi":
-        u = uniform(d.operands[1])
+        u = uniform(d.rhs)
         if u is None or u[0] != "val":
             raise Refuse(f"{what}: {describe(d)} wraps by something other than a scalar bound")
-        wrap, value = u[1], d.operands[0]
+        wrap, value = u[1], d.lhs
         d = value.defining_op
     if d is not None and d.name == "arith.addi":
-        u0, u1 = uniform(d.operands[0]), uniform(d.operands[1])
+        u0, u1 = uniform(d.lhs), uniform(d.rhs)
         if u0 is not None and u0[0] == "val":
-            start, value = u0[1], d.operands[1]
+            start, value = u0[1], d.rhs
         elif u1 is not None and u1[0] == "val":
-            start, value = u1[1], d.operands[0]
+            start, value = u1[1], d.lhs
         else:
             raise Refuse(f"{what}: {describe(d)} is not start + range")
         d = value.defining_op
@@ -182,8 +181,8 @@ def offset_terms(value, what: str) -> list[Axis]:
     """Flatten a sum of per-axis index terms."""
     value = strip_broadcast(value)
     d = value.defining_op
-    if d is not None and d.name == "arith.addi" and uniform(d.operands[0]) is None and uniform(d.operands[1]) is None:
-        return offset_terms(d.operands[0], what) + offset_terms(d.operands[1], what)
+    if d is not None and d.name == "arith.addi" and uniform(d.lhs) is None and uniform(d.rhs) is None:
+        return offset_terms(d.lhs, what) + offset_terms(d.rhs, what)
     return [axis_term(value, what)]
 
 
@@ -196,11 +195,11 @@ def pointer_terms(value, what: str):
         if d is None:
             break
         if d.name == "tt.addptr":
-            terms += offset_terms(d.operands[1], what)
-            value = d.operands[0]
+            terms += offset_terms(d.offset, what)
+            value = d.ptr
             continue
         if d.name == "tt.splat":
-            return d.operands[0], terms
+            return d.src, terms
         break
     raise Refuse(f"{what}: the pointer is not splat(base) plus index terms")
 
@@ -220,24 +219,19 @@ def mask_conjuncts(value) -> list:
     value = strip_broadcast(value)
     d = value.defining_op
     if d is not None and d.name == "arith.andi":
-        return mask_conjuncts(d.operands[0]) + mask_conjuncts(d.operands[1])
+        return mask_conjuncts(d.lhs) + mask_conjuncts(d.rhs)
     return [value]
 
 
 def cmpi_slt(value, what: str):
     """``(Axis of the lhs, rhs Value)`` of ``arith.cmpi slt, <index term>, splat(rhs)``."""
     d = strip_broadcast(value).defining_op
-    if d is None or d.name != "arith.cmpi" or _predicate(d) != "slt":
+    if d is None or d.name != "arith.cmpi" or d.predicate != "slt":
         raise Refuse(f"{what}: the mask is not `arith.cmpi slt` of an index against a bound")
-    u = uniform(d.operands[1])
+    u = uniform(d.rhs)
     if u is None or u[0] != "val":
         raise Refuse(f"{what}: {describe(d)} compares against something other than a scalar bound")
-    return axis_term(d.operands[0], what), u[1]
-
-
-def _predicate(op) -> str | None:
-    m = re.search(r"arith\.cmpi\s+(\w+)", op.text)
-    return m.group(1) if m else None
+    return axis_term(d.lhs, what), u[1]
 
 
 def is_zero(value) -> bool:
@@ -288,7 +282,8 @@ class DescriptorLoads(ModulePass):
     # ---------------------------------------------------------------------------------------------
     def run_function(self, ctx, fn) -> int:
         """Rewrites what it can in ``fn``; returns how many candidate ops it looked at."""
-        divis = _divisibility(fn)
+        divis = {name: int(a["tt.divisibility"]) for name, a in fn.argument_attributes().items()
+                 if "tt.divisibility" in a}
         loops = [op for op in fn.walk() if op.name == "scf.for"]
         seen = 0
         for loop in loops:
@@ -327,11 +322,11 @@ class DescriptorLoads(ModulePass):
             raise Refuse("the pointer is not loop-carried (a tt.addptr iter_arg of the K loop)")
         slot = loop.iter_args.index(ptr)
         init = loop.init_args[slot]
-        yielded = loop.body.ops[-1].operands[slot]
+        yielded = loop.body.ops[-1].values[slot]
         yd = yielded.defining_op
-        if yd is None or yd.name != "tt.addptr" or yd.operands[0] is not ptr:
+        if yd is None or yd.name != "tt.addptr" or yd.ptr is not ptr:
             raise Refuse("the loop does not advance the pointer by tt.addptr of itself")
-        step_u = uniform(yd.operands[1])
+        step_u = uniform(yd.offset)
         if step_u is None:
             raise Refuse(f"the pointer advances by a non-uniform offset ({describe(yd)})")
         base, terms = pointer_terms(init, what)
@@ -350,9 +345,9 @@ class DescriptorLoads(ModulePass):
             sd = step_u[1].defining_op
             T = None
             if sd is not None and sd.name == "arith.muli":
-                for x, y in ((0, 1), (1, 0)):
-                    if sd.operands[x] is stride0 and int_constant(sd.operands[y]) is not None:
-                        T = int_constant(sd.operands[y])
+                for x, y in ((sd.lhs, sd.rhs), (sd.rhs, sd.lhs)):
+                    if x is stride0 and int_constant(y) is not None:
+                        T = int_constant(y)
             if T is None:
                 raise Refuse(f"the per-iteration advance {step_u[1].ref} is not a constant times the row stride")
             k_axis = 0
@@ -371,11 +366,11 @@ class DescriptorLoads(ModulePass):
         rd = rhs.defining_op
         extent_k = None
         if rd is not None and rd.name == "arith.subi":
-            md = rd.operands[1].defining_op
+            md = rd.rhs.defining_op
             if md is not None and md.name == "arith.muli":
-                for x, y in ((0, 1), (1, 0)):
-                    if md.operands[x] is loop.induction_var and int_constant(md.operands[y]) == T:
-                        extent_k = rd.operands[0]
+                for x, y in ((md.lhs, md.rhs), (md.rhs, md.lhs)):
+                    if x is loop.induction_var and int_constant(y) == T:
+                        extent_k = rd.lhs
         if extent_k is None:
             raise Refuse(f"the K mask bound {rhs.ref} is not EXTENT - iv * {T}")
         if not extent_k.defined_outside(loop):
@@ -422,7 +417,7 @@ class DescriptorLoads(ModulePass):
         if not isinstance(acc, BlockArgument) or acc not in loop.iter_args:
             raise Refuse("the dot's accumulator is not loop-carried")
         slot = loop.iter_args.index(acc)
-        if loop.body.ops[-1].operands[slot] is not dot.result or dot.result.users != [loop.body.ops[-1]]:
+        if loop.body.ops[-1].values[slot] is not dot.result or dot.result.users != [loop.body.ops[-1]]:
             raise Refuse("the dot's result has other users than the loop's yield")
         if any(u is not dot for u in acc.users):
             raise Refuse("the accumulator is read elsewhere in the loop")
@@ -536,9 +531,9 @@ class DescriptorLoads(ModulePass):
         # the pointer iter_arg is now dead: yield it unchanged so canonicalize drops it
         ptr = loop.iter_args[p.slot]
         yld = loop.body.ops[-1]
-        adv = yld.operands[p.slot].defining_op
+        adv = yld.values[p.slot].defining_op
         if not loop.results[p.slot].users and all(u is adv for u in ptr.users):
-            rw.set_operand(yld.operand_uses[p.slot], ptr, "the pointer is no longer used")
+            rw.set_operand(yld.operand_use("values", p.slot), ptr, "the pointer is no longer used")
         ctx.remark(f"loads {p.block[0]}x{p.block[1]} {p.elem} tiles through TMA: descriptor over "
                    f"[{p.extents[0].ref}, {p.extents[1].ref}], coordinates "
                    f"[{', '.join(_coord_text(c) for c in p.coords)}]", ld)
@@ -562,12 +557,3 @@ class DescriptorLoads(ModulePass):
 def _coord_text(c) -> str:
     kind, v = c
     return v.ref if kind == "val" else str(v) if kind == "int" else f"iv*{v}"
-
-
-def _divisibility(fn) -> dict:
-    """``{argument name: tt.divisibility}`` from the function's signature."""
-    header = fn.source.text[fn.start:fn.regions[0].start] if fn.regions else fn.text
-    out = {}
-    for m in re.finditer(r"%([\w$.]+): [^,{]*\{tt\.divisibility = (\d+) : i32\}", header):
-        out[m.group(1)] = int(m.group(2))
-    return out

@@ -14,19 +14,11 @@ it does not know) or break a dependence; the note names that op. Presets:
   exactly two global loads and one dot in the loop, an M and N tile of at least 128 and a K tile
   of at least 64, the second load placed immediately before the dot.
 
-On AMD the new TTGIR order alone does not reach the AMDGCN: the backend's scheduler rebuilds the
-loop's schedule (on gfx942 the assembly is identical to the un-interleaved one). ``pin`` keeps it
-there (see :mod:`irlab.analysis.amdgpu_sched`):
-
-* ``barriers``: ``rocdl.sched.barrier 0`` right before and after the sunk load. Nothing crosses
-  them, so the AMDGCN follows the TTGIR order verbatim -- the second loads right after the LDS
-  reads -- but the loop body becomes three scheduling regions and the dot's MFMAs, all in the
-  last one, no longer overlap the LDS reads.
-* ``groups``: a ``rocdl.sched.group.barrier`` sequence after the dot, in one scheduling region:
-  the loads before the sunk one, the LDS reads, ``mfma_before`` of the dot's MFMAs, the sunk
-  load, the remaining MFMAs. That is the talk's AMDGCN (``4 x global_load / s_barrier / 24 x
-  ds_read / 98 x v_mfma / 4 x global_load / ...``). The group sizes are machine-instruction
-  counts estimated from the layouts; the remark states them.
+On AMD the new TTGIR order alone does not reach the AMDGCN (the backend's scheduler rebuilds the
+loop; on gfx942 the assembly is identical to the un-interleaved one). ``pin`` keeps it there:
+``barriers`` (``rocdl.sched.barrier 0`` around the sunk load: the TTGIR order verbatim, in three
+scheduling regions) or ``groups`` (a ``rocdl.sched.group.barrier`` sequence after the dot, sized
+from the layouts: the talk's AMDGCN); see :func:`irlab.analysis.amdgpu_sched.pin_sunk_load`.
 """
 from __future__ import annotations
 
@@ -106,10 +98,10 @@ class SinkStagedLoad(RewritePattern):
         anchor = dot if before_dot else feeding[-1]
         if self.in_place(body, load, anchor, before_dot):
             amd = sched.is_amd(self.ctx.module)
-            if o.pin != "none" and amd and not self.pinned(body, load, dot):
-                return self.pin(load, dot, body, rw)
+            if o.pin != "none" and amd and not sched.is_pinned(body, load, dot, o.pin):
+                return sched.pin_sunk_load(self.ctx, rw, body, load, dot, o.pin, o.mfma_before, GLOBAL_LOADS)
             if o.pin != "none" and not amd:
-                self.not_amd(load)
+                sched.warn_not_amd(self.ctx, load, f"pin={o.pin}")
             where = f"sits right before {describe(dot)}" if before_dot else f"already comes after {describe(anchor)}"
             pins = f", pinned ({o.pin})" if o.pin != "none" and amd else ""
             return rw.notify_match_failure(load, f"nothing to do: the load {where}{pins}")
@@ -128,7 +120,7 @@ class SinkStagedLoad(RewritePattern):
         self.ctx.remark(f"sank {describe(load)} {'before' if before_dot else 'after'} {describe(anchor)} "
                         f"({o.preset} schedule)", load)
         if o.pin != "none":
-            self.pin(load, dot, body, rw)
+            sched.pin_sunk_load(self.ctx, rw, body, load, dot, o.pin, o.mfma_before, GLOBAL_LOADS)
 
     @staticmethod
     def in_place(body, load, anchor, before_dot: bool) -> bool:
@@ -137,55 +129,6 @@ class SinkStagedLoad(RewritePattern):
             between = body.ops[body.index(load) + 1:body.index(anchor)]
             return body.index(load) < body.index(anchor) and all(x.name in sched.SCHED_OPS for x in between)
         return body.index(load) > body.index(anchor)
-
-    def pinned(self, body, load, dot) -> bool:
-        if self.opts.pin == "barriers":
-            i = body.index(load)
-            return i > 0 and sched.is_pin(body.ops[i - 1], 0) and i + 1 < len(body.ops) \
-                and sched.is_pin(body.ops[i + 1], 0)
-        j = body.index(dot)
-        return j + 1 < len(body.ops) and body.ops[j + 1].name == "rocdl.sched.group.barrier"
-
-    def not_amd(self, load: Operation) -> None:
-        message = (f"not pinned: pin={self.opts.pin} writes AMDGPU scheduling barriers; the module is for "
-                   f"{self.ctx.module.target or 'an unknown target'} (its assembler schedules freely)")
-        if not any(d.message == message for d in self.ctx.diagnostics):
-            self.ctx.warning(message, load)
-
-    def pin(self, load: Operation, dot: Operation, body, rw) -> None:
-        """Keep the new order through the AMDGPU scheduler (option ``pin``); say why not where it cannot."""
-        if not sched.is_amd(self.ctx.module):
-            return self.not_amd(load)
-        if self.opts.pin == "barriers":
-            i = body.index(load)
-            if not (i > 0 and sched.is_pin(body.ops[i - 1], 0)):
-                rw.insert_before(load, sched.sched_barrier(0), reason="pin the sunk load")
-            if not sched.is_pin(body.ops[body.index(load) + 1], 0):
-                rw.insert_after(load, sched.sched_barrier(0), reason="pin the sunk load")
-            self.ctx.remark(f"pinned {describe(load)} with rocdl.sched.barrier 0 before and after it: nothing "
-                            "crosses them (each also ends a scheduling region)", load)
-            return
-        earlier = [x for x in body.ops[:body.index(load)] if x.name in GLOBAL_LOADS]
-        counts = [sched.vmem_reads(x) for x in earlier + [load]]
-        n_mfma, n_ds = sched.mfmas(dot), sched.ds_reads_bound(dot)
-        unknown = [describe(x) for x, c in zip(earlier + [load], counts) if c is None] + \
-            ([describe(dot)] if n_mfma is None or n_ds is None else [])
-        if unknown:
-            self.ctx.warning(f"not pinned: cannot estimate the machine instructions of {', '.join(unknown)} (a "
-                             "blocked global load and an amd_mfma dot are needed for the group sizes)", load)
-            return
-        first, sunk = sum(counts[:-1]), counts[-1]
-        before = round(self.opts.mfma_before * n_mfma)
-        groups = [("vmem_read", first, "the loads before it")] if first else []
-        groups += [("ds_read", n_ds, "every LDS read: an upper bound")]
-        groups += [("mfma", before, f"{before} of {n_mfma} MFMAs")] if before else []
-        groups += [("vmem_read", sunk, describe(load))]
-        groups += [("mfma", n_mfma - before, "the other MFMAs")] if n_mfma - before else []
-        rw.insert_after(dot, "\n".join(sched.group_barrier(sched.MASKS[k], n) for k, n, _ in groups),
-                        reason="pin the talk's schedule")
-        said = ", ".join(f"{n} x {k} ({why})" for k, n, why in groups)
-        self.ctx.remark(f"pinned the schedule with {len(groups)} rocdl.sched.group.barrier after {describe(dot)}: "
-                        f"{said}; counts estimated from the layouts", dot)
 
 
 PRESETS = ("talk", "upstream")

@@ -185,3 +185,31 @@ def test_driver_stops_patterns_that_never_settle():
     m = ir.parse(LOOP)
     with pytest.raises(RewriteError, match="no fixpoint.*PingPong"):
         apply_patterns(m, [PingPong()], PatternRewriter(m), max_rewrites=20)
+
+
+def test_predicates_argument_attributes_and_variadic_operand_slots():
+    """What passes read without regexes: a comparison's predicate, a function's argument
+    attributes, and the n-th slot of a variadic operand (to replace one yielded value)."""
+    text = """module {
+  tt.func public @f(%p: !tt.ptr<f16> {tt.divisibility = 16 : i32}, %n: i32 {tt.divisibility = 8 : i32}, %k: i32) {
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    %r:2 = scf.for %i = %c0 to %n step %c1 iter_args(%a = %c0, %b = %c1) -> (i32, i32)  : i32 {
+      %lt = arith.cmpi slt, %a, %k : i32
+      %s = arith.addi %a, %b : i32
+      scf.yield %s, %s : i32, i32
+    }
+    tt.return
+  }
+}
+"""
+    m = ir.parse(text)
+    assert m.first("arith.cmpi").predicate == "slt" and m.first("arith.addi").predicate is None
+    assert m.first("tt.func").argument_attributes() == {"p": {"tt.divisibility": 16}, "n": {"tt.divisibility": 8}}
+    loop = m.first("scf.for")
+    yld = loop.body.ops[-1]
+    second = yld.operand_use("values", 1)
+    assert second is not None and second is not yld.operand_use("values", 0) and yld.operand_use("values", 2) is None
+    rw = ir.Rewriter(m)
+    rw.set_operand(second, loop.iter_args[1], "keep b")
+    assert "scf.yield %s, %b : i32, i32" in str(m)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 import pytest
 
@@ -12,19 +13,80 @@ from irlab.registry import make_pass
 from irlab.variants import AMD_NO_EPILOGUE, get_variant
 from tests.kernels import persistent_gemm
 
-CVT = "    %91 = ttg.convert_layout %74 : tensor<128x128xf16, #mma> -> tensor<128x128xf16, #blocked>\n"
-STORE = "    tt.store %83, %91, %90 : tensor<128x128x!tt.ptr<f16>, #blocked>\n"
+# the shape of the sm_80 GEMM epilogue's last two lines, whatever numbers Triton gives its SSA values
+CVT_SHAPE = "%N = ttg.convert_layout %N : tensor<128x128xf16, #mma> -> tensor<128x128xf16, #blocked>"
+STORE_SHAPE = "tt.store %N, %N, %N : tensor<128x128x!tt.ptr<f16>, #blocked>"
+
+
+@dataclass(frozen=True)
+class Epilogue:
+    """The sm_80 GEMM's epilogue, found by structure: the tt.store after the K loop whose value is a
+    ttg.convert_layout out of the MMA layout of the loop's (truncated) accumulator."""
+    text: str     # the module's TTGIR
+    store: str    # the store's line, as printed (with its indent and newline)
+    line: int     # its 1-based line number
+    ptr: str      # the SSA names the store uses (%83, %91, %90 on Triton 3.6)
+    value: str
+    mask: str
+    first_address_line: int  # 1-based line of the first op of the store's address and mask math
+
+    def before_store(self, ops: str, value: str | None = None) -> str:
+        """The module with ``ops`` inserted just before the store, which then stores ``value``."""
+        store = self.store
+        if value is not None:
+            store = store.replace(f" {self.ptr}, {self.value}, ", f" {self.ptr}, {value}, ")
+            assert store.count(f" {self.ptr}, {value}, ") == 1 and store != self.store
+        lines = self.text.splitlines(keepends=True)
+        assert lines[self.line - 1] == self.store
+        return "".join(lines[:self.line - 1] + [ops, store] + lines[self.line:])
+
+
+def line_of(text: str, needle: str) -> int:
+    """The 1-based line of the one line of ``text`` that holds ``needle``."""
+    hits = [i for i, line in enumerate(text.splitlines(), 1) if needle in line]
+    assert len(hits) == 1, (needle, hits)
+    return hits[0]
+
+
+def find_epilogue(text: str) -> Epilogue:
+    m = ir.parse(text)
+    stores = m.find(("tt.store", "amdg.buffer_store", "tt.atomic_rmw", "tt.atomic_cas"))
+    assert [s.name for s in stores] == ["tt.store"], "the sm_80 GEMM epilogue changed shape: its stores"
+    st = stores[0]
+    cvt = st.value.defining_op
+    assert cvt is not None and cvt.name == "ttg.convert_layout", "the stored value is no longer a convert_layout"
+    assert cvt.src.type.layout.is_mma and cvt.result.type.layout.kind == "blocked", cvt.text
+    assert cvt.result.users == [st], "the convert has users other than the store"
+    # ... of the accumulator the K loop returns, truncated after the loop; the store follows the loop
+    trunc = cvt.src.defining_op
+    assert trunc is not None and trunc.name == "arith.truncf", "the converted value is not the truncated accumulator"
+    acc = trunc.operands[0]
+    loop = acc.defining_op
+    assert loop is not None and loop.name == "scf.for" and st.enclosing("scf.for") is None
+    assert loop.block is st.block and loop.is_before_in_block(st)
+    assert loop.body.ops[-1].values[acc.index].defining_op.name == "tt.dot", "the loop's result is not the dot's"
+    assert re.sub(r"%\d+", "%N", cvt.text) == CVT_SHAPE, "the sm_80 GEMM epilogue changed shape: " + cvt.text
+    assert re.sub(r"%\d+", "%N", st.text) == STORE_SHAPE, "the sm_80 GEMM epilogue changed shape: " + st.text
+    assert st.mask is not None
+
+    # the store's address and mask math: what its pointer and mask are computed from after the loop
+    after, seen, todo = st.block.ops[st.block.index(loop) + 1:], set(), [st.ptr, st.mask]
+    while todo:
+        op = todo.pop().defining_op
+        if op is not None and op in after and id(op) not in seen:
+            seen.add(id(op))
+            todo.extend(op.operands)
+    address = [op for op in after if id(op) in seen]
+    assert address and address[0].name == "tt.expand_dims", [op.text for op in address[:1]]
+
+    store_line = text.splitlines(keepends=True)[st.line - 1]
+    assert store_line.strip() == st.text.strip()
+    return Epilogue(text, store_line, st.line, st.ptr.ref, st.value.ref, st.mask.ref, address[0].line)
 
 
 @pytest.fixture(scope="module")
-def sm80():
-    text = compile_kernel(KERNELS["gemm_fp16"], "cuda:80").text("ttgir", locations=False)
-    shape = (re.sub(r"%\d+", "%N", CVT), re.sub(r"%\d+", "%N", STORE))
-    assert all(line in re.sub(r"%\d+", "%N", text) for line in shape), "the sm_80 GEMM epilogue changed shape"
-    if CVT not in text or STORE not in text:
-        pytest.skip("the edits below name the SSA values Triton 3.6 prints for the sm_80 epilogue (%91, %83, "
-                    "%90); this Triton numbers the same epilogue differently")
-    return text
+def sm80() -> Epilogue:
+    return find_epilogue(compile_kernel(KERNELS["gemm_fp16"], "cuda:80").text("ttgir", locations=False))
 
 
 def apply(text, **options):
@@ -68,24 +130,24 @@ def test_refuses_atomic_epilogues_split_k():
 
 
 def test_refuses_a_convert_with_more_than_one_use(sm80):
-    text = sm80.replace(STORE, STORE.replace("tt.store", "%dup = arith.addf %91, %91 : tensor<128x128xf16, "
-                                             "#blocked>\n    tt.store"))
+    text = sm80.before_store(f"    %dup = arith.addf {sm80.value}, {sm80.value} : tensor<128x128xf16, #blocked>\n")
     m, res = apply(text)
     assert not res.changed and "has 2 users" in notes(res)
 
 
 def test_refuses_a_chain_op_used_elsewhere(sm80):
-    chain = ("    %neg = arith.negf %91 : tensor<128x128xf16, #blocked>\n"
+    chain = (f"    %neg = arith.negf {sm80.value} : tensor<128x128xf16, #blocked>\n"
              "    %other = arith.addf %neg, %neg : tensor<128x128xf16, #blocked>\n")
-    text = sm80.replace(STORE, chain + STORE.replace("%83, %91,", "%83, %neg,"))
+    text = sm80.before_store(chain, value="%neg")
+    line = line_of(text, "%neg = arith.negf")   # line 146 on Triton 3.6
     m, res = apply(text)
-    assert not res.changed and "%neg = arith.negf (line 146) has 2 users" in notes(res)
+    assert not res.changed and f"%neg = arith.negf (line {line}) has 2 users" in notes(res), notes(res)
 
 
 def test_retypes_an_activation_chain_with_a_splat_constant(sm80):
     relu = ("    %zero = arith.constant dense<0.000000e+00> : tensor<128x128xf16, #blocked>\n"
-            "    %relu = arith.maximumf %91, %zero : tensor<128x128xf16, #blocked>\n")
-    text = sm80.replace(STORE, relu + STORE.replace("%83, %91,", "%83, %relu,"))
+            f"    %relu = arith.maximumf {sm80.value}, %zero : tensor<128x128xf16, #blocked>\n")
+    text = sm80.before_store(relu, value="%relu")
     m, res = apply(text)
     assert res.changed, notes(res)
     relu_op = m.first("arith.maximumf")
@@ -138,11 +200,11 @@ def test_without_rematerialization_it_converts_the_address():
 def test_an_inline_blocked_layout_is_the_same_layout(sm80):
     """The epilogue's blocked layout written inline in every type instead of through its alias: the
     store's pointer and mask must move to the MMA layout with its value (Triton verifies it)."""
-    m0 = ir.parse(sm80)
+    m0 = ir.parse(sm80.text)
     blocked = m0.first("tt.store").ptr.type.encoding_text
     inline = m0.layouts()[blocked.lstrip("#")].text
-    lines = sm80.splitlines(keepends=True)
-    start = next(i for i, line in enumerate(lines) if "tt.expand_dims" in line and i > sm80[:sm80.index(CVT)].count("\n") - 20)
+    lines = sm80.text.splitlines(keepends=True)
+    start = sm80.first_address_line - 1   # from the first op of the store's address math on
     text = "".join(lines[:start] + [line.replace(blocked + ">", inline + ">") for line in lines[start:]])
     assert inline in text
     m, res = apply(text)
@@ -152,12 +214,13 @@ def test_an_inline_blocked_layout_is_the_same_layout(sm80):
 
 
 def test_a_bias_in_the_blocked_layout_is_named(sm80):
-    bias = ("    %bias = tt.load %83 : tensor<128x128x!tt.ptr<f16>, #blocked>\n"
-            "    %bsum = arith.addf %91, %bias : tensor<128x128xf16, #blocked>\n")
-    text = sm80.replace(STORE, bias + STORE.replace("%83, %91,", "%83, %bsum,"))
+    bias = (f"    %bias = tt.load {sm80.ptr} : tensor<128x128x!tt.ptr<f16>, #blocked>\n"
+            f"    %bsum = arith.addf {sm80.value}, %bias : tensor<128x128xf16, #blocked>\n")
+    text = sm80.before_store(bias, value="%bsum")
+    line = line_of(text, "%bsum = arith.addf")   # line 147 on Triton 3.6
     m, res = apply(text)
     assert not res.changed and str(m) == text
-    assert "%bsum = arith.addf (line 147) combines the accumulator with %bias" in notes(res), notes(res)
+    assert f"%bsum = arith.addf (line {line}) combines the accumulator with %bias" in notes(res), notes(res)
 
 
 @pytest.mark.parametrize("target", ["cuda:90", "hip:gfx942"])

@@ -24,7 +24,7 @@ from __future__ import annotations
 import functools
 import math
 
-from irlab.ir import Operation, TensorType
+from irlab.ir import Operation, TensorType, describe
 
 # llvm.amdgcn.sched_barrier / sched_group_barrier masks (LLVM AMDGPUUsage)
 MASKS = {"alu": 0x1, "valu": 0x2, "salu": 0x4, "mfma": 0x8, "vmem": 0x10, "vmem_read": 0x20, "vmem_write": 0x40,
@@ -174,3 +174,68 @@ def ds_reads_bound(dot: Operation) -> int | None:
     rows = max(im, math.ceil(m / wm))
     cols = max(in_, math.ceil(n / wn))
     return math.ceil(rows * k / lanes) + math.ceil(k * cols / lanes)
+
+
+# ------------------------------------------------------------------------------------------------
+# pinning a sunk global load (interleave-global-loads' ``pin`` option)
+
+def is_pinned(body, load: Operation, dot: Operation, mode: str) -> bool:
+    """Whether ``load`` (mode ``barriers``) or ``dot`` (mode ``groups``) already carries its pins."""
+    if mode == "barriers":
+        i = body.index(load)
+        return i > 0 and is_pin(body.ops[i - 1], 0) and i + 1 < len(body.ops) and is_pin(body.ops[i + 1], 0)
+    j = body.index(dot)
+    return j + 1 < len(body.ops) and body.ops[j + 1].name == "rocdl.sched.group.barrier"
+
+
+def warn_not_amd(ctx, op: Operation, what: str) -> None:
+    """One warning per run: scheduling pins are AMDGPU ops, and this module is for another target."""
+    message = (f"not pinned: {what} writes AMDGPU scheduling barriers; the module is for "
+               f"{ctx.module.target or 'an unknown target'} (its assembler schedules freely)")
+    if not any(d.message == message for d in ctx.diagnostics):
+        ctx.warning(message, op)
+
+
+def pin_sunk_load(ctx, rw, body, load: Operation, dot: Operation, mode: str, mfma_before: float,
+                  global_loads: tuple) -> None:
+    """Keep a sunk global load where it is through the AMDGPU scheduler, or say why not.
+
+    * ``barriers``: ``rocdl.sched.barrier 0`` right before and after the load. Nothing crosses
+      them, so the AMDGCN follows the TTGIR order verbatim, but the loop body becomes three
+      scheduling regions and the dot's MFMAs, all in the last one, no longer overlap the LDS reads.
+    * ``groups``: a ``rocdl.sched.group.barrier`` sequence after the dot, in one region: the loads
+      before the sunk one, the LDS reads, ``mfma_before`` of the dot's MFMAs, the sunk load, the
+      other MFMAs -- the talk's AMDGCN (``4 x global_load / s_barrier / 24 x ds_read / 98 x v_mfma /
+      4 x global_load / ...``). The sizes are estimated from the layouts; the remark states them.
+    """
+    if not is_amd(ctx.module):
+        return warn_not_amd(ctx, load, f"pin={mode}")
+    if mode == "barriers":
+        i = body.index(load)
+        if not (i > 0 and is_pin(body.ops[i - 1], 0)):
+            rw.insert_before(load, sched_barrier(0), reason="pin the sunk load")
+        if not is_pin(body.ops[body.index(load) + 1], 0):
+            rw.insert_after(load, sched_barrier(0), reason="pin the sunk load")
+        ctx.remark(f"pinned {describe(load)} with rocdl.sched.barrier 0 before and after it: nothing "
+                   "crosses them (each also ends a scheduling region)", load)
+        return
+    earlier = [x for x in body.ops[:body.index(load)] if x.name in global_loads]
+    counts = [vmem_reads(x) for x in earlier + [load]]
+    n_mfma, n_ds = mfmas(dot), ds_reads_bound(dot)
+    unknown = [describe(x) for x, c in zip(earlier + [load], counts) if c is None] + \
+        ([describe(dot)] if n_mfma is None or n_ds is None else [])
+    if unknown:
+        ctx.warning(f"not pinned: cannot estimate the machine instructions of {', '.join(unknown)} (a "
+                    "blocked global load and an amd_mfma dot are needed for the group sizes)", load)
+        return
+    first, sunk = sum(counts[:-1]), counts[-1]
+    before = round(mfma_before * n_mfma)
+    groups = [("vmem_read", first, "the loads before it")] if first else []
+    groups += [("ds_read", n_ds, "every LDS read: an upper bound")]
+    groups += [("mfma", before, f"{before} of {n_mfma} MFMAs")] if before else []
+    groups += [("vmem_read", sunk, describe(load))]
+    groups += [("mfma", n_mfma - before, "the other MFMAs")] if n_mfma - before else []
+    rw.insert_after(dot, "\n".join(group_barrier(MASKS[k], n) for k, n, _ in groups), reason="pin the talk's schedule")
+    said = ", ".join(f"{n} x {k} ({why})" for k, n, why in groups)
+    ctx.remark(f"pinned the schedule with {len(groups)} rocdl.sched.group.barrier after {describe(dot)}: "
+               f"{said}; counts estimated from the layouts", dot)

@@ -352,9 +352,47 @@ def mlir_context():
 
 
 def check_target(target) -> None:
-    """SeamError unless exactly one of the installed Triton's backends compiles for ``target``."""
+    """Before anything compiles: SeamError unless exactly one of the installed Triton's backends
+    takes ``target``; TargetError if its code generator does not know the architecture (LLVM's
+    NVPTX or AMDGPU processor list, and for NVIDIA the ptxas Triton assembles that
+    architecture with) -- without this, an unknown architecture ends deep in a pass or in an
+    LLVM abort."""
     from triton.compiler.compiler import make_backend
+
+    from ..targets import TargetError
     try:
         make_backend(target.gpu_target())
     except RuntimeError as e:
         raise SeamError(f"backend for {target}", str(e)) from None
+    if target.is_amd:
+        proc, triple = target.arch, "amdgcn-amd-amdhsa"
+    else:
+        proc, triple = f"sm_{target.capability}", "nvptx64-nvidia-cuda"
+    if not _llvm_knows(triple, proc):
+        raise TargetError(f"{target}: the installed Triton {TRITON_VERSION} cannot compile for {proc} (its LLVM "
+                          "does not know that processor)")
+    if not target.is_amd and proc not in _ptxas_archs(ptxas_path(target.capability)):
+        raise TargetError(f"{target}: the installed Triton {TRITON_VERSION} cannot compile for {proc} (the ptxas it "
+                          "assembles with does not know it)")
+
+
+@functools.lru_cache(maxsize=None)
+def _llvm_knows(triple: str, proc: str) -> bool:
+    """Whether LLVM's backend for ``triple`` recognizes processor ``proc`` (it warns on stderr and
+    falls back to a generic processor when it does not)."""
+    from triton._C.libtriton import llvm
+
+    from .services import captured_stderr
+    llvm.init_targets()
+    more = (False,) if _V > (3, 6) else ()   # 3.9 adds canonicalize_gep
+    with captured_stderr() as err:
+        llvm.translate_to_asm("", triple, proc, "", [], False, False, *more)
+    return "not a recognized processor" not in "".join(err)
+
+
+@functools.lru_cache(maxsize=None)
+def _ptxas_archs(ptxas: str) -> frozenset:
+    """The ``sm_*`` names a ptxas accepts for ``--gpu-name`` (from its ``--help``)."""
+    import subprocess
+    out = subprocess.run([ptxas, "--help"], capture_output=True, text=True).stdout
+    return frozenset(re.findall(r"'(sm_\d+)a?'", out))

@@ -315,6 +315,7 @@ def recompile(ir_text: str | None = None, target: str | Target = "cuda:90", *, p
     if stage not in MLIR_STAGES:
         raise ValueError(f"recompile starts from ttir or ttgir, not {stage!r}")
     tname = Target.parse(target)
+    compat.check_target(tname)
     compat.check_options(tname, options or {})
     variant = variant or Variant.baseline()
     who = produced_by or f"the input IR ({path or 'text'})"

@@ -88,9 +88,12 @@ def parse_shape(text: str, dims) -> dict:
 
 def target_arg(text: str):
     """The target a command line names, or a usage error that says what a target looks like."""
+    from ..bridge import compat
     from ..targets import Target, TargetError
     try:
-        return Target.parse(text)
+        target = Target.parse(text)
+        compat.check_target(target)   # an architecture this Triton cannot compile for, before any work
+        return target
     except TargetError as e:
         raise UsageError(str(e)) from None
 

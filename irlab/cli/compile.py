@@ -67,8 +67,9 @@ def cmd_recompile(args) -> int:
     from ..bridge.compile import recompile
     from ..bridge.pipeline import VerifierError
     from .. import ir
+    target = target_arg(args.target)
     try:
-        res = recompile(path=args.file, target=args.target, stage=args.stage, produced_by=args.produced_by,
+        res = recompile(path=args.file, target=target, stage=args.stage, produced_by=args.produced_by,
                         work_dir=args.work_dir)
     except ValueError as e:
         raise UsageError(str(e)) from None

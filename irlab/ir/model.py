@@ -240,10 +240,11 @@ class Operation:
         from .operands import named_operands
         return named_operands(self)
 
-    def operand_use(self, name: str) -> "Use | None":
-        """The operand slot behind a named operand (``store.operand_use("mask")``), to replace it."""
+    def operand_use(self, name: str, index: int | None = None) -> "Use | None":
+        """The operand slot behind a named operand (``store.operand_use("mask")``), to replace it;
+        for a variadic one, its ``index``-th slot (``yield_op.operand_use("values", 2)``)."""
         from .operands import operand_use
-        return operand_use(self, name)
+        return operand_use(self, name, index)
 
     def __getattr__(self, name: str):
         # named operands and region values: `store.ptr`, `for_op.init_args`, `for_op.iter_args`, `dot.a`
@@ -363,6 +364,29 @@ class Operation:
         if key in self.attributes:
             return self.attributes[key]
         return self.properties.get(key, default)
+
+    @property
+    def predicate(self) -> str | None:
+        """The bare word written right after the op name: a comparison's predicate
+        (``arith.cmpi slt, ...`` -> ``slt``); None if the op has none."""
+        first = self.items[0] if self.items else None
+        return first.value if isinstance(first, Token) and first.type == "KEYWORD" else None
+
+    def argument_attributes(self) -> dict:
+        """For a function (``tt.func @f(%a: type {attrs}, ...)``): ``{argument name: {attr: value}}``
+        for the arguments that carry attributes (``tt.divisibility``, ``tt.pointer_range``, ...)."""
+        sig = next((self.items[i + 1] for i, it in enumerate(self.items[:-1])
+                    if isinstance(it, Token) and it.type == "SYMBOL" and isinstance(self.items[i + 1], Group)
+                    and self.items[i + 1].kind == "paren"), None)
+        out, name = {}, None
+        for it in (sig.items if sig is not None else []):
+            if isinstance(it, Token) and it.type == "VALUE":
+                name = it.value.lstrip("%")
+            elif isinstance(it, Token) and it.type == "COMMA":
+                name = None
+            elif isinstance(it, Group) and it.kind == "dict" and name is not None:
+                out[name] = parse_dict(it, self.source.text, self._resolver())
+        return out
 
     @property
     def loc(self) -> str | None:

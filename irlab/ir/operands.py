@@ -149,11 +149,40 @@ def named_operands(op) -> dict:
     return out
 
 
-def operand_use(op, name: str):
-    """The :class:`Use` (operand slot) behind ``op.<name>``, for replacing that one operand."""
+def operand_use(op, name: str, index: int | None = None):
+    """The :class:`Use` (operand slot) behind ``op.<name>``, for replacing that one operand; for a
+    variadic name (``yield_op.values``, ``for_op.init_args``), the ``index``-th of its slots."""
     spec = _spec(op.name)
     if spec is None:
         return None
+    kinds = {n: (k, kw) for k, n, kw in spec}
+    if name not in kinds:
+        return None
+    kind, kw = kinds[name]
+    uses = op.operand_uses
+    positional = [u for u in uses if u.depth == 0 and u.keyword is None]
+    if kind in ("rest", "brackets", "paren"):
+        if index is None:
+            return None
+        if kind == "rest":
+            first = sum(1 for k, _, _ in spec[:[n for _, n, _ in spec].index(name)] if k in ("pos", "opt"))
+            slots = positional[first:]
+        elif kind == "brackets":
+            slots = [u for u in uses if u.group == "bracket"]
+        else:
+            slots = [u for u in uses if u.group == "paren" and u.group_keyword == kw]
+        return slots[index] if 0 <= index < len(slots) else None
+    value = named_operands(op).get(name)
+    if value is None:
+        return None
+    if kind in ("pos", "opt"):
+        idx = [n for k, n, _ in spec if k in ("pos", "opt")].index(name)
+        return positional[idx] if idx < len(positional) else None
+    if kind == "bracket":
+        return next((u for u in uses if u.group == "bracket"), None)
+    if kind == "kw":
+        return next((u for u in uses if u.depth == 0 and u.keyword == kw), None)
+    return None
     value = named_operands(op).get(name)
     if value is None or isinstance(value, list):
         return None
