@@ -360,6 +360,8 @@ BAD = {
                                   "cannot load kernel file"),
     "kernel name": ("[tool.irlab]\nkernels = ['kernels/scale.py:NOPE']\n", "no KernelSpec named 'NOPE'"),
     "target": ("[tool.irlab]\nkernels = ['kernels/scale.py']\ntargets = ['cuda90']\n", "bad target 'cuda90'"),
+    "architecture": ("[tool.irlab]\nkernels = ['kernels/scale.py']\ntargets = ['hip:gfx999']\n",
+                     "cannot compile for gfx999"),
     "variant": ("[tool.irlab]\nkernels = ['kernels/scale.py']\nvariants = ['nope']\n",
                 "no variant or pass named 'nope'"),
     "variant of no target": ("[tool.irlab]\nkernels = ['kernels/scale.py']\ntargets = ['cuda:90']\n"

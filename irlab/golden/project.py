@@ -188,13 +188,17 @@ class Project:
 
     # --- the table's entries, checked -----------------------------------------------------------
     def _targets(self) -> list[str]:
+        """The targets, each one the installed Triton can compile for."""
+        from ..bridge.compat import check_target
         from ..targets import Target, TargetError
         out = []
         for t in self.settings.get("targets", DEFAULT_TARGETS):
             try:
-                out.append(Target.parse(t).name)
+                target = Target.parse(t)
+                check_target(target)
             except TargetError as e:
                 raise ConfigError(f"{self.pyproject}: [tool.irlab] targets: {e}") from None
+            out.append(target.name)
         return out
 
     def _stages(self) -> list[str]:
