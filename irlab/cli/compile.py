@@ -236,10 +236,17 @@ def cmd_capture(args) -> int:
     return code
 
 def cmd_kernels(args) -> int:
-    from ..kernels import KERNELS
-    for name, spec in KERNELS.items():
+    from ..kernels import KERNELS, KernelError, all_kernels
+    try:
+        kernels = all_kernels()
+    except KernelError as e:
+        raise UsageError(str(e)) from None
+    for name, spec in kernels.items():
         unsupported = "; ".join(f"not {t}: {why}" for t, why in spec.unsupported.items())
-        print(f"{name} ({spec.language}): {spec.description}")
+        fn = getattr(spec.fn, "fn", spec.fn)   # the Python function under the JIT wrapper
+        code = getattr(fn, "__code__", None)
+        where = "" if name in KERNELS else f" [{code.co_filename if code else '?'}, on IRLAB_KERNEL_PATH]"
+        print(f"{name} ({spec.language}): {spec.description}{where}")
         print(f"    configs: {', '.join(spec.configs)} (default {spec.default_config}); default shape "
               f"{', '.join(f'{k}={v}' for k, v in spec.default_shape.items())}" + (f"; {unsupported}" if unsupported else ""))
     return EXIT_OK
