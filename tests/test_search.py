@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from irlab.kernel_spec import KernelError
 from irlab.kernels import get
 from irlab.search import Search, headline_rows, load_variants, parse_option_sets
 from irlab.targets import Target
@@ -25,6 +26,19 @@ def test_the_config_space_holds_the_tutorial_list_at_every_depth():
     assert len(names) == len(set(names)) == 44
     assert [c.name for c in with_options(space[:1], parse_option_sets("maxnreg=168"))] == \
         ["128x256x64-w8-s2", "128x256x64-w8-s2-maxnreg168"]
+
+
+def test_configs_are_picked_from_the_space_by_name_with_or_without_their_depth():
+    spec = get("gemm_fp16")
+    # a tutorial tile (not one of the kernel's own configs) at the depths asked for
+    assert [c.name for c in config_space(spec, (3, 4), ["128x256x64-w8"])] == ["128x256x64-w8-s3", "128x256x64-w8-s4"]
+    # a name with its depth is that one config; the kernel's own config name, with depths, its tile at them
+    assert [c.name for c in config_space(spec, (3,), ["64x256x32-w4-s4", "128x128x64-w8"])] == \
+        ["64x256x32-w4-s4", "128x128x64-w8-s3"]
+    # without depths, the kernel's own config is the one it defines
+    assert config_space(spec, names=["128x128x64-w8"]) == [spec.config("128x128x64-w8")]
+    with pytest.raises(KernelError, match="no config '96x96x32-w4'.*128x256x64-w8"):
+        config_space(spec, (3,), ["96x96x32-w4"])
 
 
 def test_search_prunes_screens_and_measures_the_winners_head_to_head(tmp_path, monkeypatch):

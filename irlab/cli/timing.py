@@ -87,8 +87,7 @@ def build_search(args, explore_options: bool):
     try:
         shapes = [spec.shape(s) for s in shapes]
         stages = tuple(int(s) for s in args.stages.split(",")) if args.stages else None
-        configs = config_space(spec, stages, args.configs.split(",") if args.configs else None) if stages else \
-            config_space(spec, names=args.configs.split(",") if args.configs else None)
+        configs = config_space(spec, stages, args.configs.split(",") if args.configs else None)
         if explore_options:
             configs = with_options(configs, parse_option_sets(args.options))
         variants = [Variant.baseline()] + load_variants([v for v in args.variants.split(",") if v], target)

@@ -9,7 +9,9 @@ other kernels, the kernel's own configs at every depth. A Gluon kernel pipelines
 """
 from __future__ import annotations
 
-from ..kernel_spec import KernelSpec, TileConfig, config_name
+import re
+
+from ..kernel_spec import KernelError, KernelSpec, TileConfig, config_name
 
 # (BLOCK_M, BLOCK_N, BLOCK_K, num_warps, num_stages) of the tutorial's get_cuda_autotune_config() for
 # fp16 (python/tutorials/03-matrix-multiplication.py), all with GROUP_SIZE_M = 8
@@ -30,11 +32,33 @@ def tutorial_configs(group_m: bool = True) -> list[TileConfig]:
             for m, n, k, w, s in TUTORIAL_FP16]
 
 
-def config_space(spec: KernelSpec, stages=DEFAULT_STAGES, names: list[str] | None = None) -> list[TileConfig]:
-    """Every tile of the space at every depth in ``stages`` (``names``: only these configs of the
-    spec, at their own depth). Duplicates (the same tile, warps and depth) appear once."""
-    if names:
-        return [spec.config(n) for n in names]
+def config_space(spec: KernelSpec, stages=None, names: list[str] | None = None) -> list[TileConfig]:
+    """Every tile of the space at every depth in ``stages`` (default :data:`DEFAULT_STAGES`).
+    Duplicates (the same tile, warps, depth and options) appear once.
+
+    ``names`` picks from that space: a name with its depth (``128x256x64-w8-s3``) is that config; a
+    tile without one (``128x256x64-w8``) is the tile at every depth in ``stages``; one of the
+    spec's own config names, with no ``stages`` given, is that config as the spec defines it."""
+    space = _space(spec, stages or DEFAULT_STAGES)
+    if not names:
+        return space
+    out: list[TileConfig] = []
+    for name in names:
+        if stages is None and name in spec.configs:
+            found = [spec.configs[name]]
+        else:
+            tile = spec.configs[name] if name in spec.configs else None
+            found = [c for c in _space(spec, range(1, 9)) if c.name == name] or \
+                [c for c in space if _without_depth(c.name) == name or (tile is not None and _same_tile(c, tile))]
+        if not found:
+            tiles = sorted({_without_depth(c.name) for c in space})
+            raise KernelError(f"kernel {spec.name!r} has no config {name!r} in its config space; its tiles "
+                              f"(add -sN for one depth): {', '.join(tiles)}")
+        out += [c for c in found if c not in out]
+    return out
+
+
+def _space(spec: KernelSpec, stages) -> list[TileConfig]:
     tiles = [(dict(c.meta), c.num_warps, dict(c.extra)) for c in spec.configs.values()]
     if spec.language == "gluon":
         stages = sorted({c.num_stages for c in spec.configs.values()})
@@ -49,6 +73,14 @@ def config_space(spec: KernelSpec, stages=DEFAULT_STAGES, names: list[str] | Non
                 seen.add(key)
                 out.append(_tile(meta, warps, s, extra))
     return out
+
+
+def _without_depth(name: str) -> str:
+    return re.sub(r"-s\d+(?=-|$)", "", name, count=1)
+
+
+def _same_tile(c: TileConfig, tile: TileConfig) -> bool:
+    return (dict(c.meta), c.num_warps, dict(c.extra)) == (dict(tile.meta), tile.num_warps, dict(tile.extra))
 
 
 def _tile(meta: dict, warps: int, stages: int, extra: dict | None = None) -> TileConfig:
