@@ -170,8 +170,8 @@ class Builder:
         op.module = self.module
         op.parent = block
 
-        region_nodes: list[RegionSyntax] = []
-        header_defs: list[Token] = []
+        # (region, the entry arguments its header declares, the `(%a: type, ...)` group declaring them)
+        regions: list[tuple[RegionSyntax, list[Token], Group | None]] = []
         fn_sig: Group | None = None
         items = node.items
         # a function's signature: the parenthesized group right after its @symbol
@@ -181,22 +181,24 @@ class Builder:
                 if any(isinstance(x, RegionSyntax) for x in items[i + 2:]):
                     fn_sig = items[i + 1]
                 break
-        self._collect(op, items, header_defs, region_nodes, fn_sig)
+        self._collect(op, items, {"defs": [], "sig": fn_sig}, regions)
 
         isolated = name == "module" or name.endswith(_ISOLATED_SUFFIXES)
-        entry_args = self._entry_arg_types(op, header_defs, fn_sig)
-        for rnode in region_nodes:
-            region = self.build_region(op, rnode, header_defs if rnode is region_nodes[0] else [],
-                                       entry_args if rnode is region_nodes[0] else [], isolated)
-            op.regions.append(region)
+        for rnode, defs, sig in regions:
+            # a region whose arguments are declared `(%a: type, ...)` before it, other than a
+            # function's, captures its values explicitly (ttg.warp_specialize's partitions): it is
+            # isolated from the values above it
+            op.regions.append(self.build_region(op, rnode, defs, self._entry_arg_types(op, defs, sig),
+                                                isolated or (sig is not None and sig is not fn_sig)))
 
         if node.results is not None:
             self._define_results(op, node.results)
         return op
 
-    def _collect(self, op, items, defs, regions, fn_sig, nested=None, depth=0, group_keyword=None):
+    def _collect(self, op, items, pending, regions, nested=None, depth=0, group_keyword=None):
         """Find operand uses (with where they sit in the syntax), region-argument definitions and
-        regions in an op's items."""
+        regions in an op's items. ``pending`` holds the argument definitions seen since the last
+        region (they belong to the next one) and the group that declares them with types."""
         n = len(items)
         for i, it in enumerate(items):
             prev = items[i - 1] if i else None
@@ -206,11 +208,12 @@ class Builder:
                 if it.type != "VALUE":
                     continue
                 nxt = items[i + 1] if i + 1 < n else None
-                # `%iv = %lb` / `iter_args(%a = %init)` and `@f(%arg: type)` declare region arguments
-                in_fn_sig = fn_sig is not None and nested is fn_sig
-                is_def = isinstance(nxt, Token) and (nxt.type == "EQUAL" or (in_fn_sig and nxt.type == "COLON"))
+                # `%iv = %lb` / `iter_args(%a = %init)`, `@f(%arg: type)` and `partition0(%a: type)`
+                # declare region arguments
+                in_sig = nested is not None and nested is pending["sig"]
+                is_def = isinstance(nxt, Token) and (nxt.type == "EQUAL" or (in_sig and nxt.type == "COLON"))
                 if is_def:
-                    defs.append(it)
+                    pending["defs"].append(it)
                 else:
                     value = self.resolve_use(it)
                     keyword = prev.value if isinstance(prev, Token) and prev.type == "KEYWORD" else None
@@ -219,23 +222,27 @@ class Builder:
                     op.operand_uses.append(use)
                     value.uses.append(use)
             elif isinstance(it, RegionSyntax):
-                regions.append(it)
+                regions.append((it, pending["defs"], pending["sig"]))
+                pending["defs"], pending["sig"] = [], None
             elif isinstance(it, Group):
                 if it.kind == "dict":
                     self._check_tokens(it.items)
                 if it.kind in ("dict", "loc"):
                     continue
+                if nested is None and _declares_arguments(it, prev) and any(
+                        isinstance(x, RegionSyntax) for x in items[i + 1:]):
+                    pending["sig"] = it
                 kw = prev.value if isinstance(prev, Token) and prev.type == "KEYWORD" else None
-                self._collect(op, it.items, defs, regions, fn_sig, it, depth + 1, kw)
+                self._collect(op, it.items, pending, regions, it, depth + 1, kw)
 
-    def _entry_arg_types(self, op, defs, fn_sig):
+    def _entry_arg_types(self, op, defs, sig):
         """Types of the region-entry arguments declared in the op's header, where known."""
         if not defs:
             return []
         reader = op.reader()
-        if fn_sig is not None:
+        if sig is not None:
             out = []
-            for part in split_top(fn_sig.items):
+            for part in split_top(sig.items):
                 if len(part) >= 3 and isinstance(part[0], Token) and part[0].type == "VALUE":
                     t, _ = reader.read(part, 2)
                     out.append(t)
@@ -322,6 +329,15 @@ class Builder:
             arg = BlockArgument(name, block, i, t)
             self.define(name, (arg,), False, tok.start_pos)
             block.arguments.append(arg)
+
+
+def _declares_arguments(group: Group, prev) -> bool:
+    """``(%a: type, ...)`` before a region declares its arguments (a use with a type inside
+    parentheses follows a block label: ``cf.br ^bb1(%x : i32)``)."""
+    it = group.items
+    return group.kind == "paren" and len(it) >= 2 and isinstance(it[0], Token) and it[0].type == "VALUE" \
+        and isinstance(it[1], Token) and it[1].type == "COLON" \
+        and not (isinstance(prev, Token) and prev.type == "SUCCESSOR")
 
 
 def iter_alias_refs(items, text: str):

@@ -140,7 +140,7 @@ _TOKEN_NAMES = {
     "RBRACE": "'}'", "RPAR": "')'", "RSQB": "']'", "RANGLE": "'>'", "LPAR": "'('", "LSQB": "'['",
     "LANGLE": "'<'", "REGION_LBRACE": "'{'", "ATTR_LBRACE": "'{'", "COMMA": "','", "COLON": "':'",
     "EQUAL": "'='", "ARROW": "'->'", "VALUE": "a %value", "RESULTS": "'%result ='", "OPNAME": "an op name",
-    "KEYWORD": "a keyword", "$END": "end of input", "BLOCK_LABEL": "a block label",
+    "KEYWORD": "a keyword", "$END": "end of input", "BLOCK_LABEL": "a block label", "SUCCESSOR": "a successor block",
     "ATTR_ALIAS_DEF": "'#alias ='", "LOC_ALIAS_DEF": "'#loc = loc(...)'", "TYPE_ALIAS_DEF": "'!alias ='",
     "GENERIC_OPNAME": "a quoted op name", "MODULE": "'module'", "LOC_REF": "a location", "LOC_LPAR": "'loc('",
     "TYPE_TOKEN": "a type", "ATTR_TOKEN": "an attribute", "HASH_ID": "an attribute", "BANG_ID": "a type",
