@@ -112,11 +112,17 @@ class KernelSpec:
 
     def config(self, name: str | None = None) -> TileConfig:
         name = name or self.default_config
-        try:
+        if name in self.configs:
             return self.configs[name]
-        except KeyError:
-            raise KernelError(f"kernel {self.name!r} has no tile config {name!r}; known: "
-                              f"{', '.join(self.configs)}") from None
+        # a config of the kernel's search space named with its depth (128x256x64-w8-s3), as the
+        # tables of irlab ab / search name them
+        from .timing.space import _space
+        found = [c for c in _space(self, range(1, 9)) if c.name == name]
+        if found:
+            return found[0]
+        raise KernelError(f"kernel {self.name!r} has no tile config {name!r}; known: {', '.join(self.configs)}, "
+                          "or a config of its search space with its depth (irlab search's names, e.g. "
+                          f"{_space(self, (3,))[0].name})")
 
     def shape(self, shape: Mapping[str, int] | None = None) -> dict:
         """``shape`` completed from the default shape; unknown dimension names are an error."""

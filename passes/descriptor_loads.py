@@ -38,6 +38,13 @@ that output axis (same SSA values). Anything else is refused with the reason.
 B1)``, pointer ``base + (s0+r0)*stride + (s1+r1)``) into ``tt.descriptor_store``: TMA clips
 out-of-bounds rows/columns exactly where the mask did.
 
+Each load's tile coordinate is computed inside the loop, next to the load, and the epilogue gets
+its own copy of the offset math derived from it (``own_coordinates``, on by default). Hopper
+warp specialization (Triton 3.6 and 3.9) splits the tile's rows between two consumer warp groups
+by offsetting both the load coordinate and the store's ``make_range``; when the two share one
+value, the second group's rows are offset twice and half of C is never written (measured on an
+H200; ``benchmarks/device/ws_gemm.py``'s HOISTED kernel shows it without irlab).
+
 The kernel then creates its descriptors on the device, which needs a global scratch buffer at
 launch (``triton.set_allocator``); irlab's GPU runner installs one when a kernel asks for it.
 
@@ -52,7 +59,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from irlab.bridge import compat
-from irlab.ir import BlockArgument, Operation, RewriteError, TensorType, describe
+from irlab.ir import BlockArgument, Operation, RewriteError, TensorType, describe, is_pure
 from irlab.ir.queries import constant_value, is_elementwise
 from irlab.pass_api import ModulePass, PassContext, option
 from irlab.registry import register
@@ -266,6 +273,9 @@ class DescriptorLoads(ModulePass):
 
     loads: bool = option(True, "rewrite the K loop's A/B loads into tt.descriptor_load")
     store: bool = option(False, "also rewrite the epilogue's masked tt.store into tt.descriptor_store (TMA store)")
+    own_coordinates: bool = option(True, "compute each load's tile coordinate in the loop when the kernel also uses "
+                                         "that value elsewhere (works around Hopper warp specialization's split "
+                                         "of the tile, which offsets a shared value twice)")
 
     def run(self, ctx: PassContext) -> None:
         m = ctx.module
@@ -295,8 +305,14 @@ class DescriptorLoads(ModulePass):
                         plans.append(self.plan_load(loop, ld, divis))
                     except Refuse as e:
                         ctx.note(f"load left as is: {e}", ld)
+                shared: set = set()
                 for p in plans:
-                    self.rewrite_load(ctx, loop, p)
+                    self.rewrite_load(ctx, loop, p, shared)
+                if shared:
+                    try:
+                        self.separate_epilogue(ctx.rewriter, loop, shared)
+                    except RewriteError as e:
+                        ctx.warning(f"the epilogue's offsets stay shared with the loads' coordinates: {e}", loop)
         if self.store:
             for st in [o for o in fn.walk() if o.name == "tt.store"]:
                 seen += 1
@@ -496,11 +512,11 @@ class DescriptorLoads(ModulePass):
                          reason="TMA descriptor")
         return desc, tile, block
 
-    def coord_refs(self, rw, loop, anchor, p: Plan):
+    def coord_refs(self, rw, loop, anchor, p: Plan, shared: set | None = None):
         refs = []
         for kind, v in p.coords:
             if kind == "val":
-                refs.append(v.ref)
+                refs.append(self.own_coordinate(rw, loop, anchor, v, shared).ref if loop is not None else v.ref)
             elif kind == "int":
                 name = rw.fresh_name(f"c{v}_i32", anchor)
                 rw.insert_before(loop or anchor, f"%{name} = arith.constant {v} : i32")
@@ -513,13 +529,72 @@ class DescriptorLoads(ModulePass):
                 refs.append(f"%{off}")
         return refs
 
-    def rewrite_load(self, ctx, loop, p: Plan):
+    def own_coordinate(self, rw, loop, anchor, v, shared: set):
+        """The load's tile coordinate as a value of its own, computed in the loop next to the load,
+        when the value is a scalar the kernel uses elsewhere too (the tile's row offset, which
+        also starts the epilogue's store addresses). Hopper warp specialization (Triton 3.6 and
+        3.9) splits the tile's rows between two consumer warp groups by adding the second group's
+        row offset to the descriptor load's coordinate value *and* to the ``make_range`` of the
+        store addresses; when both derive from one value, the second group's half of C is stored
+        BLOCK_M/2 rows too far (measured on an H200: half of C never written;
+        ``benchmarks/device/ws_gemm.py``'s HOISTED kernel shows it without irlab). Recomputing
+        the coordinate (one scalar op per K step) keeps the two apart."""
+        if not self.own_coordinates:
+            return v
+        d = v.defining_op
+        others = [u for u in v.uses if u.op is not anchor]
+        if d is None or not others or d.regions or len(d.results) != 1 or d.dialect != "arith" \
+                or not v.defined_outside(loop) or not _is_scalar(v):
+            return v
+        shared.add(v)
+        return rw.clone(d, before=anchor, reason="the load's coordinate, not shared with the epilogue").result
+
+    def separate_epilogue(self, rw, loop, shared: set) -> None:
+        """Give the ops after ``loop`` their own copies of the pure scalar/tensor math before the
+        loop that derives from a coordinate the loads now recompute (the store's row and column
+        offsets): with only the loop's copy and the epilogue's copy left (the pre-loop one dies with
+        the pointer math), neither dominates the other, so Triton's CSE cannot merge them back
+        into one shared value."""
+        block = loop.parent
+        at = block.ops.index(loop)
+        before, after = set(block.ops[:at]), block.ops[at + 1:]
+        derived: dict = {}
+
+        def derives(op) -> bool:
+            if op not in derived:
+                derived[op] = False   # cycles cannot occur in a block; this guards recursion
+                derived[op] = op in before and not op.regions and is_pure(op) and any(
+                    u.value in shared or (u.value.defining_op is not None and derives(u.value.defining_op))
+                    for u in op.operand_uses)
+            return derived[op]
+
+        mapping: dict = {}
+        anchor = [loop]
+
+        def own(value):
+            d = value.defining_op
+            if value in mapping or d is None or not (value in shared or derives(d)):
+                return mapping.get(value, value)
+            for u in d.operand_uses:
+                own(u.value)
+            anchor[0] = rw.clone(d, after=anchor[0], mapping=mapping,
+                                 reason="the epilogue's own offsets (not shared with the loads' coordinates)")
+            return mapping[value]
+
+        for top in after:
+            for op in list(top.walk()):
+                for u in list(op.operand_uses):
+                    new = own(u.value)
+                    if new is not u.value:
+                        rw.set_operand(u, new, "the epilogue's own offsets")
+
+    def rewrite_load(self, ctx, loop, p: Plan, shared: set):
         rw = ctx.rewriter
         ld = p.op
         stem = ld.result.name.split("_")[0] if ld.result.name[0].isalpha() else "t"
         try:
             desc, tile, block = self.make_descriptor(rw, loop, p, stem)
-            coords = self.coord_refs(rw, loop, ld, p)
+            coords = self.coord_refs(rw, loop, ld, p, shared)
             name = rw.fresh_name(f"{stem}_tma", ld)
             new = rw.insert_before(ld, f"%{name} = tt.descriptor_load %{desc}[{', '.join(coords)}] : "
                                        f"!tt.tensordesc<{block}> -> {tile}", reason="TMA load")[0]

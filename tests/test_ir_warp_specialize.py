@@ -92,3 +92,11 @@ def test_a_branch_operand_with_a_type_is_still_a_use():
     a = m.functions[0].regions[0].entry.arguments[0]
     assert [u.op.name for u in a.uses] == ["cf.br"]
     assert [b.name for b in m.functions[0].regions[0].blocks[1].arguments] == ["x"]
+
+
+def test_a_constant_with_attributes_before_its_value():
+    # warp-specialized IR tags constants with their partition: the value follows the attributes
+    from irlab.ir.queries import constant_value
+    m = ir.parse("%c = arith.constant {async_task_id = array<i32: 2>} 64 : i32\n"
+                 "%z = arith.constant {async_task_id = array<i32: 1>} dense<0.000000e+00> : tensor<4xf32>\n")
+    assert constant_value(m.ops[0]) == 64 and constant_value(m.ops[1]).splat == 0.0

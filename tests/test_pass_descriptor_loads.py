@@ -112,6 +112,39 @@ def test_with_warp_specialization_the_kernel_gets_producer_and_consumer_warp_gro
     assert "UTMALDG" not in r.loop["schedule_text"] and "4 x HGMMA" in r.loop["schedule_text"]
 
 
+def doubled_row_offsets(ttgir: str) -> list[str]:
+    """Stores' row offsets in a warp-specialized partition that start ``k`` into the tile twice
+    over: a ``make_range`` starting at k added to a splat of ``x + k`` (the consumer's share of the
+    tile, offset once by the range and again by the scalar)."""
+    from irlab.ir.queries import constant_value
+    m, out = ir.parse(ttgir), []
+    for rng in m.find("tt.make_range"):
+        start = int(rng.attr("start") or 0)
+        if not start or rng.enclosing("ttg.warp_specialize") is None:
+            continue
+        for add in (u.op for u in rng.result.uses if u.op.name == "arith.addi"):
+            splat = next(x.value for x in add.operand_uses if x.value is not rng.result).defining_op
+            base = splat.operand_uses[0].value.defining_op if splat is not None and splat.name == "tt.splat" else None
+            if base is not None and base.name == "arith.addi" and any(
+                    d is not None and d.name == "arith.constant" and constant_value(d) == start
+                    for d in (x.value.defining_op for x in base.operand_uses)):
+                out.append(f"{add.result.ref} (line {add.line})")
+    return out
+
+
+@pytest.mark.parametrize("own", [True, False])
+def test_warp_specialized_consumers_store_their_own_rows(own):
+    # Hopper warp specialization gives each of the two consumer warp groups 64 of the tile's 128
+    # rows: it adds 64 to the load coordinate *and* starts the store's make_range at 64. When the
+    # coordinate and the store's row offset are one value, the second group stores 64 rows too far
+    # (half of C unwritten on the GPU); the pass gives the loads a coordinate of their own.
+    cfg = TileConfig("128x256x64-w4-s3", dict(BEST.meta), 4, 3)
+    tma = Insert("descriptor-loads", stage="ttir", at="end", options={"own_coordinates": own}, cleanup=("canonicalize",))
+    res = compile_kernel(KERNELS["gemm_fp16"], "cuda:90", config=cfg, variant=Variant("tma-ws", (tma, WS)))
+    doubled = doubled_row_offsets(res.text("ttgir", locations=False))
+    assert (doubled == []) if own else doubled, doubled
+
+
 def test_refuses_on_ttgir():
     text = compile_kernel(KERNELS["gemm_fp16"], "cuda:90", config=BEST).text("ttgir", locations=False)
     m, res = apply(text)

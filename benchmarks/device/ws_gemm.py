@@ -5,6 +5,8 @@ or from Triton's Hopper warp specialization itself (the same kernel, with no irl
 
     irlab ab --kernel benchmarks/device/ws_gemm.py --variants cancel-transposes --configs ws-w4,ws-w8
 """
+import dataclasses
+
 import triton
 import triton.language as tl
 
@@ -31,6 +33,34 @@ def matmul_tma_ws(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk, stride_cm,
     c = acc.to(tl.float16)
     offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
     offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    mask = (offs_m[:, None] < M) & (offs_n[None, :] < N)
+    tl.store(c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :], c, mask=mask)
+
+
+@triton.jit
+def matmul_tma_ws_hoisted(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk, stride_cm,
+                          BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr):
+    """matmul_tma_ws with the tile's row and column offsets computed once, before the loop, and used
+    by both the descriptor loads and the store's addresses -- the TTIR shape irlab's
+    descriptor-loads pass gives the tutorial kernel (its offsets feed both)."""
+    pid = tl.program_id(0)
+    num_pid_m, num_pid_n = tl.cdiv(M, BLOCK_M), tl.cdiv(N, BLOCK_N)
+    group = pid // (GROUP_M * num_pid_n)
+    first_m = group * GROUP_M
+    size_m = min(num_pid_m - first_m, GROUP_M)
+    pid_m = first_m + (pid % (GROUP_M * num_pid_n)) % size_m
+    pid_n = (pid % (GROUP_M * num_pid_n)) // size_m
+    row0, col0 = pid_m * BLOCK_M, pid_n * BLOCK_N
+    offs_m = row0 + tl.arange(0, BLOCK_M)
+    offs_n = col0 + tl.arange(0, BLOCK_N)
+    a_desc = tl.make_tensor_descriptor(a_ptr, shape=[M, K], strides=[stride_am, 1], block_shape=[BLOCK_M, BLOCK_K])
+    b_desc = tl.make_tensor_descriptor(b_ptr, shape=[K, N], strides=[stride_bk, 1], block_shape=[BLOCK_K, BLOCK_N])
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in tl.range(0, tl.cdiv(K, BLOCK_K), warp_specialize=True):
+        a = a_desc.load([row0, k * BLOCK_K])
+        b = b_desc.load([k * BLOCK_K, col0])
+        acc = tl.dot(a, b, acc)
+    c = acc.to(tl.float16)
     mask = (offs_m[:, None] < M) & (offs_n[None, :] < N)
     tl.store(c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :], c, mask=mask)
 
@@ -81,3 +111,7 @@ SPEC = KernelSpec(
     flops=lambda shape: 2.0 * shape["M"] * shape["N"] * shape["K"],
     library=library, library_name="torch.matmul (cuBLAS)",
 )
+
+# the same GEMM, offsets computed once before the loop (irlab ab --kernel benchmarks/device/ws_gemm.py:HOISTED)
+HOISTED = dataclasses.replace(SPEC, name="tma_ws_gemm_hoisted", fn=matmul_tma_ws_hoisted,
+                              description="tma_ws_gemm with the tile offsets computed once, before the loop")

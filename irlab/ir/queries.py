@@ -28,13 +28,18 @@ def is_splat(value) -> bool:
 
 
 def constant_value(op):
-    """The value an ``arith.constant`` writes before its ``:`` (``Dense`` for ``dense<...>``)."""
+    """The value an ``arith.constant`` writes before its ``:`` (``Dense`` for ``dense<...>``); an
+    attribute dictionary written before the value (``arith.constant {async_task_id = ...} 64 : i32``,
+    as warp-specialized IR has) is not the value."""
     from lark import Token
 
     from .attributes import parse_value
+    from .syntax import Group
     items = []
     for it in op.items:
         if isinstance(it, Token) and it.type == "COLON":
             break
+        if isinstance(it, Group) and it.kind == "dict":
+            continue
         items.append(it)
     return parse_value(items, op.source.text, op._resolver()) if items else op.attr("value")
