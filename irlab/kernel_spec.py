@@ -114,15 +114,13 @@ class KernelSpec:
         name = name or self.default_config
         if name in self.configs:
             return self.configs[name]
-        # a config of the kernel's search space named with its depth (128x256x64-w8-s3), as the
-        # tables of irlab ab / search name them
-        from .timing.space import _space
-        found = [c for c in _space(self, range(1, 9)) if c.name == name]
-        if found:
-            return found[0]
+        from .timing.space import config_space, named_config
+        found = named_config(self, name)
+        if found is not None:
+            return found
         raise KernelError(f"kernel {self.name!r} has no tile config {name!r}; known: {', '.join(self.configs)}, "
                           "or a config of its search space with its depth (irlab search's names, e.g. "
-                          f"{_space(self, (3,))[0].name})")
+                          f"{config_space(self, (3,))[0].name})")
 
     def shape(self, shape: Mapping[str, int] | None = None) -> dict:
         """``shape`` completed from the default shape; unknown dimension names are an error."""

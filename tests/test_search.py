@@ -37,6 +37,10 @@ def test_configs_are_picked_from_the_space_by_name_with_or_without_their_depth()
         ["64x256x32-w4-s4", "128x128x64-w8-s3"]
     # without depths, the kernel's own config is the one it defines
     assert config_space(spec, names=["128x128x64-w8"]) == [spec.config("128x128x64-w8")]
+    # --config of the other commands takes the search's names too
+    assert spec.config("128x256x64-w8-s4").num_stages == 4 and spec.config("128x256x64-w8-s4").num_warps == 8
+    with pytest.raises(KernelError, match="no tile config '128x256x64-w8'.*with its depth"):
+        spec.config("128x256x64-w8")
     with pytest.raises(KernelError, match="no config '96x96x32-w4'.*128x256x64-w8"):
         config_space(spec, (3,), ["96x96x32-w4"])
 

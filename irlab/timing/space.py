@@ -48,7 +48,8 @@ def config_space(spec: KernelSpec, stages=None, names: list[str] | None = None) 
             found = [spec.configs[name]]
         else:
             tile = spec.configs[name] if name in spec.configs else None
-            found = [c for c in _space(spec, range(1, 9)) if c.name == name] or \
+            exact = named_config(spec, name)
+            found = [exact] if exact is not None else \
                 [c for c in space if _without_depth(c.name) == name or (tile is not None and _same_tile(c, tile))]
         if not found:
             tiles = sorted({_without_depth(c.name) for c in space})
@@ -56,6 +57,12 @@ def config_space(spec: KernelSpec, stages=None, names: list[str] | None = None) 
                               f"(add -sN for one depth): {', '.join(tiles)}")
         out += [c for c in found if c not in out]
     return out
+
+
+def named_config(spec: KernelSpec, name: str) -> TileConfig | None:
+    """The config of the kernel's space named with its depth (``128x256x64-w8-s3``, as the tables
+    of irlab ab and search name them), at any depth from 1 to 8; None if there is none."""
+    return next((c for c in _space(spec, range(1, 9)) if c.name == name), None)
 
 
 def _space(spec: KernelSpec, stages) -> list[TileConfig]:
