@@ -129,8 +129,10 @@ def register(sub) -> None:
                        "registered passes, a pass's options as pass:key=value:key=value")
         c.add_argument("--shapes", default=None, help="problems, ';'- or ','-separated: 4096x4096x4096 or "
                        "M=4096,N=4096,K=4096 (default: the kernel's default shape)")
-        c.add_argument("--configs", default=None, help="only these named configs of the kernel (default: its config "
-                       "space, the tutorial autotune list plus its own configs)")
+        c.add_argument("--configs", default=None, help="only these configs of the config space, comma-separated: a tile "
+                       "(128x256x64-w8: at every --stages depth), a tile with its depth (128x256x64-w8-s3) or one of the "
+                       "kernel's own config names (default: the whole space, the tutorial autotune list plus its own "
+                       "configs)")
         c.add_argument("--stages", default=None, help="pipelining depths of the config space (default 2,3,4,5)")
         if name == "search":
             c.add_argument("--options", default=None, metavar="SETS", help="extra compile options to try each config "
