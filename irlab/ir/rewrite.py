@@ -590,16 +590,8 @@ class Rewriter:
                       and it.start >= last.end - 1), None)
         if group is None:
             # a dictionary this rewriter added earlier lives in the edit at the region's end
-            pending = op.edits.get((last.end, last.end), " {}")[2:-1]
-            entries = [e for e in _split_top_commas(pending) if e]
-            names = [re.split(r"\s*=", e, maxsplit=1)[0].strip() for e in entries]
-            if key in names:
-                entries[names.index(key)] = entry_text
-                detail = entry_text
-            else:
-                entries.append(entry_text)
-                detail = f"{entry_text} (added)"
-            op.edits[(last.end, last.end)] = " {" + ", ".join(entries) + "}"
+            entries, detail = _set_entry(op.edits.get((last.end, last.end), " {}")[2:-1], key, entry_text)
+            op.edits[(last.end, last.end)] = " {" + entries + "}"
         else:
             for entry in _dict_entries(group):
                 k = entry[0]
@@ -614,16 +606,8 @@ class Rewriter:
                 # entries this rewriter added earlier live in the edit before the closing brace
                 close = group.end - 1
                 lead = ", " if group.items else ""
-                pending = op.edits.get((close, close), lead)[len(lead):]
-                entries = [e for e in _split_top_commas(pending) if e]
-                names = [re.split(r"\s*=", e, maxsplit=1)[0].strip() for e in entries]
-                if key in names:
-                    entries[names.index(key)] = entry_text
-                    detail = entry_text
-                else:
-                    entries.append(entry_text)
-                    detail = f"{entry_text} (added)"
-                op.edits[(close, close)] = lead + ", ".join(entries)
+                entries, detail = _set_entry(op.edits.get((close, close), lead)[len(lead):], key, entry_text)
+                op.edits[(close, close)] = lead + entries
         from .printer import _own_text
         dict_text = op.edits[(last.end, last.end)] if group is None else _own_text(op, group.start, group.end)
         try:
@@ -711,6 +695,17 @@ def _drop_use(u: Use) -> None:
 def _where(value: Value) -> tuple:
     op = value.defining_op
     return (op.line, op.column, op.location()) if op is not None else (None, None, None)
+
+
+def _set_entry(pending: str, key: str, entry_text: str) -> tuple[str, str]:
+    """``pending`` (attribute entries this rewriter added earlier, comma-separated) with ``key`` set
+    to ``entry_text``, replaced or appended, and the change line's detail."""
+    entries = [e for e in _split_top_commas(pending) if e]
+    names = [re.split(r"\s*=", e, maxsplit=1)[0].strip() for e in entries]
+    if key in names:
+        entries[names.index(key)] = entry_text
+        return ", ".join(entries), entry_text
+    return ", ".join(entries + [entry_text]), f"{entry_text} (added)"
 
 
 def _split_top_commas(text: str) -> list[str]:
