@@ -183,18 +183,3 @@ def operand_use(op, name: str, index: int | None = None):
     if kind == "kw":
         return next((u for u in uses if u.depth == 0 and u.keyword == kw), None)
     return None
-    value = named_operands(op).get(name)
-    if value is None or isinstance(value, list):
-        return None
-    kinds = {n: (k, kw) for k, n, kw in spec}
-    kind, kw = kinds[name]
-    uses = op.operand_uses
-    if kind in ("pos", "opt"):
-        positional = [u for u in uses if u.depth == 0 and u.keyword is None]
-        idx = [n for k, n, _ in spec if k in ("pos", "opt")].index(name)
-        return positional[idx] if idx < len(positional) else None
-    if kind == "bracket":
-        return next((u for u in uses if u.group == "bracket"), None)
-    if kind == "kw":
-        return next((u for u in uses if u.depth == 0 and u.keyword == kw), None)
-    return None
