@@ -531,8 +531,8 @@ class DescriptorLoads(ModulePass):
 
     def own_coordinate(self, rw, loop, anchor, v, shared: set):
         """The load's tile coordinate as a value of its own, computed in the loop next to the load,
-        when the value is a scalar the kernel uses elsewhere too (the tile's row offset, which
-        also starts the epilogue's store addresses). Hopper warp specialization (Triton 3.6 and
+        when it is a scalar arith result from before the loop (the tile's row offset, which also
+        starts the epilogue's store addresses). Hopper warp specialization (Triton 3.6 and
         3.9) splits the tile's rows between two consumer warp groups by adding the second group's
         row offset to the descriptor load's coordinate value *and* to the ``make_range`` of the
         store addresses; when both derive from one value, the second group's half of C is stored
@@ -542,8 +542,7 @@ class DescriptorLoads(ModulePass):
         if not self.own_coordinates:
             return v
         d = v.defining_op
-        others = [u for u in v.uses if u.op is not anchor]
-        if d is None or not others or d.regions or len(d.results) != 1 or d.dialect != "arith" \
+        if d is None or d.regions or len(d.results) != 1 or d.dialect != "arith" \
                 or not v.defined_outside(loop) or not _is_scalar(v):
             return v
         shared.add(v)
