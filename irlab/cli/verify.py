@@ -35,10 +35,13 @@ def cmd_verify(args) -> int:
     for k in kernels:
         kernel_arg(k)    # an unknown kernel is a usage error naming the known ones
     passes = args.passes or d.rewriting_passes()
+    notes: list[str] = []
     try:
-        groups = d.plan(kernels, passes, args.dtype or None, args.configs)
+        groups = d.plan(kernels, passes, args.dtype or None, args.configs, notes)
     except Exception as e:
         raise UsageError(str(e)) from None
+    for n in notes:
+        err(f"irlab verify: {n}")
     if args.list:
         for g in groups:
             print(f"{g.key}: {', '.join(label for label, _ in g.variants)}")
@@ -84,7 +87,7 @@ def cmd_verify(args) -> int:
              f"GPU: {env.get('gpu')}, driver {env.get('driver')}; torch {env.get('torch')}, triton {env.get('triton')}; "
              f"target {target}", "",
              f"{len(runnable)} group(s) (kernel x config x shape x dtype), {len(counted)} variant run(s) compared; "
-             f"{len(bad)} MISMATCH.", ""] + d.table(rows)
+             f"{len(bad)} MISMATCH.", ""] + [f"- {n}" for n in notes] + ([""] if notes else []) + d.table(rows)
     (out / "README.md").write_text("\n".join(lines) + "\n")
     write_json(out / "results.json", {"env": env, "target": target, "rows": rows})
     print("\n".join(lines))

@@ -34,7 +34,9 @@ def gemm_any(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk, stride_cm,
     for k in range(0, tl.cdiv(K, BLOCK_K)):
         a = tl.load(a_ptrs, mask=offs_k[None, :] < K - k * BLOCK_K, other=0.0)
         b = tl.load(b_ptrs, mask=offs_k[:, None] < K - k * BLOCK_K, other=0.0)
-        if IEEE:
+        if INT_ACC:
+            acc = tl.dot(a, b, acc, out_dtype=tl.int32)
+        elif IEEE:
             acc = tl.dot(a, b, acc, input_precision="ieee")
         else:
             acc = tl.dot(a, b, acc)
