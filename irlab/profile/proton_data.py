@@ -137,5 +137,6 @@ def scope_events(trace, path="chrome_trace") -> list[ScopeEvent]:
             continue
         freq = float((ev.get("args") or {}).get("Frequency (MHz)", 1000.0))
         out.append(ScopeEvent(pid.group("kernel"), int(pid.group("sm")), int(pid.group("cta")),
-                              int(tid.group("warp")), ev["name"], float(ev["ts"]) * freq, float(ev["dur"]) * freq))
+                              int(tid.group("warp")), ev["name"], round(float(ev["ts"]) * freq),
+                              round(float(ev["dur"]) * freq)))   # Proton wrote cycles / MHz
     return out
