@@ -213,7 +213,7 @@ def run_scopes(job: Job, subject: Subject) -> dict:
 def _written(name: str) -> str:
     """The file Proton wrote for session ``name`` (it appends the format's suffix)."""
     p = Path(name)
-    found = sorted(p.parent.glob(p.name + ".*"))
+    found = [q for suffix in (".hatchet", ".chrome_trace", ".json") if (q := p.with_name(p.name + suffix)).is_file()]
     if not found:
         raise RuntimeError(f"Proton wrote no file for session {name}")
     return str(found[0])
