@@ -117,8 +117,10 @@ def install_scratch_allocator() -> None:
 
 
 class GpuRunner:
-    def __init__(self):
-        import torch
+    def __init__(self, torch=None):
+        """``torch``: the module to time with (tests hand in a stand-in with a virtual clock)."""
+        if torch is None:
+            import torch
         if not torch.cuda.is_available():
             raise RuntimeError("the GPU runner needs a CUDA GPU")
         self.torch = torch
