@@ -130,6 +130,7 @@ class GpuRunner:
         self.l2_bytes = int(getattr(props, "L2_cache_size", 0) or DEFAULT_L2_BYTES)
         self.capture_stream = torch.cuda.Stream()
         self.events = (torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
+        self.bench_events = []   # (start, end) per launch of a do_bench sample, reused
         self._cell, self._workloads = None, {}
         install_scratch_allocator()
         self.nvml = None
@@ -384,14 +385,16 @@ class GpuRunner:
         n = n or self.launches_per_sample(p, plan)
         if plan.method == "do_bench":
             launch = self._launches(p, "do_bench")[0]
-            starts = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
-            ends = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
-            for start, end in zip(starts, ends):
+            if len(self.bench_events) < n:
+                self.bench_events += [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
+                                      for _ in range(n - len(self.bench_events))]
+            pairs = self.bench_events[:n]
+            for start, end in pairs:
                 self.flush_buf.zero_()
                 start.record()
                 launch()
                 end.record()
             torch.cuda.synchronize()
-            return statistics.median(s.elapsed_time(e) for s, e in zip(starts, ends))
+            return statistics.median(start.elapsed_time(end) for start, end in pairs)
         g = self._graph(p, n)
         return self._elapsed_ms(g.replay) / n
