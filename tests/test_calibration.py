@@ -38,6 +38,7 @@ def test_the_cases_span_kinds_and_sizes_and_their_planted_problems_keep_the_spec
 
 def test_the_calibration_kernels_compute_what_their_references_do():
     """Run in Triton's interpreter on the CPU, at small sizes, through each spec's own launch_args."""
+    pytest.importorskip("torch", reason="the interpreter runs the kernels on torch's CPU tensors")
     script = """
 import torch
 from irlab.kernels import get

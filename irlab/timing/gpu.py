@@ -102,14 +102,11 @@ def environment() -> dict:
     return env
 
 
-def install_scratch_allocator() -> None:
+def install_scratch_allocator(torch) -> None:
     """Kernels that build TMA descriptors on the device (``tt.make_tensor_descriptor``, what the
     descriptor-loads pass writes) need a global scratch buffer at every launch; Triton asks the
     allocator set by ``triton.set_allocator`` for it and refuses to launch without one. Scratch
     comes from torch's caching allocator (inside a CUDA-graph capture: the graph's own pool)."""
-    import torch
-    import triton
-
     def scratch(size: int, alignment: int, stream):
         return torch.empty(size, dtype=torch.int8, device="cuda")
 
@@ -132,7 +129,7 @@ class GpuRunner:
         self.events = (torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
         self.bench_events = []   # (start, end) per launch of a do_bench sample, reused
         self._cell, self._workloads = None, {}
-        install_scratch_allocator()
+        install_scratch_allocator(torch)
         self.nvml = None
         try:  # clocks and throttling per round, where NVML is available
             import pynvml
