@@ -110,7 +110,11 @@ def method_note(results: dict) -> str:
             f"every entry once in a random order. Bold where a difference is called: the interval excludes 0 and "
             f"the estimate exceeds the A/A noise floor of its cell (the baseline timed against itself in the same "
             f"rounds")
-    text += f": +-{min(floors):.2%} to +-{max(floors):.2%})." if floors else ")."
+    if floors:
+        low, high = f"+-{min(floors):.2%}", f"+-{max(floors):.2%}"
+        text += f": {low})." if low == high else f": {low} to {high})."
+    else:
+        text += ")."
     if any((e.get("ratio_to_baseline") or {}).get("ranking_only") for e in entries):
         text += f" Cells of fewer than {MIN_ROUNDS} rounds rank entries only: no interval, nothing called."
     text += f" Timing method: {methods}, {launches} launches per sample"
