@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from irlab.timing import Cell, Entry, Plan, collect, run_sweep
+from irlab.timing.output import method_note, ratio_text
 from irlab.timing.plan import read_records
 
 FAKE = str(Path(__file__).parent / "fakes" / "fake_runner.py") + ":FakeRunner"
@@ -45,6 +46,9 @@ def test_a_clean_sweep_times_every_entry_in_random_order_with_an_a_a_control(tmp
         assert not e["v2"]["ratio_to_baseline"]["called"]
         assert e["v1"]["tflops"] > e["baseline"]["tflops"]
     assert not Path(str(out) + ".progress").exists()
+    note = method_note(res)
+    assert "over 12 rounds" in note and "7 launches per sample" in note and "A/A noise floor" in note
+    assert ratio_text(e["v1"]).startswith("**+11.") and ratio_text(e["v2"]).endswith("(n.s.)")
     calls = [json.loads(line) for line in trace.read_text().splitlines()]
     for key in res["cells"]:
         mine = [x for x in calls if x["cell"] == key]
@@ -74,6 +78,7 @@ def test_screening_rounds_rank_only_without_a_control(tmp_path, monkeypatch):
     r = e["v1"]["ratio_to_baseline"]
     assert r["ranking_only"] and r["ci95"] is None and not r["excludes_1"] and not r["called"]
     assert abs(r["ratio"] - 0.5) < 0.02
+    assert ratio_text(e["v1"]).endswith("% (ranking only, 5 rounds)") and "**" not in ratio_text(e["v1"])
 
 
 def test_adaptive_rounds_stop_at_the_target_half_width_or_the_budget(tmp_path, monkeypatch):
