@@ -97,15 +97,20 @@ def percent(text: str) -> float:
     return value
 
 
-def seconds(text: str) -> float:
-    """An option given in seconds: a positive number."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"{text!r}: give a positive number of seconds")
-    return value
+def positive(unit: str):
+    """An argparse type for an option given as a positive number of ``unit`` (seconds, megabytes)."""
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number of {unit}") from None
+        if not value > 0:
+            raise argparse.ArgumentTypeError(f"{text!r}: give a positive number of {unit}")
+        return value
+    return parse
+
+
+seconds = positive("seconds")
 
 
 def target_arg(text: str):
