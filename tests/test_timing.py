@@ -83,9 +83,10 @@ def test_screening_rounds_rank_only_without_a_control(tmp_path, monkeypatch):
 
 def test_adaptive_rounds_stop_at_the_target_half_width_or_the_budget(tmp_path, monkeypatch):
     fake = {"times": {"baseline": 1.0, "v1": 0.9, "v2": 1.0}, "noise": 0.01}
-    out = sweep(tmp_path, fake, monkeypatch, plan=Plan(cells()[:1], rounds=10, target_halfwidth=0.004))
+    out = sweep(tmp_path, fake, monkeypatch, plan=Plan(cells()[:1], rounds=5, target_halfwidth=0.004))
     c = collect(out)["cells"][cells()[0].key]
     assert c["stopped_by"] == "target" and c["rounds"] > 10 and "+-0.40%" in c["stop_reason"]
+    assert "A/A control" in c["entries"] and c["entries"]["v1"]["ratio_to_baseline"]["called"]
     assert all(e["ratio_to_baseline"]["ci_half_width"] <= 0.004 * max(1, e["ratio_to_baseline"]["ratio"])
                for label, e in c["entries"].items() if label != "baseline")
     assert all(len(e["times_ms"]) == c["rounds"] for e in c["entries"].values())

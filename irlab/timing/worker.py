@@ -111,7 +111,8 @@ def run_cell(runner, plan: Plan, cell: Cell, out: Path, log) -> None:
                             **cell.to_json()})
         log("  cell failed: no baseline")
         return
-    if plan.aa_control and plan.rounds >= MIN_ROUNDS and CONTROL not in excluded:
+    adaptive = plan.target_halfwidth is not None or plan.budget_s is not None
+    if plan.aa_control and (plan.rounds >= MIN_ROUNDS or adaptive) and CONTROL not in excluded:
         # the baseline once more, on the same binary and buffers: what it shows is the noise floor
         prepared[CONTROL] = getattr(runner, "again", lambda p: p)(prepared[base_label])
     labels = list(prepared)
