@@ -220,19 +220,17 @@ def timed_part(shapes, only, args, out: Path, runner: str | None = None) -> list
         cells.append(Cell("gemm-candidates", "gemm_fp16", s, BEST.name, entries, tile=tile_json(BEST)))
     path = run_sweep(Plan(cells, args.method, args.rounds, args.launches), out / "timing.jsonl", resume=args.resume,
                      gpus=visible_gpus(), **({"runner": runner} if runner else {}))
-    return timed_table(collect(path), cands, args.rounds, args.method)
+    return timed_table(collect(path), cands)
 
 
-def timed_table(results: dict, cands: list[Candidate], rounds: int, method: str) -> list[str]:
+def timed_table(results: dict, cands: list[Candidate]) -> list[str]:
     """Per shape: Triton's best config and cuBLAS, then every candidate against that best config
     (TFLOP/s, speedup with its 95% interval, or why it was not timed)."""
     from irlab.search import _ratio_cell
-    from irlab.timing.output import clock_note
+    from irlab.timing.output import clock_note, method_note
     lines = ["## Timed part", "",
-             f"One cell per shape: Triton's best config, every candidate and torch.matmul in the same {rounds} "
-             f"interleaved rounds ({method} timing); each candidate's output matched the reference before it was "
-             "timed. Speedup = best config's time / candidate's time - 1 (median of per-round ratios, 95% "
-             "bootstrap interval; bold where it excludes 0).", "",
+             f"One cell per shape: Triton's best config (the baseline), every candidate and torch.matmul in the same "
+             f"rounds; each candidate's output matched the reference before it was timed. {method_note(results)}", "",
              "| shape (MxNxK) | candidate | config | TFLOP/s | speedup vs Triton's best (95% CI) |",
              "| --- | --- | --- | ---: | --- |"]
     f = lambda x: "-" if x is None else f"{x:.1f}"  # noqa: E731

@@ -34,7 +34,7 @@ from pathlib import Path
 from .jsonio import write_json, write_text
 from .kernel_spec import TileConfig
 from .targets import Target
-from .timing.output import clock_note, plot_bars, write_csv
+from .timing.output import clock_note, method_note, plot_bars, ratio_text, write_csv
 from .timing.plan import Cell, Entry, Plan, append_record, read_records, resolve_config, tile_json
 from .variant import Variant
 
@@ -51,11 +51,13 @@ class Search:
     screen_rounds: int = 5
     rounds: int = 21
     method: str = "graph"
-    launches: int = 20
+    launches: int | None = None         # launches per sample; None: sized per cell by the runner
     library: bool = True
     gpus: list[str] | None = None
     workers: int | None = None
     runner: str | None = None           # the GPU runner (module:Class); default irlab.timing.gpu:GpuRunner
+    target_halfwidth: float | None = None   # headline: time until every 95% half-width is this narrow ...
+    budget_s: float | None = None       # ... or this many seconds per cell are spent
     log: object = None
     timings: dict = field(default_factory=dict)
 
@@ -163,7 +165,8 @@ class Search:
             cells.append(Cell(self.name, self.kernel, shape, cb.name, entries, tile_json(cb)))
         self.log(f"{self.name}: headline, {len(cells)} cell(s) in {self.rounds} rounds")
         t0 = time.perf_counter()
-        plan = Plan(cells, self.method, self.rounds, self.launches, cache_dir=str(self.out / "cache"))
+        plan = Plan(cells, self.method, self.rounds, self.launches, cache_dir=str(self.out / "cache"),
+                    target_halfwidth=self.target_halfwidth, budget_s=self.budget_s)
         path = run_sweep(plan, self.out / "headline.jsonl", resume=resume, gpus=self.gpus, log=self.log,
                          **({"runner": self.runner} if self.runner else {}))
         self.timings["headline_s"] = round(time.perf_counter() - t0, 1)
@@ -238,12 +241,7 @@ def _static_one(job) -> dict:
 # tables
 
 def _ratio_cell(rec: dict, base_ms: float | None = None) -> str:
-    est = rec.get("ratio_to_baseline") if rec.get("status") == "ok" else None
-    if not est:
-        return f"not timed: {rec.get('status', 'missing')}"
-    r, (lo, hi) = est["ratio"], est["ci95"]
-    text = f"{1 / r - 1:+.1%} [{1 / hi - 1:+.1%}, {1 / lo - 1:+.1%}]"
-    return f"**{text}**" if est["excludes_1"] else f"{text} (n.s.)"
+    return ratio_text(rec)
 
 
 def headline_rows(search: Search, result: dict) -> list[dict]:
@@ -296,9 +294,8 @@ def render(search: Search, result: dict) -> str:
                          f"{r['variant']} | {f(r['on_best_tflops'])} | {_ratio_cell(r['on_best'])} | "
                          f"{r['own_config'] or '-'} | {f(r['own_tflops'])} | {_ratio_cell(r['own'])} |")
         clock = clock_note(result["headline"])
-        lines += ["", f"Speedup = Triton's best time / variant time - 1: the median over {search.rounds} interleaved "
-                  f"rounds of per-round ratios, 95% bootstrap interval; bold where it excludes 0. Timing method: "
-                  f"{search.method}. Every timed entry first matched the reference.",
+        lines += ["", f"{method_note(result['headline'])} The baseline is Triton's best config. Every timed entry "
+                  "first matched the reference.",
                   f"GPU: {env.get('gpu')} (driver {env.get('driver')}, {env.get('sm_count')} SMs), torch "
                   f"{env.get('torch')}, triton {env.get('triton')}, CUDA {env.get('cuda_runtime')}, {env.get('date')}"
                   + (f"; {clock}" if clock else "") + ". Plot: `headline.png`; rows: `headline.csv`.", ""]

@@ -16,7 +16,7 @@ def test_every_candidate_is_reported_against_the_best_config(tmp_path, monkeypat
     monkeypatch.setenv("IRLAB_FAKE", json.dumps({"times": {"baseline": 1.0, "tma-ws": 0.9, "torch.matmul": 0.95},
                                                   "wrong": ["tma-loads"]}))
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0")
-    args = argparse.Namespace(method="graph", rounds=7, launches=3, resume=False)
+    args = argparse.Namespace(method="graph", rounds=11, launches=3, resume=False)
     lines = gc.timed_part([{"M": 64, "N": 64, "K": 64}, {"M": 32, "N": 64, "K": 64}], "tma-ws,tma-loads", args,
                           tmp_path, runner=FAKE)
     rows = {tuple(c.strip() for c in ln.strip("|").split("|")[:2]): ln for ln in lines if ln.startswith("| 64x64x64")}

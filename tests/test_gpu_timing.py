@@ -42,3 +42,21 @@ def test_faults_wrong_results_and_rejected_ir_are_recorded_and_the_sweep_goes_on
     assert e["baseline"]["status"] == "ok" and e["good"]["status"] == "ok"
     assert e["good"]["check"]["identical_to_baseline"] is True and len(e["good"]["times_ms"]) == 5
     assert res[cells[1].key]["status"] == "done"
+
+
+def test_the_calibration_times_microseconds_to_milliseconds_and_finds_a_planted_difference(tmp_path):
+    """Two cases of `irlab calibrate` on the GPU: a ~3 us vector add and the 4096^3 GEMM. The same
+    binary is the same binary; a microsecond kernel is timed in samples of thousands of launches;
+    the GEMM with K 3.9% larger is called slower; the table is written."""
+    from irlab.timing.calibration import CASES, run
+    chosen = [c for c in CASES if c.name in ("add-small", "gemm-4096")]
+    summary = run(tmp_path, chosen, ["graph"], 11, None, log=lambda m: None)
+    rows = {r["case"]: r for r in summary["methods"]["graph"]["rows"]}
+    assert all(r["status"] == "done" for r in rows.values()), rows
+    small, gemm = rows["add-small"], rows["gemm-4096"]
+    assert small["median_ms"] < 0.05 and small["launches_per_sample"] >= 1000
+    assert small["launches_per_sample"] * small["median_ms"] >= 5.0     # samples of ~10 ms of GPU time
+    assert "rotated" in small["l2"] and small["aa_floor"] is not None
+    assert all(r["same binary"]["same_binary_as_baseline"] for r in rows.values())
+    assert gemm["planted"]["called"] and gemm["planted"]["ratio"] > 1.02
+    assert (tmp_path / "README.md").exists() and summary["a_a_comparisons"] == 2

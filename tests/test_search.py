@@ -53,7 +53,7 @@ def test_search_prunes_screens_and_measures_the_winners_head_to_head(tmp_path, m
     # the fake GPU: the 128x128 tile is fastest for the baseline, the epilogue variant 8% faster on it
     monkeypatch.setenv("IRLAB_FAKE", json.dumps({"times": {
         "optimize-epilogue": 0.95, "baseline@128x128x32-w4": 1.0, "optimize-epilogue@128x128x32-w4": 0.92,
-        "library": 0.9}}))
+        "baseline@64x64x32-w4": 1.3, "optimize-epilogue@64x64x32-w4": 1.25, "library": 0.9}}))
     s = Search("gemm_fp16", Target.parse("cuda:80"), [{"M": 512, "N": 512, "K": 512}], configs, variants,
                tmp_path, screen_rounds=3, rounds=9, runner=FAKE, workers=1, log=lambda m: None)
     result = s.run()

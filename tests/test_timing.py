@@ -3,14 +3,13 @@ faults recorded and survived, resume, and the tables."""
 from __future__ import annotations
 
 import json
-import random
 from pathlib import Path
 
 import pytest
 
 from irlab.timing import Cell, Entry, Plan, collect, run_sweep
+from irlab.timing.output import method_note, ratio_text
 from irlab.timing.plan import read_records
-from irlab.timing.stats import bootstrap_median_ci, ratio_estimate
 
 FAKE = str(Path(__file__).parent / "fakes" / "fake_runner.py") + ":FakeRunner"
 
@@ -24,36 +23,82 @@ def cells():
 def sweep(tmp_path, fake: dict, monkeypatch, resume=False, plan=None, **kw):
     monkeypatch.setenv("IRLAB_FAKE", json.dumps(fake))
     plan = plan or Plan(cells(), "graph", rounds=9, launches=5)
+    (tmp_path).mkdir(parents=True, exist_ok=True)
     return run_sweep(plan, tmp_path / "r.jsonl", runner=FAKE, resume=resume, log=lambda m: None, **kw)
 
 
-def test_bootstrap_ci_covers_the_truth_and_shrinks_with_rounds():
-    rng = random.Random(3)
-    base = [1.0 * (1 + rng.gauss(0, 0.01)) for _ in range(30)]
-    var = [1.05 * (1 + rng.gauss(0, 0.01)) for _ in range(30)]
-    est = ratio_estimate(var, base)
-    assert est.low < 1.05 < est.high and est.excludes_one and est.half_width < 0.02
-    same = ratio_estimate(base, base)
-    assert same.ratio == 1.0 and same.low == same.high == 1.0
-    lo5, hi5 = bootstrap_median_ci([1, 2, 3, 4, 5])
-    assert 1 <= lo5 <= 3 <= hi5 <= 5
-    with pytest.raises(ValueError):
-        ratio_estimate([1.0], [1.0, 2.0])
-
-
-def test_a_clean_sweep_times_every_entry_in_interleaved_rounds(tmp_path, monkeypatch):
-    out = sweep(tmp_path, {"times": {"baseline": 1.0, "v1": 0.9, "v2": 1.0}}, monkeypatch)
+def test_a_clean_sweep_times_every_entry_in_random_order_with_an_a_a_control(tmp_path, monkeypatch):
+    trace = tmp_path / "trace.jsonl"
+    plan = Plan(cells(), "graph", rounds=12)
+    out = sweep(tmp_path, {"times": {"baseline": 1.0, "v1": 0.9, "v2": 1.0}, "trace": str(trace)}, monkeypatch,
+                plan=plan)
     res = collect(out)
     assert res["env"][0]["gpu"] == "fake"
     for key, c in res["cells"].items():
         assert c["status"] == "done"
         e = c["entries"]
-        assert {k: v["status"] for k, v in e.items()} == {"baseline": "ok", "v1": "ok", "v2": "ok"}
-        assert len(e["v1"]["times_ms"]) == 9 and e["v1"]["method"] == "graph"
+        assert {k: v["status"] for k, v in e.items()} == {"baseline": "ok", "v1": "ok", "v2": "ok", "A/A control": "ok"}
+        assert len(e["v1"]["times_ms"]) == 12 and e["v1"]["method"] == "graph"
+        assert {v["launches_per_sample"] for v in e.values()} == {7}   # the fake's sample size, for every entry
         r = e["v1"]["ratio_to_baseline"]
-        assert abs(r["ratio"] - 0.9) < 0.02 and r["excludes_1"]
+        assert abs(r["ratio"] - 0.9) < 0.02 and r["excludes_1"] and r["called"] and r["verdict"] == "faster"
+        assert r["aa_floor"] == e["A/A control"]["ratio_to_baseline"]["aa_floor"] < 0.02
+        assert not e["v2"]["ratio_to_baseline"]["called"]
         assert e["v1"]["tflops"] > e["baseline"]["tflops"]
     assert not Path(str(out) + ".progress").exists()
+    note = method_note(res)
+    assert "over 12 rounds" in note and "7 launches per sample" in note and "A/A noise floor" in note
+    assert ratio_text(e["v1"]).startswith("**+11.") and ratio_text(e["v2"]).endswith("(n.s.)")
+    calls = [json.loads(line) for line in trace.read_text().splitlines()]
+    for key in res["cells"]:
+        mine = [x for x in calls if x["cell"] == key]
+        assert len(mine) == 4 * 13 and {x["n"] for x in mine} == {7}   # a warm-up round, then 12 rounds
+        orders = [tuple(x["label"] for x in mine[i:i + 4]) for i in range(4, len(mine), 4)]
+        assert all(sorted(o) == sorted(["A/A control", "baseline", "v1", "v2"]) for o in orders)
+        assert len(set(orders)) > 6   # each round in its own order
+
+
+def test_a_place_in_the_order_that_runs_slower_calls_no_difference(tmp_path, monkeypatch):
+    """The entry timed second is 3% slower, whichever it is: random orders turn that into noise,
+    and neither the same binary again nor the A/A control comes out different."""
+    a_a = [Entry("baseline", variant="baseline"), Entry("again", variant="baseline")]
+    plan = Plan([Cell("t", "gemm_fp16", {"M": m, "N": 64, "K": 64}, "c", a_a) for m in (16, 32, 48)], rounds=21)
+    out = sweep(tmp_path, {"position": {"1": 0.03}, "noise": 0.002}, monkeypatch, plan=plan)
+    for c in collect(out)["cells"].values():
+        for label in ("again", "A/A control"):
+            est = c["entries"][label]["ratio_to_baseline"]
+            assert abs(est["ratio"] - 1) < 0.02 and not est["called"], (label, est)
+
+
+def test_screening_rounds_rank_only_without_a_control(tmp_path, monkeypatch):
+    out = sweep(tmp_path, {"times": {"baseline": 1.0, "v1": 0.5, "v2": 1.0}}, monkeypatch,
+                plan=Plan(cells()[:1], rounds=5, launches=3))
+    e = collect(out)["cells"][cells()[0].key]["entries"]
+    assert set(e) == {"baseline", "v1", "v2"} and e["v1"]["launches_per_sample"] == 3
+    r = e["v1"]["ratio_to_baseline"]
+    assert r["ranking_only"] and r["ci95"] is None and not r["excludes_1"] and not r["called"]
+    assert abs(r["ratio"] - 0.5) < 0.02
+    assert ratio_text(e["v1"]).endswith("% (ranking only, 5 rounds)") and "**" not in ratio_text(e["v1"])
+
+
+def test_adaptive_rounds_stop_at_the_target_half_width_or_the_budget(tmp_path, monkeypatch):
+    fake = {"times": {"baseline": 1.0, "v1": 0.9, "v2": 1.0}, "noise": 0.01}
+    out = sweep(tmp_path, fake, monkeypatch, plan=Plan(cells()[:1], rounds=5, target_halfwidth=0.004))
+    c = collect(out)["cells"][cells()[0].key]
+    assert c["stopped_by"] == "target" and c["rounds"] > 10 and "+-0.40%" in c["stop_reason"]
+    assert "A/A control" in c["entries"] and c["entries"]["v1"]["ratio_to_baseline"]["called"]
+    assert all(e["ratio_to_baseline"]["ci_half_width"] <= 0.004 * max(1, e["ratio_to_baseline"]["ratio"])
+               for label, e in c["entries"].items() if label != "baseline")
+    assert all(len(e["times_ms"]) == c["rounds"] for e in c["entries"].values())
+    # a target out of reach: the budget stops it, and says how far it got
+    out = sweep(tmp_path / "b", fake, monkeypatch, plan=Plan(cells()[:1], rounds=10, target_halfwidth=0.00001,
+                                                             budget_s=1.0))
+    c = collect(out)["cells"][cells()[0].key]
+    assert c["stopped_by"] == "budget" and "time budget of 1 s spent" in c["stop_reason"]
+    assert "widest 95% half-width" in c["stop_reason"] and c["rounds"] >= 10
+    # fixed rounds say so
+    out = sweep(tmp_path / "c", {}, monkeypatch, plan=Plan(cells()[:1], rounds=10))
+    assert collect(out)["cells"][cells()[0].key]["stopped_by"] == "rounds"
 
 
 def test_a_gpu_fault_is_recorded_and_the_sweep_goes_on(tmp_path, monkeypatch):
@@ -63,7 +108,8 @@ def test_a_gpu_fault_is_recorded_and_the_sweep_goes_on(tmp_path, monkeypatch):
     first = res["cells"][key]
     assert first["status"] == "done"
     assert first["entries"]["v1"]["status"] == "fault"
-    assert "SIGABRT" in first["entries"]["v1"]["reason"] and "during time" in first["entries"]["v1"]["reason"]
+    # the first timing call of an entry is its warm-up sample
+    assert "SIGABRT" in first["entries"]["v1"]["reason"] and "during warm-up" in first["entries"]["v1"]["reason"]
     assert first["entries"]["baseline"]["status"] == "ok" and first["entries"]["v2"]["status"] == "ok"
     second = res["cells"][cells()[1].key]
     assert second["status"] == "done" and second["entries"]["v1"]["status"] == "ok"

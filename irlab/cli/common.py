@@ -91,6 +91,33 @@ def parse_shape(text: str, dims) -> dict:
     return shape
 
 
+def percent(text: str) -> float:
+    """An option given in percent, ``0.5%`` or ``0.5``, as a fraction (0.005)."""
+    try:
+        value = float(text.strip().rstrip("%")) / 100
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a percentage (0.5 or 0.5%)") from None
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: give a percentage between 0 and 100")
+    return value
+
+
+def positive(unit: str):
+    """An argparse type for an option given as a positive number of ``unit`` (seconds, megabytes)."""
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number of {unit}") from None
+        if not value > 0:
+            raise argparse.ArgumentTypeError(f"{text!r}: give a positive number of {unit}")
+        return value
+    return parse
+
+
+seconds = positive("seconds")
+
+
 def target_arg(text: str):
     """The target a command line names, or a usage error that says what a target looks like."""
     from ..bridge import compat

@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 from .common import (EXIT_FAIL, EXIT_OK, EXIT_USAGE, UsageError, add_kernel_options, add_variant_options, target_arg,
-                     compile_from_args, err, variant_from_args)
+                     compile_from_args, err, positive, variant_from_args)
 from ..jsonio import dumps, write_json
 
 
@@ -170,15 +170,6 @@ def _which_pass(args, directory: Path) -> int:
     return EXIT_OK
 
 
-def _megabytes(text: str) -> float:
-    try:
-        mb = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a size in megabytes: {text!r}") from None
-    if not mb > 0:
-        raise argparse.ArgumentTypeError(f"the size must be positive, not {text}")
-    return mb
-
 
 def cmd_capture(args) -> int:
     """Run a script (or -m module) and record every kernel compile into a run folder. The script
@@ -336,7 +327,7 @@ def register(sub) -> None:
                        "replay`, `irlab report` and `irlab ab` take without the script.")
     c.add_argument("--out", default=None, help="run folder (default runs/<timestamp>)")
     c.add_argument("--quiet", action="store_true", default=False, help="no line per captured compile")
-    c.add_argument("--save-tensors", nargs="?", const=64.0, default=None, type=_megabytes, metavar="MB",
+    c.add_argument("--save-tensors", nargs="?", const=64.0, default=None, type=positive("megabytes"), metavar="MB",
                    help="also save each tensor argument's contents before each distinct launch, up to MB "
                    "megabytes per tensor (default 64); larger tensors are noted, not saved")
     c.add_argument("--no-launches", action="store_true", help="record compiles only")

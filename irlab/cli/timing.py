@@ -9,7 +9,8 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from .common import EXIT_FAIL, EXIT_OK, KERNEL_HELP, UsageError, err, kernel_arg, parse_shape, target_arg
+from .common import (EXIT_FAIL, EXIT_OK, KERNEL_HELP, UsageError, err, kernel_arg, parse_shape, percent, seconds,
+                     target_arg)
 
 
 def _gpu_target(args):
@@ -62,7 +63,8 @@ def build_launch_search(args):
     return Search(str(Path(launch.source.split("#")[0]).resolve()) + "#" + launch.source.split("#", 1)[1],
                   target, [{}], [captured], variants, out, name=f"irlab {args.command}",
                   screen_rounds=args.screen_rounds, rounds=args.rounds, method=args.method, library=False,
-                  gpus=None if args.static_only else _gpus(args.gpus), workers=args.jobs)
+                  gpus=None if args.static_only else _gpus(args.gpus), workers=args.jobs,
+                  target_halfwidth=args.target_halfwidth, budget_s=args.budget)
 
 
 def build_search(args, explore_options: bool):
@@ -97,7 +99,8 @@ def build_search(args, explore_options: bool):
     return Search(reference(spec, args.kernel), target, shapes, configs, variants, out, name=f"irlab {args.command}",
                   screen_rounds=args.screen_rounds, rounds=args.rounds, method=args.method,
                   library=spec.library is not None and not args.no_library,
-                  gpus=None if args.static_only else _gpus(args.gpus), workers=args.jobs)
+                  gpus=None if args.static_only else _gpus(args.gpus), workers=args.jobs,
+                  target_halfwidth=args.target_halfwidth, budget_s=args.budget)
 
 
 def cmd_search(args) -> int:
@@ -143,6 +146,12 @@ def register(sub) -> None:
         c.add_argument("--screen-rounds", type=int, default=5, help="rounds per config when screening")
         c.add_argument("--rounds", type=int, default=21, help="rounds of the head-to-head headline")
         c.add_argument("--method", default="graph", choices=("graph", "do_bench"))
+        c.add_argument("--target-halfwidth", type=percent, default=None, metavar="PERCENT",
+                       help="adaptive headline: after --rounds, keep timing rounds until every 95%% interval is "
+                       "this narrow (0.5 or 0.5%%: +-0.5%%), or --budget is spent; the results say which stopped it")
+        c.add_argument("--budget", type=seconds, default=None, metavar="SECONDS",
+                       help="adaptive headline: seconds of timing per cell at most (with --target-halfwidth), or to "
+                       "spend (alone)")
         c.add_argument("--no-library", action="store_true", help="do not time the library (cuBLAS) column")
         c.add_argument("--static-only", action="store_true", help="compile and prune only (no GPU needed)")
         c.add_argument("--resume", action="store_true", help="skip what an interrupted run already finished")

@@ -1,5 +1,6 @@
 """A/B timing on a GPU: plans of cells and entries, a child-process worker that records every
-result as it finishes, interleaved rounds, bootstrap confidence intervals, tables and plots."""
+result as it finishes, rounds in random order with an A/A control, signed-rank intervals of the
+per-round ratios, the calibration of all that (irlab calibrate), tables and plots."""
 from .harness import collect, run_sweep
 from .plan import Cell, Entry, Plan, read_records
 from .stats import RatioEstimate, bootstrap_median_ci, ratio_estimate

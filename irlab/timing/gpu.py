@@ -5,23 +5,34 @@ Correctness comes first: every entry runs once on fresh random inputs with its o
 kernel's tolerance, no NaN left, every element written), and with the baseline's output
 (bit-identical or not). Only entries that pass are timed.
 
-Timing methods, named in every result:
+What every entry of a cell shares, so that nothing but the binary differs between them: the
+same input and output buffers (one set per problem shape, made once per cell; when each entry
+had buffers of its own, the same binary timed twice came out 0.7-2% slower on memory-bound
+kernels), the same L2 treatment before every launch, and the same number of launches per
+sample (sized once per cell from the baseline, :meth:`GpuRunner.launches_per_sample`).
 
-* ``graph``: a CUDA graph of n x (L2 flush, kernel) replayed and timed with events; a graph of
-  the flushes alone, replayed right after, is subtracted. Launch gaps vanish and the L2 holds
-  none of the kernel's data at each launch. n is chosen so that one replay takes about
-  ``REPLAY_MS`` (at most ``launches``, at least 3): short replays keep the variants of one round
-  close together in time, which matters when a power cap moves the clock.
-* ``do_bench``: ``triton.testing.do_bench(..., return_mode="median")`` (flushes L2 before each
-  run; its rounds spread far more).
+Timing methods, named in every result; one call of :meth:`GpuRunner.time` is one sample:
+
+* ``graph``: a CUDA graph of n launches, replayed and timed with events; the sample is the
+  replay's time / n. The launches rotate over copies of the inputs (identical contents) so that
+  every launch finds its data out of the L2 without a flush to subtract: a copy comes back only
+  after at least twice the L2's size of other copies went through it. n is chosen so that a
+  sample holds about ``SAMPLE_MS`` of GPU time, which makes the per-replay cost (launching the
+  graph, the events) negligible even for microsecond kernels; a short busy-wait queued before
+  the start event keeps the CPU's enqueueing out of the measurement.
+* ``do_bench``: triton.testing.do_bench's procedure with a fixed n: before each of n launches the
+  L2 is flushed (256 MiB written), events bracket the launch alone, and the sample is the median
+  of the n launch times. n fills about ``DO_BENCH_SAMPLE_MS`` (do_bench's default ``rep``).
 """
 from __future__ import annotations
 
+import json
 import math
 import platform
+import statistics
 import subprocess
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import triton
 
@@ -33,21 +44,37 @@ from ..variants import get_variant
 from .plan import resolve_config
 from ..launches import is_launch_ref, load as load_launch
 
-FLUSH_BYTES = 256 * 1024 * 1024
-REPLAY_MS = 10.0
+FLUSH_BYTES = 256 * 1024 * 1024     # do_bench's L2 flush
+SAMPLE_MS = 10.0                    # graph: GPU time per sample
+DO_BENCH_SAMPLE_MS = 100.0          # do_bench: time per sample, flushes included (its default rep)
+MAX_LAUNCHES = 4096                 # graph nodes per sample at most (a 2 us kernel fills 8 ms)
+DO_BENCH_LAUNCHES = (5, 1000)       # do_bench: launches per sample, least and most
+MAX_COPIES = 256                    # graph: input copies rotated at most
+ROTATION_BYTES = 4 * 1024 ** 3      # graph: bytes of input copies at most
+LEAD_CYCLES = 500_000               # busy-wait queued before a sample's start event (~0.25 ms)
+DEFAULT_L2_BYTES = 50 * 1024 ** 2   # where torch does not say (H100/H200: 50 MiB)
+
+
+@dataclass
+class Workload:
+    """The timing inputs of one problem shape, shared by every entry of a cell that runs it."""
+    make: object              # () -> a fresh set of inputs, the same contents every time
+    footprint: int            # bytes of the tensors of one set
+    copies: list              # the sets made so far (the first is what every entry's first launch uses)
 
 
 @dataclass
 class Prepared:
     entry: object
     shape: dict
-    launch: object            # () -> None, on the timing inputs
+    bind: object              # (inputs) -> () -> None: a launch on those inputs
     check_launch: object      # (inputs) -> None
     flops: float
     info: dict = field(default_factory=dict)
-    graphs: tuple | None = None
-    n: int = 0                # launches per graph replay
+    workload: Workload | None = None
     launch_record: object = None   # the captured launch an entry replays (irlab.launches.Launch), if any
+    launches: list = field(default_factory=list)   # one launch per input copy, bound as copies are made
+    graphs: dict = field(default_factory=dict)     # launches per replay -> CUDA graph
 
 
 def _nvidia_smi(fields: str) -> list[str]:
@@ -75,14 +102,11 @@ def environment() -> dict:
     return env
 
 
-def install_scratch_allocator() -> None:
+def install_scratch_allocator(torch) -> None:
     """Kernels that build TMA descriptors on the device (``tt.make_tensor_descriptor``, what the
     descriptor-loads pass writes) need a global scratch buffer at every launch; Triton asks the
     allocator set by ``triton.set_allocator`` for it and refuses to launch without one. Scratch
     comes from torch's caching allocator (inside a CUDA-graph capture: the graph's own pool)."""
-    import torch
-    import triton
-
     def scratch(size: int, alignment: int, stream):
         return torch.empty(size, dtype=torch.int8, device="cuda")
 
@@ -90,14 +114,22 @@ def install_scratch_allocator() -> None:
 
 
 class GpuRunner:
-    def __init__(self):
-        import torch
+    def __init__(self, torch=None):
+        """``torch``: the module to time with (tests hand in a stand-in with a virtual clock)."""
+        if torch is None:
+            import torch
         if not torch.cuda.is_available():
             raise RuntimeError("the GPU runner needs a CUDA GPU")
         self.torch = torch
         self.target = current_target()
         self.flush_buf = torch.empty(FLUSH_BYTES, dtype=torch.int8, device="cuda")
-        install_scratch_allocator()
+        props = torch.cuda.get_device_properties(torch.cuda.current_device())
+        self.l2_bytes = int(getattr(props, "L2_cache_size", 0) or DEFAULT_L2_BYTES)
+        self.capture_stream = torch.cuda.Stream()
+        self.events = (torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
+        self.bench_events = []   # (start, end) per launch of a do_bench sample, reused
+        self._cell, self._workloads = None, {}
+        install_scratch_allocator(torch)
         self.nvml = None
         try:  # clocks and throttling per round, where NVML is available
             import pynvml
@@ -105,7 +137,6 @@ class GpuRunner:
             self.nvml = (pynvml, pynvml.nvmlDeviceGetHandleByIndex(torch.cuda.current_device()))
         except Exception:
             self.nvml = None
-
     def healthy(self) -> bool:
         """False once a fault has poisoned this process's CUDA context (the error is sticky)."""
         torch = self.torch
@@ -132,43 +163,53 @@ class GpuRunner:
             return {}
 
     def environment(self) -> dict:
-        return {**environment(), "target": self.target}
+        return {**environment(), "target": self.target, "l2_mib": round(self.l2_bytes / 2**20, 1)}
 
     # --------------------------------------------------------------------------------------------
+    def _workload(self, cell, shape: dict, make, tensors) -> Workload:
+        """The inputs every entry of ``cell`` with this ``shape`` is timed on (made once per cell)."""
+        if self._cell != cell.key:
+            self._cell, self._workloads = cell.key, {}
+        key = json.dumps(shape, sort_keys=True)
+        if key not in self._workloads:
+            first = make()
+            footprint = sum(t.numel() * t.element_size() for t in tensors(first).values())
+            self._workloads[key] = Workload(make, footprint, [first])
+        return self._workloads[key]
+
     def prepare(self, cell, entry) -> Prepared:
         if is_launch_ref(cell.kernel):
             return self._prepare_launch(cell, entry)
+        torch = self.torch
         spec = get(cell.kernel)
         shape = dict(entry.shape or cell.shape)
         cfg = resolve_config(spec, entry.config or cell.config, entry.tile if entry.config else cell.tile)
-        inputs = spec.make_inputs(shape, "cuda", seed=1)
+        workload = self._workload(cell, shape, lambda: spec.make_inputs(shape, "cuda", seed=1),
+                                  lambda inp: {k: v for k, v in inp.items() if torch.is_tensor(v)})
         flops = spec.flops(shape) if spec.flops else 0.0
         if entry.kind in ("library", "torch"):
             if spec.library is None:
                 raise RuntimeError(f"kernel {spec.name} names no library call to time beside it")
-            return Prepared(entry, shape, lambda: spec.library(inputs), spec.library, flops,
-                            {"kind": "library", "library": spec.library_name or "library"})
+            return Prepared(entry, shape, lambda inp: (lambda: spec.library(inp)), spec.library, flops,
+                            {"kind": "library", "library": spec.library_name or "library"}, workload)
         variant = Variant.from_json(entry.variant_spec) if entry.variant_spec else \
             get_variant(entry.variant or "baseline", self.target)
         res = compile_kernel(spec, self.target, shape=shape, config=cfg, variant=variant,
                              cache_dir=getattr(self, "cache_dir", None))
         compiled = res.compiled
-        grid, args = spec.launch_args(inputs, shape, cfg)
-        values = list(args.values())
 
-        def launch():
-            compiled[grid](*values)
+        def bind(inp):
+            grid, args = spec.launch_args(inp, shape, cfg)
+            values = list(args.values())
+            return lambda: compiled[grid](*values)
 
-        def check_launch(inp):
-            g, a = spec.launch_args(inp, shape, cfg)
-            compiled[g](*a.values())
         info = {"kind": "triton", "variant": variant.name, "variant_key": res.variant_key, "config": cfg.name,
                 "binary_sha256": res.binary_sha256, "shared": res.metadata.get("shared"),
                 "num_warps": res.metadata.get("num_warps"), "num_stages": res.metadata.get("num_stages"),
                 "compile_s": round(res.seconds, 3),
                 "pass_diagnostics": [str(d) for _, r in res.python_results for d in r.diagnostics],
                 "changed_by_passes": any(r.changed for _, r in res.python_results)}
-        return Prepared(entry, shape, launch, check_launch, flops, info)
+        return Prepared(entry, shape, bind, lambda inp: bind(inp)(), flops, info, workload)
 
     def _prepare_launch(self, cell, entry) -> Prepared:
         """A captured launch: its TTIR recompiled as the entry's variant, run on tensors built from the
@@ -178,16 +219,21 @@ class GpuRunner:
             get_variant(entry.variant or "baseline", self.target)
         res = launch.recompile(self.target, variant)
         compiled, grid = res.compiled, launch.grid
-        values = launch.launch_values(launch.make_inputs("cuda", seed=1))
+        workload = self._workload(cell, dict(cell.shape), lambda: launch.make_inputs("cuda", seed=1), launch.tensors)
 
-        def check_launch(inp):
-            compiled[grid](*launch.launch_values(inp))
+        def bind(inp):
+            values = launch.launch_values(inp)
+            return lambda: compiled[grid](*values)
         info = {"kind": "captured launch", "variant": variant.name, "variant_key": res.variant_key,
                 "binary_sha256": res.binary_sha256, "shared": res.metadata.get("shared"),
                 "num_warps": res.metadata.get("num_warps"), "num_stages": res.metadata.get("num_stages"),
                 "compile_s": round(res.seconds, 3), "launch": launch.source}
-        return Prepared(entry, dict(cell.shape), lambda: compiled[grid](*values), check_launch, 0.0, info,
+        return Prepared(entry, dict(cell.shape), bind, lambda inp: bind(inp)(), 0.0, info, workload,
                         launch_record=launch)
+
+    def again(self, p: Prepared) -> Prepared:
+        """The same entry once more (the A/A control): the same binary and buffers, its own graphs."""
+        return replace(p, info=dict(p.info), launches=list(p.launches), graphs={})
 
     def describe(self, p: Prepared) -> dict:
         return {"shape": p.shape, "flops": p.flops, **p.info}
@@ -247,49 +293,105 @@ class GpuRunner:
         return result
 
     # --------------------------------------------------------------------------------------------
-    def _graphs(self, p: Prepared, max_n: int):
-        torch = self.torch
-        if p.graphs is None:
-            for _ in range(3):
-                p.launch()
-            torch.cuda.synchronize()
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record()
-            for _ in range(5):
-                p.launch()
-            end.record()
-            torch.cuda.synchronize()
-            one = max(start.elapsed_time(end) / 5, 1e-3)
-            n = p.n = max(3, min(max_n, math.ceil(REPLAY_MS / one)))
-            p.info["launches_per_replay"] = n
-            stream = torch.cuda.Stream()
-            g_kernel, g_flush = torch.cuda.CUDAGraph(), torch.cuda.CUDAGraph()
-            with torch.cuda.graph(g_kernel, stream=stream):
-                for _ in range(n):
-                    self.flush_buf.zero_()
-                    p.launch()
-            with torch.cuda.graph(g_flush, stream=stream):
-                for _ in range(n):
-                    self.flush_buf.zero_()
-            for g in (g_kernel, g_flush):
-                g.replay()
-            torch.cuda.synchronize()
-            p.graphs = (g_kernel, g_flush)
-        return p.graphs
+    def _copies(self, w: Workload) -> int:
+        """How many copies of the inputs the graph method rotates over: enough that at least twice
+        the L2's size of other inputs goes through it before a copy comes back."""
+        if w.footprint <= 0:
+            return 1
+        want = max(2, math.ceil(2 * self.l2_bytes / w.footprint))
+        return max(1, min(want, MAX_COPIES, ROTATION_BYTES // w.footprint))
 
-    def time(self, p: Prepared, plan) -> float:
-        """One round's time of one launch, in ms."""
+    def _launches(self, p: Prepared, method: str) -> list:
+        """One launch per input copy the method uses (made on first use); notes the L2 treatment."""
+        w = p.workload
+        k = self._copies(w) if method == "graph" else 1
+        while len(w.copies) < k:
+            w.copies.append(w.make())
+        if len(p.launches) < k:
+            p.launches = p.launches + [p.bind(c) for c in w.copies[len(p.launches):k]]
+        if method == "graph":
+            rotated = k * w.footprint
+            p.info["l2"] = (f"inputs rotated over {k} cop{'y' if k == 1 else 'ies'} of {w.footprint / 2**20:.1f} MiB "
+                            f"({rotated / self.l2_bytes:.1f}x the {self.l2_bytes / 2**20:.0f} MiB L2"
+                            + (")" if rotated >= 2 * self.l2_bytes else "; a launch may find some of its data in it)"))
+        else:
+            p.info["l2"] = f"L2 flushed ({FLUSH_BYTES // 2**20} MiB written) before every launch"
+        return p.launches[:k]
+
+    def _graph(self, p: Prepared, n: int):
+        """A CUDA graph of ``n`` launches, rotating over the input copies (built on first use)."""
+        torch = self.torch
+        if n not in p.graphs:
+            launches = self._launches(p, "graph")
+            for launch in launches:   # every copy once outside the graph: modules loaded, scratch sized
+                launch()
+            torch.cuda.synchronize()
+            g = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(g, stream=self.capture_stream):
+                for i in range(n):
+                    launches[i % len(launches)]()
+            g.replay()
+            torch.cuda.synchronize()
+            p.graphs[n] = g
+        return p.graphs[n]
+
+    def _elapsed_ms(self, run) -> float:
+        """GPU time of what ``run`` enqueues, with the CPU's enqueueing kept out of it."""
+        torch = self.torch
+        start, end = self.events
+        if hasattr(torch.cuda, "_sleep"):
+            torch.cuda._sleep(LEAD_CYCLES)   # the GPU waits here while the CPU enqueues the work
+        start.record()
+        run()
+        end.record()
+        end.synchronize()
+        return start.elapsed_time(end)
+
+    def launches_per_sample(self, p: Prepared, plan) -> int:
+        """Launches per sample for every entry of the cell, from the baseline ``p``: the plan's, or
+        enough to fill SAMPLE_MS of GPU time (graph; a multiple of the input copies, so a sample ends
+        where the next begins) or DO_BENCH_SAMPLE_MS with the flushes (do_bench)."""
         torch = self.torch
         if plan.method == "do_bench":
-            return float(triton.testing.do_bench(p.launch, warmup=25, rep=100, return_mode="median"))
-        g_kernel, g_flush = self._graphs(p, plan.launches)
-        n = p.n
-        ev = [torch.cuda.Event(enable_timing=True) for _ in range(4)]
-        ev[0].record()
-        g_kernel.replay()
-        ev[1].record()
-        ev[2].record()
-        g_flush.replay()
-        ev[3].record()
-        torch.cuda.synchronize()
-        return (ev[0].elapsed_time(ev[1]) - ev[2].elapsed_time(ev[3])) / n
+            if plan.launches:
+                return plan.launches
+            launch = self._launches(p, "do_bench")[0]
+
+            def five():
+                for _ in range(5):
+                    self.flush_buf.zero_()
+                    launch()
+            five()
+            torch.cuda.synchronize()
+            each = max(self._elapsed_ms(five) / 5, 1e-4)
+            least, most = DO_BENCH_LAUNCHES
+            return max(least, min(most, math.ceil(DO_BENCH_SAMPLE_MS / each)))
+        k = len(self._launches(p, "graph"))
+        if plan.launches:
+            return plan.launches
+        probe = k * math.ceil(16 / k)
+        g = self._graph(p, probe)
+        one = max(min(self._elapsed_ms(g.replay) for _ in range(3)) / probe, 1e-4)
+        del p.graphs[probe]
+        n = max(1, min(MAX_LAUNCHES, math.ceil(SAMPLE_MS / one)))
+        return k * math.ceil(n / k)
+
+    def time(self, p: Prepared, plan, n: int | None = None) -> float:
+        """One sample: the time of one launch in ms, over ``n`` launches (see the module's docstring)."""
+        torch = self.torch
+        n = n or self.launches_per_sample(p, plan)
+        if plan.method == "do_bench":
+            launch = self._launches(p, "do_bench")[0]
+            if len(self.bench_events) < n:
+                self.bench_events += [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
+                                      for _ in range(n - len(self.bench_events))]
+            pairs = self.bench_events[:n]
+            for start, end in pairs:
+                self.flush_buf.zero_()
+                start.record()
+                launch()
+                end.record()
+            torch.cuda.synchronize()
+            return statistics.median(start.elapsed_time(end) for start, end in pairs)
+        g = self._graph(p, n)
+        return self._elapsed_ms(g.replay) / n

@@ -19,6 +19,7 @@ import sys
 import threading
 import time
 from collections import deque
+from dataclasses import replace
 from pathlib import Path
 
 from .plan import DEFAULT_RUNNER, Plan, append_record, progress_path, read_records
@@ -106,7 +107,7 @@ def run_sweep(plan: Plan, out: str | Path, runner: str = DEFAULT_RUNNER, resume:
             if not mine:
                 continue
             shard = out.with_name(f"{out.stem}.gpu{gpu}{out.suffix}")
-            sub = Plan(mine, plan.method, plan.rounds, plan.launches, plan.seed, plan.exclude, plan.cache_dir)
+            sub = replace(plan, cells=mine)
             prefix = f"[gpu {gpu}] "
             t = threading.Thread(target=run_sweep, args=(sub, shard, runner, True, max_faults_per_cell,
                                                          lambda m, p=prefix: log(p + m),
@@ -131,7 +132,7 @@ def run_sweep(plan: Plan, out: str | Path, runner: str = DEFAULT_RUNNER, resume:
         attempts += 1
         if attempts > len(plan.cells) * (max_faults_per_cell + 1) + 1:
             raise RuntimeError("irlab timing: the worker keeps dying without progress; giving up")
-        sub = Plan(pending, plan.method, plan.rounds, plan.launches, plan.seed, faults, plan.cache_dir)
+        sub = replace(plan, cells=pending, exclude=faults)
         plan_path = out.with_name(out.name + ".plan.json")
         sub.write(plan_path)
         progress_file = progress_path(out)
@@ -185,7 +186,8 @@ def run_sweep(plan: Plan, out: str | Path, runner: str = DEFAULT_RUNNER, resume:
 
 
 def collect(out: str | Path) -> dict:
-    """Results by cell: {"env": [...], "cells": {key: {"status", "reason", "cell", "entries": {label: rec}}}}."""
+    """Results by cell: {"env": [...], "cells": {key: {"status", "reason", "cell", "entries": {label: rec}, and
+    for a timed cell "rounds", "launches_per_sample", "stopped_by", "stop_reason", "aa_floor"}}}."""
     envs, cells = [], {}
     for r in (r for path in shards(out) for r in read_records(path)):
         t = r.get("type")
@@ -197,4 +199,6 @@ def collect(out: str | Path) -> dict:
             c = cells.setdefault(r["cell"], {"entries": {}})
             c.update({"status": r["status"], "reason": r.get("reason"), "rounds_info": r.get("rounds_info"),
                       "cell": {k: r[k] for k in ("experiment", "kernel", "shape", "config", "entries") if k in r}})
+            c.update({k: r[k] for k in ("rounds", "launches_per_sample", "stopped_by", "stop_reason", "aa_floor")
+                      if k in r})
     return {"env": envs, "cells": cells}

@@ -65,3 +65,60 @@ def plot_bars(groups: list[tuple[str, dict[str, float | None]]], path: Path, tit
     fig.savefig(path, dpi=120)
     plt.close(fig)
     return None
+
+
+def ratio_text(rec: dict) -> str:
+    """An entry's speedup over the baseline (baseline time / entry time - 1) for a table: with its
+    95% interval, in bold where a difference is called, and saying why where it is not."""
+    est = rec.get("ratio_to_baseline") if rec.get("status") == "ok" else None
+    if not est:
+        return f"not timed: {rec.get('status', 'missing')}"
+    speedup = f"{1 / est['ratio'] - 1:+.1%}"
+    if not est.get("ci95"):
+        return f"{speedup} (ranking only, {est.get('rounds')} rounds)"
+    lo, hi = est["ci95"]
+    text = f"{speedup} [{1 / hi - 1:+.1%}, {1 / lo - 1:+.1%}]"
+    if est.get("called"):
+        return f"**{text}**"
+    if est.get("excludes_1") and est.get("aa_floor") is not None:
+        return f"{text} (within the A/A floor, +-{est['aa_floor']:.1%})"
+    return f"{text} (n.s.)"
+
+
+def _span(values: list) -> str:
+    values = sorted(set(v for v in values if v is not None))
+    if not values:
+        return "-"
+    return f"{values[0]}" if len(values) == 1 else f"{values[0]}-{values[-1]}"
+
+
+def method_note(results: dict) -> str:
+    """How the numbers of a collected sweep were measured and what bold means: the estimator,
+    rounds, timing method, launches per sample, L2 treatment and the A/A noise floor."""
+    from .stats import ESTIMATOR, MIN_ROUNDS
+    cells = [c for c in results["cells"].values() if c.get("status") == "done"]
+    entries = [e for c in cells for e in c["entries"].values() if e.get("status") == "ok"]
+    if not entries:
+        return "Nothing was timed."
+    methods = _span([e.get("method") for e in entries])
+    rounds = _span([e.get("rounds") for e in entries])
+    launches = _span([e.get("launches_per_sample") for e in entries])
+    l2 = sorted(set(e["l2"].split(" (")[0] for e in entries if e.get("l2")))
+    floors = [c.get("aa_floor") for c in cells if c.get("aa_floor") is not None]
+    stops = sorted(set(c.get("stop_reason") for c in cells if c.get("stopped_by") not in (None, "rounds")))
+    text = (f"Speedup = baseline time / entry time - 1; {ESTIMATOR} over {rounds} rounds, each round timing "
+            f"every entry once in a random order. Bold where a difference is called: the interval excludes 0 and "
+            f"the estimate exceeds the A/A noise floor of its cell (the baseline timed against itself in the same "
+            f"rounds")
+    if floors:
+        low, high = f"+-{min(floors):.2%}", f"+-{max(floors):.2%}"
+        text += f": {low})." if low == high else f": {low} to {high})."
+    else:
+        text += ")."
+    if any((e.get("ratio_to_baseline") or {}).get("ranking_only") for e in entries):
+        text += f" Cells of fewer than {MIN_ROUNDS} rounds rank entries only: no interval, nothing called."
+    text += f" Timing method: {methods}, {launches} launches per sample"
+    text += f" ({'; '.join(l2)})." if l2 else "."
+    if stops:
+        text += f" Adaptive rounds stopped: {'; '.join(stops)}."
+    return text

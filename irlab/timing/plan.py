@@ -67,23 +67,27 @@ def resolve_config(spec, name: str, tile: dict | None = None):
 @dataclass
 class Plan:
     cells: list[Cell]
-    method: str = "graph"          # graph (CUDA-graph replay, L2 flushed in the graph) | do_bench
-    rounds: int = 15
-    launches: int = 20             # launches per graph replay (method graph)
+    method: str = "graph"          # graph (CUDA-graph replay of many launches) | do_bench (events per launch)
+    rounds: int = 15               # rounds per cell; in adaptive mode the least
+    launches: int | None = None    # launches per sample; None: enough for sample_ms of GPU time (timing.gpu)
     seed: int = 0
     exclude: dict = field(default_factory=dict)   # cell key -> labels not to run again (they faulted)
     cache_dir: str | None = None   # compile cache shared with a static phase that compiled the entries already
+    aa_control: bool = True        # time the baseline twice in every cell of MIN_ROUNDS or more: the noise floor
+    target_halfwidth: float | None = None   # adaptive: time until every 95% half-width is this narrow (0.005)
+    budget_s: float | None = None  # adaptive: ... or until this many seconds of timing per cell are spent
 
     def to_json(self) -> dict:
         return {"method": self.method, "rounds": self.rounds, "launches": self.launches, "seed": self.seed,
                 "exclude": {k: sorted(v) for k, v in self.exclude.items()}, "cache_dir": self.cache_dir,
+                "aa_control": self.aa_control, "target_halfwidth": self.target_halfwidth, "budget_s": self.budget_s,
                 "cells": [c.to_json() for c in self.cells]}
 
     @classmethod
     def from_json(cls, d: dict) -> "Plan":
         return cls([Cell.from_json(c) for c in d["cells"]], d.get("method", "graph"), d.get("rounds", 15),
-                   d.get("launches", 20), d.get("seed", 0), {k: set(v) for k, v in d.get("exclude", {}).items()},
-                   d.get("cache_dir"))
+                   d.get("launches"), d.get("seed", 0), {k: set(v) for k, v in d.get("exclude", {}).items()},
+                   d.get("cache_dir"), d.get("aa_control", True), d.get("target_halfwidth"), d.get("budget_s"))
 
     def write(self, path: Path) -> None:
         write_json(path, self.to_json())

@@ -14,11 +14,16 @@ import importlib.util
 import json
 import os
 import sys
+import time
 import traceback
+import zlib
 from pathlib import Path
 
 from .plan import DEFAULT_RUNNER, Cell, Plan, append_record, progress_path
-from .stats import median, ratio_estimate, spread
+from .stats import MIN_ROUNDS, bootstrap_median_ci, median, ratio_estimate, round_orders, spread
+
+CONTROL = "A/A control"   # the label of the baseline timed a second time in every cell
+MAX_ROUNDS = 1000         # adaptive mode stops here whatever the interval
 
 
 def load_runner(spec: str):
@@ -63,6 +68,8 @@ def _classify(exc: BaseException) -> str:
 
 def run_cell(runner, plan: Plan, cell: Cell, out: Path, log) -> None:
     excluded = plan.exclude.get(cell.key, set())
+    if any(e.label == CONTROL for e in cell.entries):
+        raise ValueError(f"the label {CONTROL!r} is the harness's own (the baseline timed again); rename the entry")
     prepared, checks = {}, {}
     base_label = cell.baseline.label
     baseline_output = None
@@ -104,33 +111,92 @@ def run_cell(runner, plan: Plan, cell: Cell, out: Path, log) -> None:
                             **cell.to_json()})
         log("  cell failed: no baseline")
         return
+    adaptive = plan.target_halfwidth is not None or plan.budget_s is not None
+    if plan.aa_control and (plan.rounds >= MIN_ROUNDS or adaptive) and CONTROL not in excluded:
+        # the baseline once more, on the same binary and buffers: what it shows is the noise floor
+        prepared[CONTROL] = getattr(runner, "again", lambda p: p)(prepared[base_label])
     labels = list(prepared)
-    times: dict[str, list[float]] = {label: [] for label in labels}
-    rounds_info = []
-    sample = getattr(runner, "sample", lambda: {})
-    for r in range(plan.rounds):
-        order = labels if r % 2 == 0 else list(reversed(labels))  # A B ... then ... B A: drift cancels
-        for label in order:
-            progress(out, cell, label, "time", round=r)
-            times[label].append(guarded(runner, out, cell, label, "time", lambda: runner.time(prepared[label], plan)))
-        rounds_info.append(sample())
+    n = None
+    if hasattr(runner, "launches_per_sample"):   # one sample size for every entry of the cell
+        progress(out, cell, base_label, "size")
+        n = guarded(runner, out, cell, base_label, "size",
+                    lambda: runner.launches_per_sample(prepared[base_label], plan))
+    for label in labels:   # a warm-up round, not recorded: graphs built, clocks up, caches settled
+        progress(out, cell, label, "warm-up")
+        guarded(runner, out, cell, label, "warm-up", lambda: runner.time(prepared[label], plan, n))
+    warmup_info = getattr(runner, "sample", lambda: {})()
+    times, rounds_info, stop = time_rounds(runner, plan, cell, out, labels, prepared, n, log)
     base = times[base_label]
+    estimates = {label: ratio_estimate(times[label], base) for label in labels}
+    floor = estimates[CONTROL].aa_floor() if CONTROL in estimates and not estimates[CONTROL].ranking_only else None
+    rounds = len(base)
     for label in labels:
         ts = times[label]
-        est = ratio_estimate(ts, base, seed=plan.seed)
+        est = estimates[label].with_floor(floor)
         p = prepared[label]
         rec = {"type": "entry", "cell": cell.key, "label": label, "status": "ok", "method": plan.method,
-               "rounds": plan.rounds,
-               "median_ms": median(ts), "spread": spread(ts), "times_ms": ts,
-               "ratio_to_baseline": est.to_json(), "check": checks.get(label, {}), **runner.describe(p)}
+               "rounds": rounds, "launches_per_sample": n,
+               "median_ms": median(ts), "median_ms_ci95": list(bootstrap_median_ci(ts, seed=plan.seed)),
+               "spread": spread(ts), "times_ms": ts,
+               "ratio_to_baseline": est.to_json(), "check": checks.get(label if label != CONTROL else base_label, {}),
+               **runner.describe(p)}
+        if label == CONTROL:
+            rec["control"] = f"the baseline ({base_label}) timed again as an A/A pair: the noise floor"
         flops = rec.get("flops")
         if flops:
             rec["tflops"] = flops / (median(ts) * 1e-3) / 1e12
         append_record(out, rec)
     append_record(out, {"type": "cell", "cell": cell.key, "status": "done", "rounds_info": rounds_info,
-                        **cell.to_json()})
+                        "rounds": rounds, "launches_per_sample": n, "stopped_by": stop[0], "stop_reason": stop[1],
+                        "aa_floor": floor, "warmup_info": warmup_info, **cell.to_json()})
     summary = ", ".join(f"{label} {median(times[label]):.4f} ms" for label in labels)
-    log(f"  done: {summary}")
+    log(f"  done after {rounds} rounds ({stop[1]}): {summary}")
+
+
+def time_rounds(runner, plan: Plan, cell: Cell, out: Path, labels: list[str], prepared: dict, n, log):
+    """Time rounds of every entry, each round in its own random order, until the plan's rounds
+    are done -- or, in adaptive mode, until every interval is as narrow as the target, the
+    budget is spent or MAX_ROUNDS is reached. Returns the times by label, the clock samples per
+    round, and (what stopped it, in words)."""
+    times: dict[str, list[float]] = {label: [] for label in labels}
+    rounds_info = []
+    sample = getattr(runner, "sample", lambda: {})
+    orders = round_orders(labels, plan.seed + zlib.crc32(cell.key.encode()))
+    adaptive = plan.target_halfwidth is not None or plan.budget_s is not None
+    base_label = labels[0]
+    t0, next_check = time.monotonic(), plan.rounds
+    r = 0
+    while True:
+        for label in next(orders):
+            progress(out, cell, label, "time", round=r)
+            times[label].append(guarded(runner, out, cell, label, "time",
+                                        lambda: runner.time(prepared[label], plan, n)))
+        rounds_info.append(sample())
+        r += 1
+        if r < plan.rounds:
+            continue
+        if not adaptive:
+            return times, rounds_info, ("rounds", f"{r} rounds, as planned")
+        spent = time.monotonic() - t0
+        if plan.budget_s is not None and spent >= plan.budget_s:
+            return times, rounds_info, ("budget", f"time budget of {plan.budget_s:g} s spent after {r} rounds"
+                                        + _widest(times, base_label))
+        if r >= MAX_ROUNDS:
+            return times, rounds_info, ("max-rounds", f"{MAX_ROUNDS} rounds, the most adaptive mode runs"
+                                        + _widest(times, base_label))
+        if plan.target_halfwidth is not None and r >= max(next_check, MIN_ROUNDS):
+            widest = max((ratio_estimate(times[x], times[base_label]).half_width for x in labels[1:]), default=0.0)
+            log(f"  round {r}: widest 95% half-width {widest:.3%} (target {plan.target_halfwidth:.3%})")
+            if widest <= plan.target_halfwidth:
+                return times, rounds_info, ("target", f"every 95% interval within +-{plan.target_halfwidth:.2%} "
+                                            f"after {r} rounds (widest +-{widest:.2%})")
+            next_check = r + max(1, r // 10)   # the interval costs O(r^2): look again after 10% more rounds
+
+
+def _widest(times: dict, base_label: str) -> str:
+    hw = [ratio_estimate(ts, times[base_label]).half_width for label, ts in times.items() if label != base_label]
+    hw = [h for h in hw if h is not None]
+    return f" (widest 95% half-width +-{max(hw):.2%})" if hw else ""
 
 
 def main(argv=None) -> int:

@@ -1,8 +1,14 @@
 """A CPU stand-in for the GPU runner, for testing the sweep machinery: behaviour per entry comes
 from the IRLAB_FAKE environment variable (JSON):
 
-    {"times": {"label": ms}, "noise": 0.01, "abort": {"cellkey|label": "check"|"time"},
-     "wrong": ["label"], "compile_error": ["label"], "hang": {"cellkey|label": "time"}}
+    {"times": {"label" or "label@config": ms}, "noise": 0.01, "abort": {"cellkey|label": "check"|"time"},
+     "wrong": ["label"], "compile_error": ["label"], "hang": {"cellkey|label": "time"},
+     "position": {"1": 0.02}, "trace": "path", "launches": 7}
+
+"position" slows the entry timed at that place in a round (0: first) by that fraction, the way
+a GPU can favour one place in the order; "trace" appends one JSON line per timing call (label,
+launches per sample, place in the round) to that file; "launches" is the sample size the fake
+picks when the plan names none.
 
 "abort" kills the process the way a crash does (os.abort); "hang" never returns (a kernel that
 never finishes); "cuda_error" raises the way torch does
@@ -18,6 +24,7 @@ class FakeRunner:
     def __init__(self):
         self.cfg = json.loads(os.environ.get("IRLAB_FAKE", "{}"))
         self.rng = random.Random(1)
+        self.place = 0   # timing calls since the last round ended (sample())
 
     def environment(self):
         return {"gpu": "fake", "runner": "FakeRunner", "visible": os.environ.get("CUDA_VISIBLE_DEVICES")}
@@ -54,7 +61,23 @@ class FakeRunner:
     def compare(self, a, b):
         return {"identical_to_baseline": a == b, "max_abs_diff_to_baseline": 0.0}
 
-    def time(self, p, plan):
+    def again(self, p):
+        return {**p, "label": "A/A control", "times_as": p["label"]}
+
+    def launches_per_sample(self, p, plan):
+        return plan.launches or self.cfg.get("launches", 7)
+
+    def sample(self):
+        self.place = 0
+        return {"sm_mhz": 1980}
+
+    def time(self, p, plan, n):
         self._abort_if(p["cell"], p["label"], "time")
-        base = self.cfg.get("times", {}).get(p["label"], 1.0)
-        return base * (1 + self.rng.gauss(0, self.cfg.get("noise", 0.005)))
+        if self.cfg.get("trace"):
+            with open(self.cfg["trace"], "a") as f:
+                f.write(json.dumps({"cell": p["cell"].key, "label": p["label"], "n": n, "place": self.place}) + "\n")
+        label, times = p.get("times_as", p["label"]), self.cfg.get("times", {})
+        base = times.get(f"{label}@{p['cell'].config}", times.get(label, 1.0))
+        slower = self.cfg.get("position", {}).get(str(self.place), 0.0)
+        self.place += 1
+        return base * (1 + slower) * (1 + self.rng.gauss(0, self.cfg.get("noise", 0.005)))

@@ -1,0 +1,53 @@
+"""irlab calibrate: how often the A/B timing harness calls a difference where there is none, on
+this machine's GPU (the same binary twice and the identity variant, over kernels from ~3 us to
+~5 ms, both timing methods).
+
+What it times and writes: :mod:`irlab.timing.calibration`."""
+from __future__ import annotations
+
+from .common import EXIT_FAIL, EXIT_OK, UsageError, err, percent, seconds
+
+
+def cmd_calibrate(args) -> int:
+    from ..experiment import gpu
+    from ..timing import calibration
+    methods = [m for m in args.methods.split(",") if m]
+    bad = [m for m in methods if m not in calibration.METHODS]
+    if bad or not methods:
+        raise UsageError(f"--methods: {', '.join(bad) or 'none given'}; known: {', '.join(calibration.METHODS)}")
+    try:
+        cases = calibration.cases_named([c for c in (args.cases or "").split(",") if c])
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    if gpu() is None:
+        raise UsageError("irlab calibrate times kernels on a CUDA GPU and finds none here (or no torch): run it on "
+                         "a GPU machine with the gpu extra installed, pip install 'irlab[gpu]'")
+    from ..variant import VariantError
+    from ..variants import resolve
+    try:
+        identity = resolve("identity", None).to_json()
+    except VariantError as e:
+        err(f"irlab calibrate: the identity variant is not available ({e}); timing the same binary twice only")
+        identity = None
+    summary = calibration.run(args.out, cases, methods, args.rounds, identity, fresh=args.fresh,
+                              target_halfwidth=args.target_halfwidth, budget_s=args.budget,
+                              log=lambda msg: err(msg))
+    print(f"irlab calibrate: {summary['verdict']}; table in {args.out}/README.md")
+    return EXIT_OK if summary["within_nominal"] else EXIT_FAIL
+
+
+def register(sub) -> None:
+    from ..timing.calibration import CASES
+    c = sub.add_parser("calibrate", help="measure the timing harness's A/A false-positive rate on this GPU",
+                       description=__doc__.split("\n\n")[0])
+    c.add_argument("--out", default="runs/calibrate", help="results folder; a rerun resumes what it holds "
+                   "(default runs/calibrate)")
+    c.add_argument("--methods", default="graph,do_bench", help="timing methods, comma-separated (default both)")
+    c.add_argument("--cases", default=None, help=f"only these cases, comma-separated: {', '.join(c.name for c in CASES)}")
+    c.add_argument("--rounds", type=int, default=21, help="rounds per case (default 21; in adaptive mode the least)")
+    c.add_argument("--target-halfwidth", type=percent, default=None, metavar="PERCENT",
+                   help="adaptive: time until every 95%% interval is this narrow (0.5 or 0.5%%), or --budget is spent")
+    c.add_argument("--budget", type=seconds, default=None, metavar="SECONDS", help="adaptive: seconds of timing per "
+                   "case at most")
+    c.add_argument("--fresh", action="store_true", help="start over (earlier results are kept beside the new ones)")
+    c.set_defaults(func=cmd_calibrate)
