@@ -1,10 +1,12 @@
 """Shared fixtures: the compiled IR corpus, and a skip for GPU tests on machines without one."""
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
+ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).parent / "data"
 
 
@@ -23,6 +25,19 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def checkout_first_on_pythonpath():
+    """The irlab commands the tests start (``python -m irlab`` in a temporary folder) import this
+    checkout's irlab, not another copy installed in the environment."""
+    before = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = os.pathsep.join([str(ROOT)] + ([before] if before else []))
+    yield
+    if before is None:
+        del os.environ["PYTHONPATH"]
+    else:
+        os.environ["PYTHONPATH"] = before
 
 
 @pytest.fixture(scope="session")
