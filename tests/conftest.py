@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-DATA = Path(__file__).parent / "data"
+# the documents' FA-decode int4 snippet, which ships with the LDS experiment that reads it
+FA_SNIPPET = ROOT / "experiments" / "data" / "fa_decode_int4.ttgir"
 
 
 def gpu_available() -> bool:
@@ -52,5 +53,5 @@ def corpus(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def fa_snippet() -> str:
-    return (DATA / "fa_decode_int4.ttgir").read_text()
+    return FA_SNIPPET.read_text()
 pytest_plugins = ["pytester"]

@@ -8,8 +8,11 @@ from ..jsonio import write_json, write_text
 
 
 def cmd_passes(args) -> int:
-    from ..registry import all_passes
-    for name, cls in all_passes().items():
+    from ..registry import all_passes, incomplete
+    passes = all_passes()
+    if not passes:
+        raise UsageError(incomplete("no passes found"))
+    for name, cls in passes.items():
         print(f"{name}: {cls.summary}")
         for line in cls.describe_options():
             print(f"    --option {line}")
