@@ -28,10 +28,12 @@ def main(argv=None) -> int:
     from irlab.cli.common import ShortErrorParser
     ap = ShortErrorParser(prog="irlab experiments calibrate", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--out", default="runs/experiments/calibration")
-    ap.add_argument("--rounds", type=int, default=15)
+    ap.add_argument("--out", default="runs/experiments/calibration", help="output folder (default "
+                    "runs/experiments/calibration)")
+    ap.add_argument("--rounds", type=int, default=15, help="interleaved timing rounds (default 15)")
     ap.add_argument("--launches", type=int, default=20, help="most launches per graph replay (aims at 10 ms)")
-    ap.add_argument("--methods", default="graph,do_bench")
+    ap.add_argument("--methods", default="graph,do_bench", help="comma-separated timing methods to calibrate "
+                    "(default graph,do_bench)")
     args = ap.parse_args(argv)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)

@@ -47,7 +47,9 @@ def common_args(description: str, default_out: str, name: str | None = None) -> 
     ap.add_argument("--rounds", type=int, default=21, help="interleaved timing rounds")
     ap.add_argument("--launches", type=int, default=20, help="most launches per CUDA-graph replay (a replay "
                     "aims at 10 ms)")
-    ap.add_argument("--method", default="graph", choices=("graph", "do_bench"))
+    ap.add_argument("--method", default="graph", choices=("graph", "do_bench"),
+                     help="how to time: graph (CUDA-graph replays, L2 flushed between launches) or do_bench "
+                     "(triton.testing.do_bench)")
     ap.add_argument("--resume", action="store_true", help="skip cells an interrupted run already finished")
     ap.add_argument("--no-timing", action="store_true", help="static part only, even with a GPU")
     return ap

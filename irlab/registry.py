@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 from .pass_api import ModulePass, PassError
+from .suggest import did_you_mean
 
 _REGISTRY: dict[str, type[ModulePass]] = {}
 _LOADED = False
@@ -116,7 +117,7 @@ def get_pass(name: str) -> type[ModulePass]:
         return _REGISTRY[name]
     except KeyError:
         known = ", ".join(sorted(_REGISTRY)) or "none"
-        raise PassError(f"no pass named {name!r} (registered: {known})") from None
+        raise PassError(f"no pass named {name!r}{did_you_mean(name, _REGISTRY)} (registered: {known})") from None
 
 
 def make_pass(name: str, options: dict | None = None) -> ModulePass:

@@ -142,7 +142,9 @@ def register(sub) -> None:
         c.add_argument("--out", default=None, help=f"results folder (default runs/{name}/<kernel>-<time>)")
         c.add_argument("--screen-rounds", type=int, default=5, help="rounds per config when screening")
         c.add_argument("--rounds", type=int, default=21, help="rounds of the head-to-head headline")
-        c.add_argument("--method", default="graph", choices=("graph", "do_bench"))
+        c.add_argument("--method", default="graph", choices=("graph", "do_bench"),
+                        help="how to time: graph (CUDA-graph replays, L2 flushed between launches) or do_bench "
+                        "(triton.testing.do_bench)")
         c.add_argument("--no-library", action="store_true", help="do not time the library (cuBLAS) column")
         c.add_argument("--static-only", action="store_true", help="compile and prune only (no GPU needed)")
         c.add_argument("--resume", action="store_true", help="skip what an interrupted run already finished")
