@@ -1,9 +1,11 @@
 """The command line as a new user meets it: --version, the closest name for a typo, help text on
-every option, and a process that ends without a leak report."""
+every option, results files with the usual permissions, and a process that ends without a leak
+report."""
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import pkgutil
 import platform
 import subprocess
@@ -13,6 +15,7 @@ import pytest
 
 import irlab
 from irlab.cli import build_parser, main
+from irlab.jsonio import write_json
 
 
 def run(argv: list[str], capsys) -> tuple[int, str, str]:
@@ -116,3 +119,19 @@ def test_a_gluon_compile_ends_without_a_leak_report(tmp_path):
                         "cuda:80", "--out", str(tmp_path)], capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
     assert "nanobind" not in r.stderr and "leaked" not in r.stderr, r.stderr[-2000:]
+
+
+@pytest.mark.parametrize("umask, mode", [(0o022, 0o644), (0o077, 0o600)])
+def test_results_files_get_the_mode_of_any_new_file(umask, mode, tmp_path, capsys):
+    """Written atomically (a new file beside the result, then renamed) and with the umask's
+    permissions, as a plain open() would give them."""
+    old = os.umask(umask)
+    try:
+        code, _, err = run(["compile", "--kernel", "softmax", "--target", "cuda:80", "--out", str(tmp_path)], capsys)
+        write_json(tmp_path / "nested" / "data.json", {"a": 1})
+    finally:
+        os.umask(old)
+    assert code == 0, err
+    for name in ("summary.json", "nested/data.json"):
+        assert (tmp_path / name).stat().st_mode & 0o777 == mode, name
+    assert not [p for p in tmp_path.rglob(".*")], "a temporary file was left behind"
