@@ -292,8 +292,8 @@ def register(sub) -> None:
     c.add_argument("--stage", default=None, choices=("ttir", "ttgir"),
                    help="the stage the file holds (default: from its suffix, or its snapshot folder)")
     c.add_argument("--produced-by", default=None, help="name of the pass that produced the file (for errors)")
-    c.add_argument("--work-dir", default=None, help="where rejected IR is saved (default: a new temporary folder, "
-                   "printed)")
+    c.add_argument("--work-dir", default=None, help="where rejected IR is saved (default: a new folder "
+                   "under ~/.cache/irlab/rejected, printed)")
     c.add_argument("--out", default=None, help="write every stage into this folder")
     c.set_defaults(func=cmd_recompile)
 
