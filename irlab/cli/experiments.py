@@ -1,9 +1,8 @@
 """irlab experiments all | interleave | epilogue | lds | calibrate.
 
 Each experiment is a script in the repository's ``experiments/`` folder (installed as
-``irlab.experiments``) with its own options
-(``irlab experiments interleave --help``); ``all`` runs the three of the source documents in turn
-with the options they share.
+``irlab.experiments``) with its own options (``irlab experiments interleave --help``); ``all`` runs
+the three of the source documents in turn with the options they share.
 """
 from __future__ import annotations
 
