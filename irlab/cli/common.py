@@ -40,7 +40,7 @@ class ShortErrorParser(argparse.ArgumentParser):
             message = "unrecognized arguments: " + " ".join(
                 o + did_you_mean(o.split("=", 1)[0], self._option_string_actions) for o in unknown)
         else:
-            message += self._choice_hint(message)
+            message = self._with_choice_hint(message)
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n(see {self.prog} --help)\n")
 
     def _unknown_options(self) -> list[str]:
@@ -64,11 +64,13 @@ class ShortErrorParser(argparse.ArgumentParser):
         return {name for a in self._actions if isinstance(a, argparse._SubParsersAction) for name in a.choices}
 
     @staticmethod
-    def _choice_hint(message: str) -> str:
-        m = re.search(r"invalid choice: '(?P<word>[^']*)' \(choose from (?P<choices>.*)\)$", message)
+    def _with_choice_hint(message: str) -> str:
+        """argparse's "invalid choice: 'X' (choose from ...)" with the closest choice right after X."""
+        m = re.search(r"invalid choice: (?P<word>'[^']*') \(choose from (?P<choices>.*)\)$", message)
         if not m:
-            return ""
-        return did_you_mean(m["word"], [c.strip().strip("'") for c in m["choices"].split(",")])
+            return message
+        hint = did_you_mean(m["word"].strip("'"), [c.strip().strip("'") for c in m["choices"].split(",")])
+        return message.replace(m["word"], m["word"] + hint, 1)
 
 
 # ------------------------------------------------------------------------------------------------
