@@ -86,9 +86,12 @@ def one_config(spec, target: Target, config: str) -> list[str]:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--targets", default="hip:gfx942,hip:gfx950")
-    ap.add_argument("--configs", default=",".join(CONFIGS))
-    ap.add_argument("--out", default="runs/experiments/amd_pins_triton_alone")
+    ap.add_argument("--targets", default="hip:gfx942,hip:gfx950", help="comma-separated AMD targets (default "
+                    "hip:gfx942,hip:gfx950)")
+    ap.add_argument("--configs", default=",".join(CONFIGS), help="comma-separated tile configs (default: "
+                    f"{','.join(CONFIGS)})")
+    ap.add_argument("--out", default="runs/experiments/amd_pins_triton_alone", help="output folder (default "
+                    "runs/experiments/amd_pins_triton_alone)")
     args = ap.parse_args(argv)
     spec = get("gemm_fp16")
     lines = header(f"AMD scheduling pins on Triton {triton.__version__}'s default pipeline", command_line())

@@ -14,12 +14,12 @@ from pathlib import Path
 
 from irlab import ir
 from irlab.bridge.compile import compile_kernel
-from irlab.experiment import REPO, command_line, common_args, header, log, write_json
+from irlab.experiment import command_line, common_args, header, log, write_json
 from irlab.kernels import KERNELS
 from irlab.registry import make_pass
 from irlab.report.findings import render_table
 
-FA_SNIPPET = REPO / "tests" / "data" / "fa_decode_int4.ttgir"
+FA_SNIPPET = Path(__file__).parent / "data" / "fa_decode_int4.ttgir"   # the documents' snippet
 
 
 def analyse(module) -> dict:

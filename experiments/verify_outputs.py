@@ -26,7 +26,8 @@ def main(argv=None) -> int:
     import argparse
     from irlab.cli.common import ShortErrorParser
     ap = ShortErrorParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--out", default="runs/experiments/verify_outputs")
+    ap.add_argument("--out", default="runs/experiments/verify_outputs", help="output folder (default "
+                    "runs/experiments/verify_outputs)")
     args = ap.parse_args(argv)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)

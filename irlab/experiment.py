@@ -16,7 +16,7 @@ from .ir.locations import strip_locations
 from .jsonio import write_json
 from .targets import DEFAULT_TARGETS, Target
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parent.parent   # the checkout's root, where irlab runs from a checkout
 
 
 def log(msg: str) -> None:
@@ -47,7 +47,8 @@ def common_args(description: str, default_out: str, name: str | None = None) -> 
     ap.add_argument("--rounds", type=int, default=21, help="interleaved timing rounds")
     ap.add_argument("--launches", type=int, default=None, help="launches per sample (default: enough for about "
                     "10 ms of GPU time with --method graph, 100 ms with do_bench; the same for every entry of a cell)")
-    ap.add_argument("--method", default="graph", choices=("graph", "do_bench"))
+    ap.add_argument("--method", default="graph", choices=("graph", "do_bench"),
+                    help="how to time: graph (CUDA-graph replays) or do_bench (triton.testing.do_bench)")
     ap.add_argument("--resume", action="store_true", help="skip cells an interrupted run already finished")
     ap.add_argument("--no-timing", action="store_true", help="static part only, even with a GPU")
     return ap
@@ -84,9 +85,12 @@ def parse_shapes(text: str | None, default: list[tuple]) -> list[dict]:
 
 
 def git_commit() -> str | None:
-    """The repository's commit; IRLAB_COMMIT names it where the tree is a copy without .git."""
+    """The checkout's commit (None for an installed irlab); IRLAB_COMMIT names it where the tree is
+    a copy without .git."""
     if os.environ.get("IRLAB_COMMIT"):
         return os.environ["IRLAB_COMMIT"]
+    if not (REPO / ".git").exists():   # an installed irlab: REPO is site-packages, not a checkout
+        return None
     try:
         return subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True,
                               text=True, timeout=10).stdout.strip() or None
@@ -116,8 +120,10 @@ def loop_diff(before: str, after: str, context: int = 1) -> str:
 
 def header(title: str, command: str) -> list[str]:
     import triton
+    from . import __version__
+    commit = git_commit()
     return [f"# {title}", "", f"- command: `{command}`", f"- date: {time.strftime('%Y-%m-%d %H:%M:%S %Z')}",
-            f"- triton {triton.__version__}; irlab commit {git_commit() or '?'}", ""]
+            f"- triton {triton.__version__}; irlab {__version__}" + (f", commit {commit}" if commit else ""), ""]
 
 
 def config_list(text: str | None, default: list[str]) -> list[str]:

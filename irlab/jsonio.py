@@ -1,7 +1,7 @@
 """JSON the way every irlab file is written: plain values only, and never half a file.
 
 :func:`plain` turns what Triton and irlab hand around (named tuples, dataclasses, targets, tuples,
-paths) into JSON values; :func:`write_json` writes through a temporary file and renames it, so a
+paths) into JSON values; :func:`write_json` writes through a new file beside the target and renames it, so a
 crash leaves either the old file or the new one.
 """
 from __future__ import annotations
@@ -9,7 +9,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import tempfile
 from pathlib import Path
 
 
@@ -38,15 +37,26 @@ def write_json(path: str | Path, data, indent: int | None = 1) -> Path:
 
 
 def write_text(path: str | Path, text: str) -> Path:
-    """Write ``text`` to ``path`` atomically."""
+    """Write ``text`` to ``path`` atomically, with the permissions of any new file (0644 under the
+    usual umask; a temporary file of the tempfile module would make it 0600)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    fd, tmp = _new_file(path)
     try:
         with os.fdopen(fd, "w") as f:
             f.write(text)
         os.replace(tmp, path)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)
         raise
     return path
+
+
+def _new_file(path: Path) -> tuple[int, Path]:
+    """A new hidden file beside ``path``, open for writing, created with mode 0666 less the umask."""
+    while True:
+        tmp = path.with_name(f".{path.name}.{os.urandom(4).hex()}")
+        try:
+            return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666), tmp
+        except FileExistsError:
+            continue

@@ -1,22 +1,31 @@
-"""Passes registered by name. The built-in passes live in the repository's ``passes/`` folder,
-one per file; more folders can be listed in ``IRLAB_PASS_PATH`` (``os.pathsep``-separated)."""
+"""Passes registered by name. The built-in passes are the modules of the package ``irlab.passes``
+(the repository's ``passes/`` folder, one per file); more folders can be listed in
+``IRLAB_PASS_PATH`` (``os.pathsep``-separated) or in a project's ``[tool.irlab] passes_path``."""
 from __future__ import annotations
 
 import hashlib
+import importlib
 import importlib.util
 import inspect
 import os
+import pkgutil
 import re
 import sys
 from pathlib import Path
 
 from .pass_api import ModulePass, PassError
+from .suggest import did_you_mean
 
 _REGISTRY: dict[str, type[ModulePass]] = {}
 _LOADED = False
 _NAME_RE = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
 
-BUILTIN_PASS_DIR = Path(__file__).resolve().parent.parent / "passes"
+BUILTIN_PACKAGE = "irlab.passes"
+
+
+def incomplete(what: str) -> str:
+    """An error message for a part of irlab that an install should have brought."""
+    return f"{what}: the install is incomplete (reinstall irlab; from a checkout: python -m pip install -e .)"
 
 
 def register(cls: type[ModulePass]) -> type[ModulePass]:
@@ -32,12 +41,17 @@ def register(cls: type[ModulePass]) -> type[ModulePass]:
     return cls
 
 
+def builtin_package():
+    """The package ``irlab.passes``; an error that says the install is incomplete if it is missing."""
+    try:
+        return importlib.import_module(BUILTIN_PACKAGE)
+    except ModuleNotFoundError:
+        raise PassError(incomplete("irlab's built-in passes (the package irlab.passes) are missing")) from None
+
+
 def pass_dirs() -> list[Path]:
-    dirs = [BUILTIN_PASS_DIR]
-    for extra in os.environ.get("IRLAB_PASS_PATH", "").split(os.pathsep):
-        if extra:
-            dirs.append(Path(extra))
-    return dirs
+    """The folders of passes beside the built-in ones (IRLAB_PASS_PATH, in order)."""
+    return [Path(extra) for extra in os.environ.get("IRLAB_PASS_PATH", "").split(os.pathsep) if extra]
 
 
 def add_pass_dirs(dirs: list[Path]) -> None:
@@ -52,29 +66,44 @@ def add_pass_dirs(dirs: list[Path]) -> None:
 
 
 def load_passes() -> None:
-    """Import every pass file (once); a file that fails to import is an error, not a silent skip."""
+    """Import every pass module (once): the modules of ``irlab.passes``, then the files of the
+    folders of :func:`pass_dirs`. A file that fails to import is an error, not a silent skip."""
     global _LOADED
     if _LOADED:
         return
     _LOADED = True
-    for d in pass_dirs():
-        if not d.is_dir():
-            continue
-        for path in sorted(d.glob("*.py")):
-            if path.name.startswith("_"):
-                continue
-            mod_name = f"irlab_passes.{path.stem}"
-            if mod_name in sys.modules:
-                continue
-            spec = importlib.util.spec_from_file_location(mod_name, path)
+    try:
+        package = builtin_package()
+        for m in pkgutil.iter_modules(package.__path__):
+            if not m.name.startswith("_"):
+                _import(f"{BUILTIN_PACKAGE}.{m.name}", Path(m.module_finder.path) / f"{m.name}.py")
+        builtin = {Path(p).resolve() for p in package.__path__}
+        for d in pass_dirs():
+            if d.is_dir() and d.resolve() not in builtin:   # the built-in folder named again is loaded already
+                for path in sorted(d.glob("*.py")):
+                    if not path.name.startswith("_"):
+                        _import(f"irlab_passes.{path.stem}", path)
+    except PassError:
+        _LOADED = False
+        raise
+
+
+def _import(name: str, path: Path) -> None:
+    """Import the pass module ``name`` (a built-in one through its package, a user folder's file
+    by its path), once."""
+    if name in sys.modules:
+        return
+    try:
+        if name.startswith(BUILTIN_PACKAGE + "."):
+            importlib.import_module(name)
+        else:
+            spec = importlib.util.spec_from_file_location(name, path)
             module = importlib.util.module_from_spec(spec)
-            sys.modules[mod_name] = module
-            try:
-                spec.loader.exec_module(module)
-            except Exception as e:
-                del sys.modules[mod_name]
-                _LOADED = False
-                raise PassError(f"cannot load pass file {path}: {type(e).__name__}: {e}") from e
+            sys.modules[name] = module
+            spec.loader.exec_module(module)
+    except Exception as e:
+        sys.modules.pop(name, None)
+        raise PassError(f"cannot load pass file {path}: {type(e).__name__}: {e}") from e
 
 
 def all_passes() -> dict[str, type[ModulePass]]:
@@ -88,7 +117,7 @@ def get_pass(name: str) -> type[ModulePass]:
         return _REGISTRY[name]
     except KeyError:
         known = ", ".join(sorted(_REGISTRY)) or "none"
-        raise PassError(f"no pass named {name!r} (registered: {known})") from None
+        raise PassError(f"no pass named {name!r}{did_you_mean(name, _REGISTRY)} (registered: {known})") from None
 
 
 def make_pass(name: str, options: dict | None = None) -> ModulePass:

@@ -38,8 +38,9 @@ class Target:
             raise TargetError(f"not a target: {text!r}")
         m = _TARGET_RE.match(text.strip())
         if not m:
-            raise TargetError(f"bad target {text!r}: expected cuda:<sm> (e.g. cuda:90) or hip:<gfx arch> "
-                              f"(e.g. hip:gfx942)")
+            guess = _guess(text)
+            raise TargetError(f"bad target {text!r}" + (f" (did you mean {guess!r}?)" if guess else "") +
+                              ": expected cuda:<sm> (e.g. cuda:90) or hip:<gfx arch> (e.g. hip:gfx942)")
         return cls("cuda", m.group(2)) if m.group(1) else cls("hip", m.group(4))
 
     # --- names ---------------------------------------------------------------------------------
@@ -102,6 +103,17 @@ class Target:
         """Triton's ``GPUTarget`` for this target."""
         from triton.backends.compiler import GPUTarget
         return GPUTarget(self.family, self.capability if self.is_nvidia else self.arch, self.warp_size)
+
+
+def _guess(text: str) -> str | None:
+    """The target a malformed one probably means: a bare architecture (``gfx942``, ``90``,
+    ``sm90``, ``sm_90a``) or one under the wrong family (``cuda:gfx942``)."""
+    text = text.strip().lower()
+    gfx = re.fullmatch(r"(?:cuda|hip|amd|rocm)?[:_]?(gfx[0-9a-f]+)", text)
+    if gfx:
+        return f"hip:{gfx.group(1)}"
+    sm = re.fullmatch(r"(?:cuda|hip|sm|compute)?[:_]?(\d{2,3})a?", text)
+    return f"cuda:{sm.group(1)}" if sm else None
 
 
 def parse_target(text: "str | Target") -> Target:

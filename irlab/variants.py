@@ -76,6 +76,7 @@ def all_variants() -> dict[str, list[Variant]]:
 def get_variant(name: str, target: str | None = None) -> Variant:
     """The variant called ``name`` for ``target`` (variants differ per target: on gfx942 the
     passes run on the documents' baselines)."""
+    from .suggest import did_you_mean
     from .targets import DEFAULT_TARGETS
     targets = [target] if target else list(DEFAULT_TARGETS)
     for t in targets:
@@ -83,7 +84,8 @@ def get_variant(name: str, target: str | None = None) -> Variant:
             if v.name == name:
                 return v
     known = sorted({v.name for t in targets for v in variants_for(t)})
-    raise KeyError(f"no variant named {name!r}{f' for {target}' if target else ''}; known: {', '.join(known)}")
+    raise KeyError(f"no variant named {name!r}{f' for {target}' if target else ''}{did_you_mean(name, known)}; "
+                   f"known: {', '.join(known)}")
 
 
 def resolve(ref: str, target: str | Target | None) -> Variant:
@@ -98,6 +100,8 @@ def resolve(ref: str, target: str | Target | None) -> Variant:
     """
     from .pyfile import split_ref
     from .registry import all_passes
+    from .suggest import did_you_mean
+    from .targets import DEFAULT_TARGETS
     try:
         return get_variant(ref, str(target) if target else None)
     except KeyError:
@@ -110,8 +114,11 @@ def resolve(ref: str, target: str | Target | None) -> Variant:
         pass_name, *pieces = part.split(":")
         cls = all_passes().get(pass_name)
         if cls is None:
-            raise VariantError(f"no variant or pass named {pass_name!r}{f' for {target}' if target else ''} "
-                               "(`irlab variants`, `irlab passes`; or a variant file: path/to/file.py:NAME)")
+            targets = [target] if target else DEFAULT_TARGETS
+            names = [*all_passes(), *(v.name for t in targets for v in variants_for(t))]
+            raise VariantError(f"no variant or pass named {pass_name!r}{f' for {target}' if target else ''}"
+                               f"{did_you_mean(pass_name, names)} (`irlab variants`, `irlab passes`; or a variant "
+                               "file: path/to/file.py:NAME)")
         opts = []
         for piece in pieces:    # a value may hold ':' (order=global_load:1,...): a piece without '=' continues it
             if "=" not in piece and opts:

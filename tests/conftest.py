@@ -1,11 +1,16 @@
 """Shared fixtures: the compiled IR corpus, and a skip for GPU tests on machines without one."""
 from __future__ import annotations
 
+import getpass
+import os
+import tempfile
 from pathlib import Path
 
 import pytest
 
-DATA = Path(__file__).parent / "data"
+ROOT = Path(__file__).resolve().parent.parent
+# the documents' FA-decode int4 snippet, which ships with the LDS experiment that reads it
+FA_SNIPPET = ROOT / "experiments" / "data" / "fa_decode_int4.ttgir"
 
 
 def gpu_available() -> bool:
@@ -25,6 +30,55 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def checkout_first_on_pythonpath():
+    """The irlab commands the tests start (``python -m irlab`` in a temporary folder) import this
+    checkout's irlab, not another copy installed in the environment."""
+    before = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = os.pathsep.join([str(ROOT)] + ([before] if before else []))
+    yield
+    if before is None:
+        del os.environ["PYTHONPATH"]
+    else:
+        os.environ["PYTHONPATH"] = before
+
+
+@pytest.fixture(scope="session", autouse=True)
+def irlab_cache_dir(tmp_path_factory):
+    """irlab's cache folder (where rejected IR is kept) inside the session's temporary folder, for
+    the tests and the commands they start."""
+    before = os.environ.get("IRLAB_CACHE_DIR")
+    os.environ["IRLAB_CACHE_DIR"] = str(tmp_path_factory.mktemp("irlab-cache"))
+    yield Path(os.environ["IRLAB_CACHE_DIR"])
+    if before is None:
+        del os.environ["IRLAB_CACHE_DIR"]
+    else:
+        os.environ["IRLAB_CACHE_DIR"] = before
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_sessionfinish(session):
+    """After a run that passed, pytest deletes its temporary folders (pyproject.toml's
+    tmp_path_retention_policy = "failed") but keeps their per-user root, pytest-of-<user>, with a
+    pytest-current link to the deleted folder: remove those too when nothing else is in them, so
+    that a run that passed leaves nothing in the system's temporary folder."""
+    yield
+    if session.config.option.basetemp is not None:
+        return
+    try:
+        user = getpass.getuser()
+    except (KeyError, OSError):
+        user = "unknown"
+    root = Path(os.environ.get("PYTEST_DEBUG_TEMPROOT") or tempfile.gettempdir()).resolve() / f"pytest-of-{user}"
+    current = root / "pytest-current"
+    if current.is_symlink() and not current.exists():
+        current.unlink()
+    try:
+        root.rmdir()
+    except OSError:   # another session's folders, or those of a failed test
+        pass
+
+
 @pytest.fixture(scope="session")
 def corpus(tmp_path_factory):
     """Every repository kernel x the default targets (cuda:80, cuda:90, hip:gfx942, hip:gfx950) x num_stages 1-3, TTIR and TTGIR,
@@ -37,5 +91,5 @@ def corpus(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def fa_snippet() -> str:
-    return (DATA / "fa_decode_int4.ttgir").read_text()
+    return FA_SNIPPET.read_text()
 pytest_plugins = ["pytester"]

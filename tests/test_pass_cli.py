@@ -70,18 +70,23 @@ def test_unknown_pass_or_option_is_a_usage_error(two_modules):
 
 def test_a_pass_whose_output_triton_rejects_exits_1_and_saves_it(two_modules, tmp_path):
     """The pass reports success only when Triton accepts its output; otherwise nothing is written
-    but the rejected IR, in a per-run folder whose path is printed."""
+    but the rejected IR, in a per-run folder under irlab's cache folder whose path is printed.
+    Nothing is left in the system's temporary folder (neither the IR nor a grammar cache)."""
     path, a, _ = two_modules
     single = tmp_path / "one.ttgir"
     single.write_text(a)
     out = tmp_path / "out.ttgir"
+    system_tmp, cache = tmp_path / "tmp", tmp_path / "cache"
+    system_tmp.mkdir()
     env_pass_path = str(__import__("pathlib").Path(__file__).parent / "passes_for_tests")
     r = subprocess.run([sys.executable, "-m", "irlab", "pass", "retype-first-load", str(single), "-o", str(out)],
-                       capture_output=True, text=True, env={**__import__("os").environ, "IRLAB_PASS_PATH": env_pass_path})
+                       capture_output=True, text=True, env={**__import__("os").environ, "IRLAB_PASS_PATH": env_pass_path,
+                                                             "TMPDIR": str(system_tmp), "IRLAB_CACHE_DIR": str(cache)})
     assert r.returncode == 1 and r.stdout == "" and not out.exists(), r.stderr
     assert "pass 'retype-first-load' produced IR that Triton rejects" in r.stderr and "Traceback" not in r.stderr
     saved = r.stderr.split("the rejected IR is saved at ")[1].split()[0]
-    assert "/irlab-rejected-" in saved and open(saved).read() != a
+    assert saved.startswith(f"{cache}/rejected/irlab-rejected-") and open(saved).read() != a
+    assert list(system_tmp.iterdir()) == []
 
 
 def test_change_lines_point_at_the_changed_op_and_quiet_drops_them(tmp_path):

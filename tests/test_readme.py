@@ -136,9 +136,12 @@ def folders(tmp_path_factory):
     return folder
 
 
-def run_block(block: Block, cwd: Path) -> None:
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
-           "PYTHONPATH": f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+def run_block(block: Block, cwd: Path, checkout: bool = True) -> None:
+    """Run (or write, or parse) ``block`` in ``cwd`` with this Python's ``irlab`` first on PATH and,
+    with ``checkout``, this checkout first on PYTHONPATH (without: the irlab installed in this Python)."""
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    if checkout:
+        env["PYTHONPATH"] = f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"
     if block.mark == "file":
         path = cwd / block.arg
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -301,8 +301,8 @@ def recompile(ir_text: str | None = None, target: str | Target = "cuda:90", *, p
     The stage comes from ``stage``, else from the file (:func:`infer_stage`); text without a path
     is TTGIR unless ``stage`` says otherwise. If Triton's parser or verifier rejects the IR,
     raises :class:`VerifierError` naming the pass that produced it (``produced_by``) and the file
-    the rejected IR was saved in: ``work_dir``, or a new per-run temporary folder. Nothing else is
-    left behind.
+    the rejected IR was saved in: ``work_dir``, or a new per-run folder under ~/.cache/irlab
+    (:func:`services.rejected_root`). Nothing else is left behind.
     """
     if (ir_text is None) == (path is None):
         raise ValueError("give the IR as text or as a path, not both")

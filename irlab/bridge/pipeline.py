@@ -264,7 +264,7 @@ class VerifierError(PipelineError):
 
 def triton_parse(text: str, context, save_dir: Path | None, what: str, stage: str = ""):
     """Parse IR text with Triton's parser (which verifies it) in ``context``; rejected IR is saved
-    in ``save_dir`` (or a new per-run temporary folder) and named in the VerifierError."""
+    in ``save_dir`` (or a new per-run folder, :func:`services.rejected_root`) and named in the VerifierError."""
     with tempfile.TemporaryDirectory(prefix="irlab-parse-") as d:
         path = os.path.join(d, f"{_safe(what)}.{stage or 'mlir'}")
         with open(path, "w") as f:
@@ -332,7 +332,7 @@ class PipelineSession:
 
     variant: Any = None                       # irlab.variant.Variant or None
     snapshot_dir: Path | None = None          # write the IR after every pass here
-    work_dir: Path | None = None              # where rejected IR is saved (None: a new per-run temporary folder)
+    work_dir: Path | None = None              # where rejected IR is saved (None: a new per-run folder)
     stage: str = ""
     calls: list[PassCall] = field(default_factory=list)
     python_results: list[tuple[str, PassResult]] = field(default_factory=list)

@@ -142,9 +142,22 @@ class TritonServices:
         return mod.str_nodebug()
 
 
+def rejected_root() -> Path:
+    """Where rejected IR is kept unless a command names a folder: ``rejected/`` in irlab's cache
+    folder (``IRLAB_CACHE_DIR``, else ``$XDG_CACHE_HOME/irlab``, else ``~/.cache/irlab``), so that
+    it outlives the command without littering the system's temporary folder."""
+    root = os.environ.get("IRLAB_CACHE_DIR") or \
+        os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "irlab")
+    return Path(root) / "rejected"
+
+
 def save_rejected(text: str, what: str, suffix: str = "mlir", folder: Path | None = None) -> Path:
-    """Save IR that Triton rejected into ``folder`` or a new per-run temporary folder; the path."""
-    folder = Path(folder) if folder is not None else Path(tempfile.mkdtemp(prefix="irlab-rejected-"))
+    """Save IR that Triton rejected into ``folder`` or a new per-run folder under
+    :func:`rejected_root`; the path."""
+    if folder is None:
+        rejected_root().mkdir(parents=True, exist_ok=True)
+        folder = tempfile.mkdtemp(prefix="irlab-rejected-", dir=rejected_root())
+    folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{re.sub(r'[^A-Za-z0-9_.-]+', '_', what)[:60]}.{suffix}"
     path.write_text(text)

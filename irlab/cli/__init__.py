@@ -19,11 +19,36 @@ from .common import EXIT_FAIL, EXIT_OK, EXIT_USAGE, ShortErrorParser, UsageError
 def build_parser() -> argparse.ArgumentParser:
     p = ShortErrorParser(prog="irlab", description="Hook Triton's compile stages, rewrite TTIR/TTGIR with "
                                 "Python passes, keep golden IR, and A/B time variants.")
+    p.add_argument("--version", action=_Version, help="print the versions of irlab, Triton and Python, and exit")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
     for subject in (ir, passes, compile_cmds, golden, experiments, report, timing, calibrate, verify, profile):
         subject.register(sub)
     return p
+
+
+class _Version(argparse.Action):
+    """``irlab --version``: what a bug report needs, one line each, and where each comes from."""
+
+    def __init__(self, option_strings, dest, **kwargs):
+        super().__init__(option_strings, dest, nargs=0, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(version_text())
+        parser.exit(EXIT_OK)
+
+
+def version_text() -> str:
+    import importlib.metadata
+    import platform
+    from pathlib import Path
+    from .. import __file__ as irlab_file, __version__
+    try:
+        triton = importlib.metadata.version("triton")
+    except importlib.metadata.PackageNotFoundError:
+        triton = "not installed"
+    return (f"irlab {__version__} ({Path(irlab_file).parent})\ntriton {triton}\n"
+            f"python {platform.python_version()} ({sys.executable})")
 
 
 def main(argv: list[str] | None = None) -> int:

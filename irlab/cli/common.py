@@ -3,7 +3,10 @@ compiling from them."""
 from __future__ import annotations
 
 import argparse
+import re
 import sys
+
+from ..suggest import did_you_mean
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 EXIT_DRIFT = 3   # irlab golden check: differences only where the goldens come from another Triton version
@@ -18,10 +21,56 @@ def err(msg: str) -> None:
 
 
 class ShortErrorParser(argparse.ArgumentParser):
-    """Usage mistakes in two lines (what is wrong, where the help is) instead of the full usage."""
+    """Usage mistakes in two lines (what is wrong, where the help is) instead of the full usage,
+    with the closest name for a mistyped command, choice or option. An option the command does not
+    have is reported as such, not as the required option it was probably meant to be."""
+
+    _argv: list[str] = []
+
+    def parse_known_args(self, args=None, namespace=None):
+        self._argv = list(sys.argv[1:] if args is None else args)
+        namespace, extras = super().parse_known_args(args, namespace)
+        if self._unknown_options():   # here, where this parser's options are known (not in its parent's error)
+            self.error("unrecognized arguments")
+        return namespace, extras
 
     def error(self, message):
+        unknown = self._unknown_options()
+        if unknown:
+            message = "unrecognized arguments: " + " ".join(
+                o + did_you_mean(o.split("=", 1)[0], self._option_string_actions) for o in unknown)
+        else:
+            message = self._with_choice_hint(message)
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n(see {self.prog} --help)\n")
+
+    def _unknown_options(self) -> list[str]:
+        """The option-like words of this parser's arguments that name none of its options (before a
+        subcommand: those after it are the subcommand's)."""
+        words = []
+        for word in self._argv:
+            if word == "--" or word in self._subcommands():
+                break
+            name = word.split("=", 1)[0]
+            if len(name) < 2 or not name.startswith("-") or name[1].isdigit() or self._knows(name):
+                continue
+            words.append(word)
+        return words
+
+    def _knows(self, name: str) -> bool:
+        return name in self._option_string_actions or (
+            self.allow_abbrev and name.startswith("--") and any(o.startswith(name) for o in self._option_string_actions))
+
+    def _subcommands(self) -> set[str]:
+        return {name for a in self._actions if isinstance(a, argparse._SubParsersAction) for name in a.choices}
+
+    @staticmethod
+    def _with_choice_hint(message: str) -> str:
+        """argparse's "invalid choice: 'X' (choose from ...)" with the closest choice right after X."""
+        m = re.search(r"invalid choice: (?P<word>'[^']*') \(choose from (?P<choices>.*)\)$", message)
+        if not m:
+            return message
+        hint = did_you_mean(m["word"].strip("'"), [c.strip().strip("'") for c in m["choices"].split(",")])
+        return message.replace(m["word"], m["word"] + hint, 1)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -37,8 +86,10 @@ def add_kernel_options(p: argparse.ArgumentParser, target_required=True, default
                    help="cuda:90, cuda:80, hip:gfx942, ...")
     p.add_argument("--config", default=None, help="tile config name of the kernel (default: its default)")
     p.add_argument("--shape", default=None, help="problem shape: M=4096,N=4096,K=4096 or 4096x4096x4096")
-    p.add_argument("--num-warps", type=int, default=None)
-    p.add_argument("--num-stages", type=int, default=None)
+    p.add_argument("--num-warps", type=int, default=None, help="warps per program, a power of two (default: the "
+                   "config's)")
+    p.add_argument("--num-stages", type=int, default=None, help="software-pipelining stages of the loops (default: "
+                   "the config's)")
 
 
 def add_variant_options(p: argparse.ArgumentParser):
@@ -50,7 +101,8 @@ def add_variant_options(p: argparse.ArgumentParser):
     g.add_argument("--insert", default=None, metavar="PYPASS", help="insert a registered Python pass")
     g.add_argument("--after", default=None, metavar="PASS", help="... after this Triton pass (NAME or NAME#k)")
     g.add_argument("--at", default=None, choices=("start", "end"), help="... at the start or end of --stage")
-    g.add_argument("--insert-stage", default="ttgir", choices=("ttir", "ttgir", "llir"))
+    g.add_argument("--insert-stage", default="ttgir", choices=("ttir", "ttgir", "llir"),
+                   help="the stage whose pipeline --insert edits (default ttgir)")
     g.add_argument("--option", action="append", default=[], metavar="K=V", help="option of the inserted pass")
     g.add_argument("--cleanup", default="", help="Triton passes to run after it: canonicalize,cse,...")
 

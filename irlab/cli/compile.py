@@ -279,13 +279,13 @@ def register(sub) -> None:
 
     c = sub.add_parser("recompile", help="continue a TTIR/TTGIR file (.ttir, .ttgir, or a snapshot .mlir) through the remaining stages")
     c.add_argument("file")
-    c.add_argument("--target", required=True)
+    c.add_argument("--target", required=True, help="cuda:90, cuda:80, hip:gfx942, ...")
     c.add_argument("--stage", default=None, choices=("ttir", "ttgir"),
                    help="the stage the file holds (default: from its suffix, or its snapshot folder)")
     c.add_argument("--produced-by", default=None, help="name of the pass that produced the file (for errors)")
-    c.add_argument("--work-dir", default=None, help="where rejected IR is saved (default: a new temporary folder, "
-                   "printed)")
-    c.add_argument("--out", default=None)
+    c.add_argument("--work-dir", default=None, help="where rejected IR is saved (default: a new folder "
+                   "under ~/.cache/irlab/rejected, printed)")
+    c.add_argument("--out", default=None, help="write every stage into this folder")
     c.set_defaults(func=cmd_recompile)
 
     pl = sub.add_parser("pipeline", help="Triton's pass pipeline, as recorded")
@@ -293,8 +293,9 @@ def register(sub) -> None:
     c = pl_sub.add_parser("show", help="the passes a stage runs for a target and options, in order")
     add_kernel_options(c)
     add_variant_options(c)
-    c.add_argument("--stage", default="all", choices=("all", "ttir", "ttgir", "llir"))
-    c.add_argument("--json", action="store_true")
+    c.add_argument("--stage", default="all", choices=("all", "ttir", "ttgir", "llir"),
+                   help="the stage whose passes to show (default all)")
+    c.add_argument("--json", action="store_true", help="the passes as JSON (name, stage, arguments) instead of a list")
     c.set_defaults(func=cmd_pipeline_show)
 
     sn = sub.add_parser("snapshots", help="the IR after every pass")
@@ -302,8 +303,9 @@ def register(sub) -> None:
     c = sn_sub.add_parser("take", help="compile and write the IR after every pass")
     add_kernel_options(c)
     add_variant_options(c)
-    c.add_argument("--stage", default="all", choices=("all", "ttir", "ttgir", "llir"))
-    c.add_argument("--out", required=True)
+    c.add_argument("--stage", default="all", choices=("all", "ttir", "ttgir", "llir"),
+                   help="the stage whose snapshots the summary line counts (every stage's are written)")
+    c.add_argument("--out", required=True, help="folder of the snapshots (and their index.json)")
     c.set_defaults(func=cmd_snapshots_take)
 
     c = sub.add_parser("which-pass", help="which pass first introduced (or removed) ops matching a pattern")
@@ -311,10 +313,11 @@ def register(sub) -> None:
     add_kernel_options(c, target_required=False)
     add_variant_options(c)
     c.set_defaults(target=None)
-    c.add_argument("--stage", default=None, choices=("ttir", "ttgir", "llir"))
+    c.add_argument("--stage", default=None, choices=("ttir", "ttgir", "llir"),
+                   help="look only at this stage's passes (default: every stage)")
     g = c.add_mutually_exclusive_group(required=True)
     g.add_argument("--introduced", metavar="REGEX", help="op-name pattern, e.g. 'ttg.convert_layout'")
-    g.add_argument("--removed", metavar="REGEX")
+    g.add_argument("--removed", metavar="REGEX", help="op-name pattern whose ops a pass removed")
     c.add_argument("--text", action="store_true", help="match the pattern against whole op lines")
     c.add_argument("--keep", action="store_true", help="keep the snapshots taken for the question (their folder is "
                    "printed)")

@@ -1,8 +1,8 @@
 """irlab experiments all | interleave | epilogue | lds | calibrate.
 
-Each experiment is a script in the repository's ``experiments/`` folder with its own options
-(``irlab experiments interleave --help``); ``all`` runs the three of the source documents in turn
-with the options they share.
+Each experiment is a script in the repository's ``experiments/`` folder (installed as
+``irlab.experiments``) with its own options (``irlab experiments interleave --help``); ``all`` runs
+the three of the source documents in turn with the options they share.
 """
 from __future__ import annotations
 
@@ -20,13 +20,13 @@ SUMMARIES = {"interleave": "the talk's interleaved global-load schedule", "epilo
 
 def _experiment(name: str):
     import importlib
-    from ..experiment import REPO
-    if not (REPO / "experiments" / f"{EXPERIMENTS[name]}.py").exists():
-        raise UsageError(f"the experiments live in the irlab repository's experiments/ folder, which {REPO} lacks "
-                         "(run from a checkout: pip install -e .)")
-    if str(REPO) not in sys.path:
-        sys.path.insert(0, str(REPO))
-    return importlib.import_module(f"experiments.{EXPERIMENTS[name]}")
+    try:
+        return importlib.import_module(f"irlab.experiments.{EXPERIMENTS[name]}")
+    except ModuleNotFoundError as e:
+        if not (e.name or "").startswith("irlab.experiments"):
+            raise
+        from ..registry import incomplete
+        raise UsageError(incomplete("irlab's experiments (the package irlab.experiments) are missing")) from None
 
 
 def all_parser() -> argparse.ArgumentParser:

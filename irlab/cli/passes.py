@@ -8,8 +8,11 @@ from ..jsonio import write_json, write_text
 
 
 def cmd_passes(args) -> int:
-    from ..registry import all_passes
-    for name, cls in all_passes().items():
+    from ..registry import all_passes, incomplete
+    passes = all_passes()
+    if not passes:
+        raise UsageError(incomplete("no passes found"))
+    for name, cls in passes.items():
         print(f"{name}: {cls.summary}")
         for line in cls.describe_options():
             print(f"    --option {line}")
@@ -84,7 +87,8 @@ def register(sub) -> None:
     c = sub.add_parser("pass", help="run a Python pass on an IR file: IR on stdout, diagnostics on stderr")
     c.add_argument("name")
     c.add_argument("file", help="IR file, or - for stdin")
-    c.add_argument("--option", action="append", default=[], metavar="K=V")
+    c.add_argument("--option", action="append", default=[], metavar="K=V",
+                   help="an option of the pass (repeatable; `irlab passes` lists each pass's options)")
     c.add_argument("--split-input-file", action="store_true", help="'// -----' separates independent modules")
     c.add_argument("-o", "--output", default=None, help="write the IR here instead of stdout")
     c.add_argument("--json", default=None, metavar="FILE", help="also write the pass results as JSON")

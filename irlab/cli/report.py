@@ -128,8 +128,8 @@ def register(sub) -> None:
     c.add_argument("--variant", default=None, help="variant to report (default baseline): a named variant "
                    "(`irlab variants`) or a registered pass")
     c.add_argument("--vs", default=None, metavar="VARIANT|FILE", help="diff against this variant (or file)")
-    c.add_argument("--markdown", action="store_true")
-    c.add_argument("--json", default=None, metavar="FILE")
+    c.add_argument("--markdown", action="store_true", help="the side-by-side diff as a markdown table")
+    c.add_argument("--json", default=None, metavar="FILE", help="also write the reports as JSON")
     g = c.add_argument_group("reports on files: what the binary alone does not say (default: the metadata JSON "
                              "beside it)")
     g.add_argument("--shared", type=int, default=None, help="shared memory (LDS) bytes per block")

@@ -145,7 +145,8 @@ def register(sub) -> None:
         c.add_argument("--out", default=None, help=f"results folder (default runs/{name}/<kernel>-<time>)")
         c.add_argument("--screen-rounds", type=int, default=5, help="rounds per config when screening")
         c.add_argument("--rounds", type=int, default=21, help="rounds of the head-to-head headline")
-        c.add_argument("--method", default="graph", choices=("graph", "do_bench"))
+        c.add_argument("--method", default="graph", choices=("graph", "do_bench"),
+                       help="how to time: graph (CUDA-graph replays) or do_bench (triton.testing.do_bench)")
         c.add_argument("--target-halfwidth", type=percent, default=None, metavar="PERCENT",
                        help="adaptive headline: after --rounds, keep timing rounds until every 95%% interval is "
                        "this narrow (0.5 or 0.5%%: +-0.5%%), or --budget is spent; the results say which stopped it")

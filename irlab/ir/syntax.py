@@ -132,8 +132,10 @@ class _Build(Transformer):
 
 @functools.lru_cache(maxsize=1)
 def _parser() -> lark.Lark:
+    # No lark cache: it would be a file in the system's temporary folder, and building the LALR
+    # tables takes about 30 ms once per process.
     return lark.Lark(GRAMMAR_PATH.read_text(), parser="lalr", lexer="contextual", transformer=_Build(),
-                     maybe_placeholders=False, cache=True, start=["start", "items"])
+                     maybe_placeholders=False, start=["start", "items"])
 
 
 _TOKEN_NAMES = {

@@ -13,6 +13,7 @@ from pathlib import Path
 from . import gemm, gluon_gemm, int4_gemm, softmax, splitk_gemm
 from ..kernel_spec import KernelError, KernelSpec, Problem, TileConfig, config_name
 from ..pyfile import import_file, split_ref
+from ..suggest import did_you_mean
 
 KERNELS: dict[str, KernelSpec] = {
     spec.name: spec
@@ -76,7 +77,8 @@ def get(ref: str) -> KernelSpec:
     known = all_kernels()
     if ref in known:
         return known[ref]
-    raise KernelError(f"unknown kernel {ref!r}; known: {', '.join(known)} (or give a kernel file: path/to/file.py:NAME)")
+    raise KernelError(f"unknown kernel {ref!r}{did_you_mean(ref, known)}; known: {', '.join(known)} (or give a kernel "
+                      "file: path/to/file.py:NAME)")
 
 
 def reference(spec: KernelSpec, ref: str) -> str:
