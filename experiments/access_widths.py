@@ -19,7 +19,8 @@ def main(argv=None) -> int:
     from irlab.bridge.compat import TRITON_VERSION
     from irlab.golden import suite
     ap = ShortErrorParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--out", default="runs/experiments/access_widths")
+    ap.add_argument("--out", default="runs/experiments/access_widths", help="results folder: README.md, "
+                    "results.json (default runs/experiments/access_widths)")
     ap.add_argument("--only", default=None, help="golden cases matching this pattern (irlab golden list)")
     args = ap.parse_args(argv)
     out = Path(args.out)

@@ -46,11 +46,13 @@ def job_for(name: str, shape: dict, out: Path, launches: int) -> Job:
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m experiments.profile_hypotheses", description=__doc__.split("\n\n")[0])
-    p.add_argument("--out", default="runs/profile_hypotheses")
+    p.add_argument("--out", default="runs/profile_hypotheses", help="results folder, a README.md per hypothesis "
+                   "(default runs/profile_hypotheses)")
     p.add_argument("--only", default=None, help="comma-separated hypotheses (default: all of " +
                    ", ".join(HYPOTHESES) + ")")
-    p.add_argument("--shape", default="4096x4096x4096")
-    p.add_argument("--launches", type=int, default=20)
+    p.add_argument("--shape", default="4096x4096x4096", help="problem shape MxNxK (default 4096x4096x4096)")
+    p.add_argument("--launches", type=int, default=20, help="launches per entry in the time session "
+                   "(default 20)")
     p.add_argument("--compile-only", action="store_true", help="no GPU: check the profiled builds")
     args = p.parse_args(argv)
     names = [n.strip() for n in args.only.split(",")] if args.only else list(HYPOTHESES)
