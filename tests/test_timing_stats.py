@@ -165,3 +165,13 @@ def test_the_false_positive_rate_comes_with_its_own_uncertainty():
     lo, hi = binomial_interval(1, 26)
     assert lo < 1 / 26 < hi and 0.0 < lo < 0.01 and 0.18 < hi < 0.2   # Wilson interval of 1 in 26
     assert binomial_interval(0, 26)[0] == 0.0 and binomial_interval(0, 0) == (0.0, 1.0)
+
+
+def test_nothing_below_the_harness_resolution_is_called_however_narrow_the_interval():
+    """The H200 A/A calibration: the same binary 0.06% apart with an interval excluding 1 and a floor
+    of 0.04% -- below MIN_EFFECT, so no difference is called; a 1% difference still is."""
+    from irlab.timing.stats import MIN_EFFECT, RatioEstimate
+    tiny = RatioEstimate(1.0006, 1.0002, 1.0010, 21, floor=0.0004)
+    assert tiny.excludes_one and not tiny.called and "resolution" in tiny.verdict
+    real = RatioEstimate(1.01, 1.006, 1.014, 21, floor=0.0004)
+    assert real.called and MIN_EFFECT < 0.01

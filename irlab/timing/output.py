@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 from pathlib import Path
+from .stats import MIN_EFFECT
 
 # NVML clock event reasons (nvmlClocksEventReasons): why the SM clock was below its maximum
 CLOCK_REASONS = {0x1: "idle", 0x2: "application clock setting", 0x4: "software power cap", 0x8: "hardware slowdown",
@@ -95,7 +96,7 @@ def _span(values: list) -> str:
 def method_note(results: dict) -> str:
     """How the numbers of a collected sweep were measured and what bold means: the estimator,
     rounds, timing method, launches per sample, L2 treatment and the A/A noise floor."""
-    from .stats import ESTIMATOR, MIN_ROUNDS
+    from .stats import MIN_EFFECT, ESTIMATOR, MIN_ROUNDS
     cells = [c for c in results["cells"].values() if c.get("status") == "done"]
     entries = [e for c in cells for e in c["entries"].values() if e.get("status") == "ok"]
     if not entries:
@@ -108,8 +109,8 @@ def method_note(results: dict) -> str:
     stops = sorted(set(c.get("stop_reason") for c in cells if c.get("stopped_by") not in (None, "rounds")))
     text = (f"Speedup = baseline time / entry time - 1; {ESTIMATOR} over {rounds} rounds, each round timing "
             f"every entry once in a random order. Bold where a difference is called: the interval excludes 0 and "
-            f"the estimate exceeds the A/A noise floor of its cell (the baseline timed against itself in the same "
-            f"rounds")
+            f"the estimate exceeds both the harness's resolution ({MIN_EFFECT:.2%}) and the A/A noise floor of its "
+            f"cell (the baseline timed against itself in the same rounds")
     if floors:
         low, high = f"+-{min(floors):.2%}", f"+-{max(floors):.2%}"
         text += f": {low})." if low == high else f": {low} to {high})."
