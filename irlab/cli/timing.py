@@ -101,18 +101,19 @@ def build_search(args, explore_options: bool):
 
 
 def cmd_search(args) -> int:
+    from ..search import headline_rows, static_counts, static_summary
     search = build_search(args, explore_options=args.command == "search")
     result = search.run(resume=args.resume, static_only=args.static_only)
-    kept = sum(1 for r in result["static"] if r["status"] == "ok")
-    print(f"{search.name}: {kept} of {len(result['static'])} candidates passed static pruning; results in "
-          f"{search.out}/README.md")
+    counts = static_counts(result["static"])
+    print(f"{search.name}: {static_summary(result['static'])}; results in {search.out}/README.md")
     if args.static_only:
-        return EXIT_OK if kept else EXIT_FAIL
-    from ..search import headline_rows
+        return EXIT_OK if counts["ok"] + counts["no-change"] else EXIT_FAIL
     rows = headline_rows(search, result)
     for r in rows:
+        own = r["own_note"] or (f"best {r['own_config']} {r['own_tflops'] or 0:.1f}" if r["own_config"] else
+                                "not timed on any config")
         print(f"  {'x'.join(map(str, r['shape'].values()))}: Triton's best {r['best_config']} "
-              f"{r['best_tflops'] or 0:.1f} TFLOP/s; {r['variant']} best {r['own_config']} {r['own_tflops'] or 0:.1f}")
+              f"{r['best_tflops'] or 0:.1f} TFLOP/s; {r['variant']} (binary on it: {r['binary']}) {own}")
     if not rows:
         err(f"{search.name}: nothing reached the headline (see {search.out}/README.md for why)")
         return EXIT_FAIL

@@ -19,7 +19,6 @@ import io
 import os
 import re
 import tempfile
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -192,28 +191,27 @@ def compile_resources(res) -> dict:
 
 def produce_many(cases: list[Case], workers: int | None = None,
                  on_done: Callable[[list[Produced]], None] | None = None) -> dict[Case, Produced]:
-    """Compile every case, one compile per kernel, target and variant, in parallel across the
-    machine's cores; ``on_done`` hears of each compile's cases as it finishes."""
+    """Compile every case, one compile per kernel, target and variant, each in a process of its own
+    (at most ``workers`` at a time, default: the machine's cores): a compile that crashes its
+    process (an LLVM assertion, a segfault) is an error of its cases, not the end of the run.
+    ``on_done`` hears of each compile's cases as it finishes."""
+    from ..bridge import compat
+    from ..workers import Crashed, Workers
     groups: dict[tuple, list[Case]] = {}
     for c in cases:
         groups.setdefault((c.kernel, c.target, c.variant), []).append(c)
     jobs = list(groups.values())
-    workers = workers or max(1, min(len(jobs), os.cpu_count() or 1))
+    if not jobs:
+        return {}
+    compat.warm_up(sorted({Target.parse(c.target) for c in cases}, key=str))
     out: dict[Case, Produced] = {}
-
-    def done(produced: list[Produced]):
-        out.update((p.case, p) for p in produced)
-        if on_done:
-            on_done(produced)
-    if workers <= 1 or len(jobs) <= 1:
-        for job in jobs:
-            done(produce_stages(job))
-    else:
-        import multiprocessing as mp
-        ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else None
-        with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
-            for future in as_completed([pool.submit(produce_stages, job) for job in jobs]):
-                done(future.result())
+    with Workers(min(len(jobs), workers or os.cpu_count() or 1)) as pool:
+        for i, produced in pool.imap(produce_stages, jobs):
+            if isinstance(produced, Crashed):
+                produced = [Produced(c, None, error=str(produced)) for c in jobs[i]]
+            out.update((p.case, p) for p in produced)
+            if on_done:
+                on_done(produced)
     return out
 
 

@@ -1,7 +1,7 @@
 """A CPU stand-in for the GPU runner, for testing the sweep machinery: behaviour per entry comes
 from the IRLAB_FAKE environment variable (JSON):
 
-    {"times": {"label": ms}, "noise": 0.01, "abort": {"cellkey|label": "check"|"time"},
+    {"times": {"label": ms, "config/label": ms}, "noise": 0.01, "abort": {"cellkey|label": "check"|"time"},
      "wrong": ["label"], "compile_error": ["label"], "hang": {"cellkey|label": "time"}}
 
 "abort" kills the process the way a crash does (os.abort); "hang" never returns (a kernel that
@@ -56,5 +56,6 @@ class FakeRunner:
 
     def time(self, p, plan):
         self._abort_if(p["cell"], p["label"], "time")
-        base = self.cfg.get("times", {}).get(p["label"], 1.0)
+        times = self.cfg.get("times", {})
+        base = times.get(f"{p['cell'].config}/{p['label']}", times.get(p["label"], 1.0))
         return base * (1 + self.rng.gauss(0, self.cfg.get("noise", 0.005)))
