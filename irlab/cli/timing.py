@@ -12,14 +12,31 @@ from pathlib import Path
 from .common import EXIT_FAIL, EXIT_OK, KERNEL_HELP, UsageError, err, kernel_arg, parse_shape, target_arg
 
 
+def why_no_timing() -> str | None:
+    """Why this machine cannot time kernels (None: it can): the GPU worker needs torch and a CUDA
+    device it sees (a CPU-only torch sees none)."""
+    try:
+        import torch
+    except ImportError:
+        return "torch is not installed"
+    if not torch.cuda.is_available():
+        return f"torch {torch.__version__} sees no CUDA device"
+    return None
+
+
+def _require_gpu(args) -> None:
+    """Timing needs a GPU, whatever --target says: say so before any compile."""
+    why = None if args.static_only else why_no_timing()
+    if why:
+        raise UsageError(f"irlab {args.command} times on a GPU and {why}: use --static-only to compile and prune "
+                         "without one, or run it where a GPU is, with the gpu extra (torch): pip install 'irlab[gpu]'")
+
+
 def _gpu_target(args):
     from ..targets import current_target
     if args.target:
         return target_arg(args.target)
     t = current_target()
-    if t is None and not args.static_only:
-        raise UsageError(f"irlab {args.command} times on a GPU and this machine has none; --static-only prunes "
-                         "without one (with --target), and `irlab report --vs` compares statically")
     if t is None:
         raise UsageError("give --target with --static-only on a machine without a GPU")
     return t
@@ -46,9 +63,6 @@ def build_launch_search(args):
     except LaunchError as e:
         raise UsageError(str(e)) from None
     from ..targets import current_target
-    if not args.static_only and current_target() is None:
-        raise UsageError(f"irlab {args.command} times on a GPU and this machine has none; --static-only compiles the "
-                         "launch's variants without one")
     target = target_arg(args.target) if args.target else (current_target() or launch.target)
     if args.shapes or args.configs or args.stages or getattr(args, "options", None):
         raise UsageError("a captured launch is replayed as it was recorded: --shapes, --configs, --stages and "
@@ -73,6 +87,7 @@ def build_search(args, explore_options: bool):
     from ..variant import Variant
     if args.command == "ab" and not [v for v in args.variants.split(",") if v]:
         raise UsageError("irlab ab needs at least one variant to compare with the baseline (--variants)")
+    _require_gpu(args)
     if is_launch_ref(args.kernel):
         return build_launch_search(args)
     spec = kernel_arg(args.kernel)
