@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from .. import interrupts
+from ..jsonio import write_text
 from ..variant import IRLAB_VERSION, Variant
 from ..ir.locations import strip_locations
 from ..targets import DEFAULT_TARGETS, Target
@@ -281,8 +283,7 @@ def compare(produced: Produced, root: Path = GOLDEN_ROOT, write_obtained: bool =
             obtained_path.unlink()
         return Outcome(case, "match")
     if write_obtained:
-        obtained_path.parent.mkdir(parents=True, exist_ok=True)
-        obtained_path.write_text(produced.text)
+        write_text(obtained_path, produced.text)
     diff = capped_diff(expected, produced.text, case.id)
     status = "mismatch" if own else "drift"
     what = (f"is recorded as unchanged vs {base}, but the produced IR differs from {base}'s golden "
@@ -294,10 +295,16 @@ def compare(produced: Produced, root: Path = GOLDEN_ROOT, write_obtained: bool =
 def update(produced: Produced, root: Path = GOLDEN_ROOT) -> str:
     """Write the installed Triton's golden if it is missing or differs; returns created | updated
     | unchanged | error. A case whose IR equals its base's golden is recorded as unchanged vs the
-    base instead of as a file (update bases first: :func:`in_base_order`)."""
-    case = produced.case
+    base instead of as a file (update bases first: :func:`in_base_order`). The file and its
+    manifest entry are written together: Ctrl-C waits until both are (each written whole)."""
     if produced.error:
         return "error"
+    with interrupts.deferred():
+        return _update(produced, root)
+
+
+def _update(produced: Produced, root: Path) -> str:
+    case = produced.case
     gs = store.installed_set(root)
     path = gs.path(case.id)
     entry = gs.entry(case.id)
@@ -311,8 +318,7 @@ def update(produced: Produced, root: Path = GOLDEN_ROOT) -> str:
         before = path.read_text() if path.exists() and not old_base else None
         status = "unchanged" if before == produced.text else ("updated" if entry or path.exists() else "created")
         if status != "unchanged":
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(produced.text)
+            write_text(path, produced.text)
     obtained = path.with_name(path.name + ".obtained")
     if obtained.exists():
         obtained.unlink()
