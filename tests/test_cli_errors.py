@@ -72,11 +72,13 @@ def test_why_no_timing_names_what_is_missing(monkeypatch):
 @pytest.mark.skipif(gpu_available(), reason="checks a machine without a GPU")
 def test_ab_without_a_gpu_stops_at_once_naming_static_only_and_the_gpu_extra(tmp_path):
     """Whatever --target says: one line naming --static-only and the gpu extra, before any compile."""
+    from irlab.cli.timing import why_no_timing
     for command in ("ab", "search"):
         t0 = time.monotonic()
         r = subprocess.run([sys.executable, "-m", "irlab", command, "--kernel", "gemm_fp16", "--variants", "identity",
                             "--target", "cuda:90", "--out", str(tmp_path / command)], capture_output=True, text=True)
         assert r.returncode == 2 and time.monotonic() - t0 < 20, r.stderr
         assert r.stderr.count("\n") == 1 and "Traceback" not in r.stderr
-        assert "--static-only" in r.stderr and "gpu extra (torch)" in r.stderr and "sees no CUDA device" in r.stderr
+        assert "--static-only" in r.stderr and "gpu extra (torch)" in r.stderr
+        assert why_no_timing() in r.stderr   # "torch 2.x sees no CUDA device" with a CPU-only torch
         assert not (tmp_path / command).exists()
