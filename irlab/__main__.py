@@ -1,11 +1,11 @@
 import sys
 
-from .interrupts import INTERRUPTED, stop_on_interrupt
+from .interrupts import exit_interrupted, stop_on_interrupt
 
 stop_on_interrupt()
 try:
-    from .cli import main
+    from .cli import run
 except KeyboardInterrupt:   # Ctrl-C while Python was still importing irlab
     print("irlab: interrupted", file=sys.stderr)
-    sys.exit(INTERRUPTED)
-sys.exit(main())
+    exit_interrupted()
+run()

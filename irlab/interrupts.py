@@ -10,10 +10,27 @@ when the write is done.
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
+import sys
 import threading
 
 INTERRUPTED = 130   # the exit status of a command stopped by SIGINT (128 + 2, as shells report it)
+
+
+def exit_interrupted() -> None:
+    """Leave the process at once with :data:`INTERRUPTED`, after flushing stdout and stderr.
+
+    Not through ``sys.exit``: CPython remembers a KeyboardInterrupt that left code run by
+    ``exec``/``eval`` of a string (``dataclasses`` and ``namedtuple`` build their methods that way
+    while modules are imported) even when a caller caught it, and then ends the process by SIGINT
+    (status -2) instead of the status asked for. The work is already stopped and written by then."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(INTERRUPTED)
 
 
 def _stop(signum, frame):

@@ -38,10 +38,10 @@ def started_by(tag: str) -> list[str]:
 
 
 def interrupt(args: list[str], after: float, cwd: Path, env: dict | None = None,
-              command: list[str] | None = None) -> subprocess.CompletedProcess:
-    """Run ``irlab ARGS`` (or ``command``) in ``cwd``, send it Ctrl-C ``after`` seconds in; it must
-    still be running then, stop within a second with exit 130, print one line and no traceback, and
-    leave no process."""
+              command: list[str] | None = None, twice: bool = False) -> subprocess.CompletedProcess:
+    """Run ``irlab ARGS`` (or ``command``) in ``cwd``, send it Ctrl-C ``after`` seconds in (``twice``:
+    again 10 ms later, an impatient user); it must still be running then, stop within a second
+    with exit 130, print one line and no traceback, and leave no process."""
     what = f"irlab {args[0]}" if args else " ".join(command[1:2])
     tag = f"IRLAB_TEST_{uuid.uuid4().hex}"
     env = {**os.environ, "PYTHONPATH": str(REPO), **(env or {}), tag: "1"}
@@ -51,6 +51,9 @@ def interrupt(args: list[str], after: float, cwd: Path, env: dict | None = None,
     assert proc.poll() is None, f"{what} finished before {after} s: make its work longer"
     os.killpg(proc.pid, signal.SIGINT)
     t0 = time.monotonic()
+    if twice:
+        time.sleep(0.01)
+        os.killpg(proc.pid, signal.SIGINT)
     try:
         out, err = proc.communicate(timeout=10)
     except subprocess.TimeoutExpired:
@@ -104,7 +107,7 @@ def test_ctrl_c_in_a_static_search_then_resume(tmp_path, command):
 
 GOLDEN_PROJECT = """
 [tool.irlab]
-kernels = ["gemm_fp16", "int4_gemm"]
+kernels = ["gemm_fp16", "int4_gemm", "gemm_splitk", "softmax"]
 targets = ["cuda:80", "cuda:90", "hip:gfx942", "hip:gfx950"]
 variants = ["baseline", "optimize-epilogue", "identity"]
 """
@@ -114,7 +117,7 @@ variants = ["baseline", "optimize-epilogue", "identity"]
 def test_ctrl_c_in_golden_update(tmp_path):
     (tmp_path / "pyproject.toml").write_text(GOLDEN_PROJECT)
     for after in MOMENTS:
-        interrupt(["golden", "update"], after, tmp_path)
+        interrupt(["golden", "update"], after, tmp_path, twice=after == MOMENTS[-1])
         assert_nothing_half_written(tmp_path / "golden")
 
 
@@ -167,3 +170,19 @@ def test_ctrl_c_in_a_timed_sweep_stops_its_gpu_workers(tmp_path, gpus):
     interrupt([], 2.0, tmp_path, env={"IRLAB_FAKE": json.dumps({"hang": hang})},
               command=[sys.executable, str(script), str(tmp_path / "r.jsonl"), fake, gpus])
     assert_nothing_half_written(tmp_path)
+
+
+INTERRUPTING_PASS_FILE = '''
+import os, signal
+# Ctrl-C while code built from a string runs (as dataclasses and namedtuple build their methods)
+exec("os.kill(os.getpid(), signal.SIGINT)\\nfor _ in range(10 ** 7): pass")
+'''
+
+
+def test_ctrl_c_inside_exec_d_code_still_exits_130(tmp_path):
+    """CPython ends a process by SIGINT (-2) when a KeyboardInterrupt left code run by exec() of
+    a string, even if a caller caught it: irlab exits 130 all the same."""
+    (tmp_path / "interrupting.py").write_text(INTERRUPTING_PASS_FILE)
+    r = subprocess.run([sys.executable, "-m", "irlab", "passes"], capture_output=True, text=True, timeout=60,
+                       env={**os.environ, "PYTHONPATH": str(REPO), "IRLAB_PASS_PATH": str(tmp_path)})
+    assert r.returncode == 130 and r.stderr == "irlab: interrupted\n", (r.returncode, r.stderr[-2000:])

@@ -15,7 +15,7 @@ import sys
 
 from . import compile as compile_cmds
 from . import experiments, golden, ir, passes, report, timing
-from ..interrupts import INTERRUPTED, stopping_on_interrupt
+from ..interrupts import INTERRUPTED, exit_interrupted, stopping_on_interrupt
 from .common import EXIT_FAIL, EXIT_OK, EXIT_USAGE, ShortErrorParser, UsageError, err
 
 
@@ -40,6 +40,15 @@ def main(argv: list[str] | None = None) -> int:
 def _interrupted() -> int:
     err("irlab: interrupted")
     return INTERRUPTED
+
+
+def run() -> None:
+    """The ``irlab`` command: :func:`main`, then exit with its status (after Ctrl-C, at once:
+    :func:`irlab.interrupts.exit_interrupted`)."""
+    code = main()
+    if code == INTERRUPTED:
+        exit_interrupted()
+    sys.exit(code)
 
 
 def _main(argv: list[str] | None) -> int:
