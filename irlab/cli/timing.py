@@ -14,12 +14,13 @@ from .common import EXIT_FAIL, EXIT_OK, KERNEL_HELP, UsageError, err, kernel_arg
 
 def why_no_timing() -> str | None:
     """Why this machine cannot time kernels (None: it can): the GPU worker needs torch and a CUDA
-    device it sees (a CPU-only torch sees none)."""
+    device it sees (a CPU-only torch sees none). Counted through NVML where it can be, so that this
+    process, which forks the compile workers, does not initialize CUDA."""
     try:
         import torch
     except ImportError:
         return "torch is not installed"
-    if not torch.cuda.is_available():
+    if torch.cuda.device_count() < 1:
         return f"torch {torch.__version__} sees no CUDA device"
     return None
 
