@@ -155,6 +155,11 @@ def produce_with(spec, variant: Variant, cases: list[Case]) -> list[Produced]:
         res = compile_kernel(spec, first.target, variant=variant)
     except Exception as e:  # one failing case must not take the suite down; it is reported
         return [Produced(c, None, error=f"{type(e).__name__}: {e}") for c in cases]
+    widths = check_access_widths(res)
+    if widths is not None and not widths.ok:
+        why = (f"the variant's ISA moves more bytes per lane than its TTGIR layouts allow (a miscompile, not a "
+               f"golden):\n{widths.summary()}")
+        return [Produced(c, None, error=why) for c in cases]
     cfg = spec.config()
     try:
         resources = compile_resources(res)
@@ -175,6 +180,18 @@ def produce_with(spec, variant: Variant, cases: list[Case]) -> list[Produced]:
                 "resources": resources}
         out.append(Produced(case, normalize(text), info, description=spec.description or None))
     return out
+
+
+def check_access_widths(res):
+    """The static access-width check of a compile (:mod:`irlab.analysis.access_width`), or None
+    where the compile has no TTGIR or no AMDGCN/PTX to compare."""
+    from ..analysis import access_width
+    from ..ir import parse
+    isa = "amdgcn" if res.target.is_amd else "ptx"
+    ttgir, text = res.asm.get("ttgir"), res.asm.get(isa)
+    if not isinstance(ttgir, str) or not isinstance(text, str):
+        return None
+    return access_width.check(parse(ttgir), text, isa)
 
 
 def compile_resources(res) -> dict:

@@ -18,6 +18,7 @@ from lark import Token
 from .attributes import Layout
 from .effects import conflict, effects, is_pure, is_speculatable, why_unknown
 from .errors import RewriteError
+from .hints import stale_hints
 from .model import Block, BlockArgument, FreeValue, Module, Operation, OpResult, Region, Use, Value
 from .printer import text_with
 from .syntax import Group, RegionSyntax
@@ -420,6 +421,8 @@ class Rewriter:
         self._place(new, anchor, after is not None)
         self._record("inserted", new[0], f"clone of {describe(op)} {'before' if before else 'after'} "
                                          f"{describe(anchor)}", reason, at=anchor)
+        if new_type is not None:
+            self._refresh_layout_hints(new[0], written_types(op))
         for old, nv in zip(op.results, new[0].results):
             mapping[old] = nv
         return new[0]
@@ -518,11 +521,15 @@ class Rewriter:
         for old, new in zip(op.results, last.results):
             for u in list(old.uses):
                 self._repoint(u, new)
+        before = written_types(op)
         n = len(self.changes)
         self.erase(op, reason="replaced")
         del self.changes[n:]
         self._record("replaced", op, f"by {', '.join(o.name for o in ops)}", reason)
         self.touched.extend(ops)
+        for new_op in ops:   # a hint copied over from the replaced op must hold for the new layouts
+            if new_op.name == op.name and not new_op.regions:
+                self._refresh_layout_hints(new_op, before)
         return ops
 
     # --- editing an op's own text --------------------------------------------------------------
@@ -537,9 +544,20 @@ class Rewriter:
             return False
         old = sorted({op.source.text[s:e] for s, e in edits})
         new = sorted(set(edits.values()))
+        before = written_types(op)
         self._rebuild(op, text_with(op, edits))
         self._record("retyped", op, f"{', '.join(old)} -> {', '.join(new)}", reason)
+        self._refresh_layout_hints(op, before)
         return True
+
+    def _refresh_layout_hints(self, op: Operation, before: list) -> None:
+        """Recompute or drop the hints of ``op`` that Triton derived from the layouts its tensors
+        had (``before``), now that a rewrite gave them others (:mod:`irlab.ir.hints`)."""
+        for change in stale_hints(op, before, written_types(op)):
+            if change.new_text is None:
+                self.remove_attribute(op, change.key, f"dropped: {change.why}")
+            else:
+                self.set_attribute(op, change.key, change.new_text, f"recomputed: {change.why}")
 
     def set_encoding(self, op: Operation, old: Layout, new_text: str, reason: str = "") -> bool:
         """Every tensor type of ``op`` in layout ``old`` (written as an alias or inline) moves to the
@@ -578,6 +596,33 @@ class Rewriter:
             new = text_with(op, {(at, at): f" {{{key} = {value_text}}}"})
         self._rebuild(op, new)
         self._record("attribute", op, f"{key} = {value_text} (added)", reason)
+
+    def remove_attribute(self, op: Operation, key: str, reason: str = "") -> bool:
+        """Remove attribute ``key`` from ``op``'s attribute dictionary (an empty dictionary goes
+        too); returns whether it was there."""
+        if op.regions:
+            raise RewriteError(f"cannot remove attribute {key!r} of {describe(op)}: it has regions")
+        dict_group, _ = op._attr_groups()
+        if dict_group is None:
+            return False
+        entries = _dict_entries(dict_group)
+        spans = [(_item_start(e[0]), _item_end(e[-1])) for e in entries]
+        names = [e[0].value.strip('"') if isinstance(e[0], Token) else None for e in entries]
+        if key not in names:
+            return False
+        i = names.index(key)
+        text = op.source.text
+        if len(entries) == 1:
+            s, e = dict_group.start, dict_group.end
+            if s > 0 and text[s - 1] == " ":
+                s -= 1
+        elif i + 1 < len(entries):
+            s, e = spans[i][0], spans[i + 1][0]
+        else:
+            s, e = spans[i - 1][1], spans[i][1]
+        self._rebuild(op, text_with(op, {(s, e): ""}))
+        self._record("attribute", op, f"{key} removed", reason)
+        return True
 
     def _set_trailing_attribute(self, op: Operation, key: str, value_text: str, reason: str) -> None:
         # an op with regions is not re-read from text: its own text is edited in place (op.edits)
@@ -639,6 +684,18 @@ class Rewriter:
         for r in op.results:
             r._type = None
         _mark_dirty(op, self.module)
+
+
+def written_types(op: Operation) -> list[Type]:
+    """The types written in ``op``'s own text (its signature), which a rewrite may leave behind its
+    operands' values for a while."""
+    reader = op.reader()
+    out = []
+    for _, _, items, i in _type_items(op.items, op.source.text):
+        t, _ = reader.read(items, i)
+        if t is not None:
+            out.append(t)
+    return out
 
 
 def _type_edits(op: Operation, new_type: Callable[[Type], str | None]) -> dict:
@@ -723,6 +780,14 @@ def _split_top_commas(text: str) -> list[str]:
             cur.append(ch)
     out.append("".join(cur).strip())
     return out
+
+
+def _item_start(item) -> int:
+    return item.start_pos if isinstance(item, Token) else item.start
+
+
+def _item_end(item) -> int:
+    return item.end_pos if isinstance(item, Token) else item.end
 
 
 def _dict_entries(group: Group) -> list[list]:
