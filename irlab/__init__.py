@@ -27,6 +27,13 @@ def _map_checkout_folders() -> None:
 
 _map_checkout_folders()
 
-from .kernel_spec import KernelError, KernelSpec, Problem, TileConfig  # noqa: E402
-
 __all__ = ["KernelError", "KernelSpec", "Problem", "TileConfig", "__version__"]
+
+
+def __getattr__(name: str):
+    # loaded when first used, so that ``python -m irlab`` reaches its Ctrl-C handling
+    # (:mod:`irlab.interrupts`) before the heavier imports
+    if name in __all__:
+        from . import kernel_spec
+        return getattr(kernel_spec, name)
+    raise AttributeError(f"module 'irlab' has no attribute {name!r}")

@@ -1,5 +1,11 @@
 import sys
 
-from .cli import main
+from .interrupts import exit_interrupted, stop_on_interrupt
 
-sys.exit(main())
+stop_on_interrupt()
+try:
+    from .cli import run
+except KeyboardInterrupt:   # Ctrl-C while Python was still importing irlab
+    print("irlab: interrupted", file=sys.stderr)
+    exit_interrupted()
+run()

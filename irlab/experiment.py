@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .ir.locations import strip_locations
-from .jsonio import write_json
+from .jsonio import write_json, write_text
 from .targets import DEFAULT_TARGETS, Target
 
 REPO = Path(__file__).resolve().parent.parent   # the checkout's root, where irlab runs from a checkout
@@ -204,6 +204,6 @@ def run_experiment(args, name: str, title: str, static: Callable, timed: Callabl
     else:
         log(f"{name}: timing on {target}")
         lines += timed(target, out)
-    (out / "README.md").write_text("\n".join(lines) + "\n")
+    write_text(out / "README.md", "\n".join(lines) + "\n")
     log(f"{name}: wrote {out / 'README.md'}")
     return 0

@@ -37,14 +37,19 @@ def write_json(path: str | Path, data, indent: int | None = 1) -> Path:
 
 
 def write_text(path: str | Path, text: str) -> Path:
-    """Write ``text`` to ``path`` atomically, with the permissions of any new file (0644 under the
+    """Write ``text`` to ``path`` atomically."""
+    return write_bytes(path, text.encode("utf-8"))
+
+
+def write_bytes(path: str | Path, data: bytes) -> Path:
+    """Write ``data`` to ``path`` atomically, with the permissions of any new file (0644 under the
     usual umask; a temporary file of the tempfile module would make it 0600)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = _new_file(path)
     try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
         os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)

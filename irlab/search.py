@@ -8,8 +8,13 @@ a user would pick":
 1. **Static pruning** (no GPU, in parallel on the host's cores): every config x variant is
    compiled for the target; what spills registers, needs more shared memory than a block may
    have, or fits no block on an SM/CU is dropped with the reason, and so is what fails to compile
-   or what Triton's verifier rejects. The compiles land in a per-variant cache the GPU worker
-   reuses.
+   or what Triton's verifier rejects, and what crashed the compiler (a signal such as SIGABRT from
+   an LLVM assertion, recorded with the compiler's last message: each compile runs in a process
+   of its own, so a crash costs that candidate only). A variant whose binary is byte for byte the
+   baseline's (or an earlier variant's) on a config is "same binary: no change", with the reason
+   its passes gave for doing nothing, and is never timed there: timing a binary against itself
+   measures only the order of the rounds. The compiles land in a per-variant cache the GPU
+   worker reuses.
 2. **Screening**: every survivor is timed in a few interleaved rounds (the variants of one config
    in one cell), after its output matched the reference. The fastest baseline config per shape is
    Triton's tuned best; each variant's fastest config is its best.
@@ -27,7 +32,6 @@ from __future__ import annotations
 import json
 import os
 import time
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -37,6 +41,7 @@ from .targets import Target
 from .timing.output import clock_note, method_note, plot_bars, ratio_text, write_csv
 from .timing.plan import Cell, Entry, Plan, append_record, read_records, resolve_config, tile_json
 from .variant import Variant
+from .workers import Crashed, Workers
 
 
 @dataclass
@@ -67,10 +72,15 @@ class Search:
         names = [v.name for v in self.variants]
         if len(set(names)) != len(names):
             raise ValueError(f"variant names must differ: {names}")
+        configs = [c.name for c in self.configs]
+        shared = sorted({n for n in configs if configs.count(n) > 1})
+        if shared:   # results are reported by name: two configs of one name would be credited to each other
+            raise ValueError(f"config names must differ: {', '.join(shared)} names more than one config")
 
     # --- 1: static pruning ----------------------------------------------------------------------
     def static(self, resume: bool = False) -> list[dict]:
-        """Compile every config x variant for the target; one record per candidate (static.jsonl)."""
+        """Compile every config x variant for the target; one record per candidate (static.jsonl,
+        appended as each compile finishes), then :func:`mark_unchanged` over them."""
         self.out.mkdir(parents=True, exist_ok=True)
         path = self.out / "static.jsonl"
         done = {r["key"]: r for r in read_records(path)} if resume else {}
@@ -79,38 +89,39 @@ class Search:
         todo = [(c, v) for c in self.configs for v in self.variants if _key(c, v) not in done]
         self.log(f"{self.name}: static pruning of {len(self.configs)} configs x {len(self.variants)} variants "
                  f"({len(todo)} to compile, {len(done)} already done)")
-        jobs = [(self.kernel, self.target.name, self.shapes[0], tile_json(c), c.name, v.to_json(),
+        jobs = [(self.kernel, self.target.name, self.shapes[0], tile_json(c), c.name, _key(c, v), v.to_json(),
                  str(self.out / "cache")) for c, v in todo]
         t0 = time.perf_counter()
-        workers = self.workers or max(1, min(len(jobs), os.cpu_count() or 1))
         if jobs:
-            if workers == 1:
-                results = map(_static_one, jobs)
-            else:
-                import multiprocessing as mp
-                ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else None
-                pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx)
-                results = pool.map(_static_one, jobs)
-            for i, rec in enumerate(results, 1):
-                append_record(path, rec)
-                done[rec["key"]] = rec
-                if i % 10 == 0 or i == len(jobs):
-                    self.log(f"  static: {i}/{len(jobs)} compiled")
-            if workers > 1:
-                pool.shutdown()
+            _warm_up(self.target)
+            try:
+                with Workers(min(len(jobs), self.workers or os.cpu_count() or 1)) as pool:
+                    for n, (i, rec) in enumerate(pool.imap(_static_one, jobs), 1):
+                        if isinstance(rec, Crashed):
+                            c, v = todo[i]
+                            rec = {**_head(c, v), "status": "crashed", "signal": rec.signal, "reason": str(rec),
+                                   "crash": rec.to_json()}
+                            self.log(f"  static: {c.name} {v.name}: {rec['reason']}")
+                        append_record(path, rec)
+                        done[rec["key"]] = rec
+                        if n % 10 == 0 or n == len(jobs):
+                            self.log(f"  static: {n}/{len(jobs)} compiled")
+            finally:
+                _drop_unfinished_cache_writes(self.out / "cache")
         self.timings["static_s"] = round(time.perf_counter() - t0, 1)
-        return [done[_key(c, v)] for c in self.configs for v in self.variants if _key(c, v) in done]
+        return mark_unchanged([done[_key(c, v)] for c in self.configs for v in self.variants if _key(c, v) in done],
+                              [v.name for v in self.variants])
 
     # --- 2: screening ---------------------------------------------------------------------------
     def screen(self, static: list[dict], resume: bool = False) -> dict:
         """Time every surviving config's variants in a few rounds; the collected results."""
         from .timing import collect, run_sweep
-        ok = {(r["config"], r["variant"]["name"]) for r in static if r["status"] == "ok"}
+        ok = {r["key"] for r in static if r["status"] == "ok"}
         base = self.variants[0].name
         cells = []
         for shape in self.shapes:
             for c in self.configs:
-                entries = [Entry(v.name, variant_spec=v.to_json()) for v in self.variants if (c.name, v.name) in ok]
+                entries = [Entry(v.name, variant_spec=v.to_json()) for v in self.variants if _key(c, v) in ok]
                 if entries and entries[0].label == base:
                     cells.append(Cell(self.name, self.kernel, shape, c.name, entries, tile_json(c)))
         self.log(f"{self.name}: screening {len(cells)} cells ({len(self.shapes)} shapes) in "
@@ -142,10 +153,13 @@ class Search:
             out[dims] = {label: min(v)[1] for label, v in timed.items()}
         return out
 
-    def headline(self, best: dict, resume: bool = False) -> dict:
+    def headline(self, best: dict, static: list[dict], resume: bool = False) -> dict:
+        """Per shape, one cell: Triton's best config, each variant on it (where its binary there
+        differs from the baseline's and passed static pruning) and on its own best, the library."""
         from .timing import collect, run_sweep
         base = self.variants[0]
         configs = {c.name: c for c in self.configs}
+        ok = {r["key"] for r in static if r["status"] == "ok"}
         cells = []
         for shape in self.shapes:
             b = best.get(_dims(shape))
@@ -155,7 +169,7 @@ class Search:
             entries = [Entry(f"{base.name}@{cb.name}", variant_spec=base.to_json(), config=cb.name, tile=tile_json(cb))]
             for v in self.variants[1:]:
                 for cfg_name in dict.fromkeys([b[base.name], b.get(v.name)]):
-                    if cfg_name is None:
+                    if cfg_name is None or _key(configs[cfg_name], v) not in ok:
                         continue
                     c = configs[cfg_name]
                     entries.append(Entry(f"{v.name}@{c.name}", variant_spec=v.to_json(), config=c.name,
@@ -179,12 +193,18 @@ class Search:
         if not static_only:
             screen = self.screen(static, resume)
             best = self.best(screen)
-            result.update(screen=screen, best=best, headline=self.headline(best, resume))
+            result.update(screen=screen, best=best, headline=self.headline(best, static, resume))
         self.timings["total_s"] = round(time.perf_counter() - t0, 1)
         result["timings"] = dict(self.timings)
         write_json(self.out / "summary.json", {"kernel": self.kernel, "target": self.target.name,
                                                "shapes": self.shapes, "gpus": self.gpus,
-                                               "configs": len(self.configs), "variants": [v.name for v in self.variants],
+                                               "configs": [c.name for c in self.configs],
+                                               "variants": [v.name for v in self.variants],
+                                               "static": static_counts(static),
+                                               "no_change": [{"config": r["config"], "variant": r["variant"]["name"],
+                                                              "same_binary_as": r["same_binary_as"],
+                                                              "reason": r["reason"]}
+                                                             for r in static if r["status"] == "no-change"],
                                                "timings": self.timings, "best": result.get("best")})
         write_text(self.out / "README.md", render(self, result) + "\n")
         if "headline" in result:
@@ -193,7 +213,96 @@ class Search:
 
 
 def _key(config: TileConfig, variant: Variant) -> str:
-    return f"{config.name}|{variant.name}"
+    """A candidate's key in static.jsonl: the full config (every meta-parameter and option, not its
+    name) and the variant."""
+    return f"{json.dumps(tile_json(config), sort_keys=True, separators=(',', ':'))}|{variant.name}"
+
+
+def _head(config: TileConfig, variant: Variant) -> dict:
+    return {"key": _key(config, variant), "config": config.name, "tile": tile_json(config), "variant": variant.to_json()}
+
+
+def _warm_up(target: Target) -> None:
+    """Import and cache what every compile needs once, in the parent, so each forked compile
+    starts warm."""
+    from .bridge import compat
+    from .bridge import compile as _compile  # noqa: F401
+    from . import report as _report  # noqa: F401
+    from .ir import parse
+    compat.warm_up([target])
+    parse("module {\n}\n")
+
+
+def _drop_unfinished_cache_writes(cache: Path) -> None:
+    """Remove what compiles killed mid-write left in the kept Triton cache: Triton writes each file
+    in a ``tmp.pid_<pid>_*`` folder and renames it into place, so such a folder is never read."""
+    import shutil
+    for d in cache.glob("*/*/tmp.pid_*"):
+        shutil.rmtree(d, ignore_errors=True)
+
+
+# statuses of a static record, in the order the summaries count them
+STATIC_STATUSES = ("ok", "no-change", "pruned", "rejected", "compile-error", "crashed")
+
+
+def mark_unchanged(records: list[dict], variants: list[str]) -> list[dict]:
+    """``records`` (one per config x variant) with each variant whose binary is byte for byte that
+    of the baseline or of an earlier variant on the same config marked ``no-change``: the entry it
+    equals (``same_binary_as``) and why nothing changed (what its passes said)."""
+    order = {name: i for i, name in enumerate(variants)}
+    by_config: dict[str, list[dict]] = {}
+    for r in records:
+        by_config.setdefault(r["key"].rsplit("|", 1)[0], []).append(r)
+    out = []
+    for group in by_config.values():
+        seen: dict[str, str] = {}
+        for r in sorted(group, key=lambda r: order.get(r["variant"]["name"], len(order))):
+            sha, name = r.get("binary_sha256"), r["variant"]["name"]
+            if r["status"] == "ok" and sha in seen:
+                r = {**r, "status": "no-change", "same_binary_as": seen[sha],
+                     "reason": f"same binary as {seen[sha]}: no change ({why_unchanged(r)})"}
+            elif r["status"] == "ok" and sha:
+                seen[sha] = name
+            out.append(r)
+    return out
+
+
+def why_unchanged(rec: dict) -> str:
+    """Why a variant left the binary as it was, from what its passes reported."""
+    passes = rec.get("passes") or []
+    if not passes:
+        return "its pipeline edits leave the binary as it was"
+    changed = [p["pass"] for p in passes if p["changed"]]
+    if changed:
+        return f"{', '.join(dict.fromkeys(changed))} changed the IR, but it compiles to the same binary"
+    said = []
+    for p in passes:
+        notes = list(dict.fromkeys(p.get("notes") or []))
+        more = f" (+{len(notes) - 2} more)" if len(notes) > 2 else ""
+        said.append(f"{p['pass']}: " + ("; ".join(notes[:2]) + more if notes else "changed nothing"))
+    return "; ".join(said)
+
+
+def static_counts(static: list[dict]) -> dict:
+    """How many candidates ended in each static status (every status named, zeros included)."""
+    counts = {s: 0 for s in STATIC_STATUSES}
+    for r in static:
+        counts[r["status"]] = counts.get(r["status"], 0) + 1
+    return counts
+
+
+def static_summary(static: list[dict]) -> str:
+    """One sentence the console and the README share: how many candidates are timed and why the
+    others are not."""
+    n = static_counts(static)
+    passed = n["ok"] + n["no-change"]
+    text = f"{passed} of {len(static)} candidates passed static pruning"
+    if n["no-change"]:
+        text += f" ({n['no-change']} of them the same binary as another entry: no change, not timed)"
+    why = [f"{n[s]} {label}" for s, label in (("pruned", "pruned"), ("rejected", "rejected by Triton's verifier"),
+                                               ("compile-error", "failed to compile"),
+                                               ("crashed", "crashed the compiler")) if n[s]]
+    return text + ("; " + ", ".join(why) if why else "")
 
 
 def _dims(shape: dict) -> str:
@@ -202,14 +311,14 @@ def _dims(shape: dict) -> str:
 
 def _static_one(job) -> dict:
     """Compile one candidate and judge it from its static report (runs in a worker process)."""
-    kernel_ref, target, shape, tile, config_name, variant_json, cache = job
+    kernel_ref, target, shape, tile, config_name, key, variant_json, cache = job
     from .bridge.compile import compile_kernel
     from .kernels import get
     from .launches import is_launch_ref, load as load_launch
     from .report import from_compile
     from .report.occupancy import AMD_ARCHS, NVIDIA_ARCHS
     variant = Variant.from_json(variant_json)
-    rec = {"key": f"{config_name}|{variant.name}", "config": config_name, "tile": tile, "variant": variant_json}
+    rec = {"key": key, "config": config_name, "tile": tile, "variant": variant_json}
     try:
         if is_launch_ref(kernel_ref):   # a captured launch: its TTIR at its own options
             res = load_launch(kernel_ref).recompile(target, variant)
@@ -224,7 +333,11 @@ def _static_one(job) -> dict:
     r, occ, t = rep.resources, rep.occupancy, Target.parse(target)
     rec.update(registers=r.get("registers") or r.get("vgpr_count"), shared=r.get("shared"),
                spills=(r.get("spill_stores") or 0) + (r.get("spill_loads") or 0) + (r.get("vgpr_spill_count") or 0),
-               occupancy=occ.to_json(), python_passes=[str(d) for _, p in res.python_results for d in p.diagnostics])
+               occupancy=occ.to_json(), python_passes=[str(d) for _, p in res.python_results for d in p.diagnostics],
+               passes=[{"pass": p.name, "changed": p.changed,
+                        "notes": [d.message for d in p.diagnostics if d.severity in ("note", "warning")]}
+                       for _, p in res.python_results],
+               binary_sha256=res.binary_sha256)
     limit = (AMD_ARCHS.get(t.arch) or AMD_ARCHS["gfx942"]).lds_per_cu if t.is_amd else \
         (NVIDIA_ARCHS.get(t.capability) or NVIDIA_ARCHS[90]).smem_per_block_max
     fits = occ.workgroups_per_cu if t.is_amd else occ.blocks_per_sm
@@ -240,15 +353,45 @@ def _static_one(job) -> dict:
 # ------------------------------------------------------------------------------------------------
 # tables
 
-def _ratio_cell(rec: dict, base_ms: float | None = None) -> str:
+def _ratio_cell(rec: dict, static: dict | None = None) -> str:
+    """A variant's speedup with its interval, or why it has none: what static pruning said when it
+    never reached the GPU (``static``: its static record), else the timed entry's status."""
+    if not rec and static is not None and static["status"] != "ok":
+        return _not_timed(static)
     return ratio_text(rec)
 
 
+def _not_timed(static: dict) -> str:
+    if static["status"] == "no-change":
+        return f"same binary as {static['same_binary_as']}: no change"
+    return f"not timed: {static['status']}"
+
+
+def _binary_cell(static: dict | None) -> str:
+    """Whether a variant changed the binary of a config (from its static record)."""
+    if static is None:
+        return "-"
+    if static["status"] == "ok":
+        return "changed"
+    return _not_timed(static)
+
+
+def _md(text) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def _by_candidate(static: list[dict]) -> dict:
+    """Static records by (config name, variant name): names are unique within a search."""
+    return {(r["config"], r["variant"]["name"]): r for r in static}
+
+
 def headline_rows(search: Search, result: dict) -> list[dict]:
-    """One row per shape and variant: the library, Triton's best config, the variant on it, and the
-    variant's own best config against Triton's best."""
+    """One row per shape and variant: the library, Triton's best config, the variant on it (or, where
+    its binary there is the baseline's, that), and the variant's own best config against Triton's
+    best."""
     rows = []
     base = search.variants[0].name
+    static = _by_candidate(result.get("static") or [])
     for c in result.get("headline", {}).get("cells", {}).values():
         cell = c.get("cell") or {}
         entries = c["entries"]
@@ -263,10 +406,15 @@ def headline_rows(search: Search, result: dict) -> list[dict]:
             own = result["best"].get(_dims(shape), {}).get(v.name)
             on_best = entries.get(f"{v.name}@{best_cfg}", {})
             on_own = entries.get(f"{v.name}@{own}", {}) if own else {}
+            mine = [r for (_, name), r in static.items() if name == v.name]
+            unchanged = bool(mine) and all(r["status"] == "no-change" for r in mine)
             rows.append({"shape": shape, "variant": v.name, "library_tflops": lib.get("tflops"),
                          "best_config": best_cfg, "best_tflops": b.get("tflops"),
+                         "binary": _binary_cell(static.get((best_cfg, v.name))),
                          "on_best_tflops": on_best.get("tflops"), "on_best": on_best,
+                         "on_best_static": static.get((best_cfg, v.name)),
                          "own_config": own, "own_tflops": on_own.get("tflops"), "own": on_own,
+                         "own_note": "same binary as the baseline on every config: no change" if unchanged else None,
                          "method": b.get("method"), "rounds": b.get("rounds")})
     return rows
 
@@ -275,27 +423,31 @@ def render(search: Search, result: dict) -> str:
     import triton
     t = search.timings
     static = result["static"]
-    kept = sum(1 for r in static if r["status"] == "ok")
+    by_candidate = _by_candidate(static)
     lines = [f"# {search.name}: {search.kernel} on {search.target}", "",
              f"- configs: {len(search.configs)}; variants: {', '.join(v.name for v in search.variants)} "
              f"(the first is the baseline); shapes: {', '.join(_dims(s) for s in search.shapes)}",
-             f"- static pruning: {kept} of {len(static)} candidates kept ({t.get('static_s')} s)",
+             f"- static pruning: {static_summary(static)} ({t.get('static_s')} s)",
              f"- triton {triton.__version__}; GPUs: {', '.join(search.gpus or ['0'])}; wall time: screen "
              f"{t.get('screen_s', '-')} s, headline {t.get('headline_s', '-')} s, total {t.get('total_s', '-')} s", ""]
     if "headline" in result:
         env = (result["headline"].get("env") or [{}])[0]
         lines += ["## Headline: against Triton's tuned best", "",
-                  "| shape (MxNxK) | library TFLOP/s | Triton's best config | its TFLOP/s | variant | variant on that "
-                  "config | speedup (95% CI) | variant's best config | its TFLOP/s | speedup vs Triton's best (95% CI) |",
-                  "| --- | ---: | --- | ---: | --- | ---: | --- | --- | ---: | --- |"]
+                  "| shape (MxNxK) | library TFLOP/s | Triton's best config | its TFLOP/s | variant | its binary on that "
+                  "config | variant on that config | speedup (95% CI) | variant's best config | its TFLOP/s | speedup vs "
+                  "Triton's best (95% CI) |",
+                  "| --- | ---: | --- | ---: | --- | --- | ---: | --- | --- | ---: | --- |"]
         for r in headline_rows(search, result):
             f = lambda x: "-" if x is None else f"{x:.1f}"  # noqa: E731
+            own = r["own_note"] or _ratio_cell(r["own"])
             lines.append(f"| {_dims(r['shape'])} | {f(r['library_tflops'])} | {r['best_config']} | {f(r['best_tflops'])} | "
-                         f"{r['variant']} | {f(r['on_best_tflops'])} | {_ratio_cell(r['on_best'])} | "
-                         f"{r['own_config'] or '-'} | {f(r['own_tflops'])} | {_ratio_cell(r['own'])} |")
+                         f"{r['variant']} | {r['binary']} | {f(r['on_best_tflops'])} | "
+                         f"{_ratio_cell(r['on_best'], r['on_best_static'])} | "
+                         f"{r['own_config'] or '-'} | {f(r['own_tflops'])} | {own} |")
         clock = clock_note(result["headline"])
         lines += ["", f"{method_note(result['headline'])} The baseline is Triton's best config. Every timed entry "
-                  "first matched the reference.",
+                  "first matched the reference. A variant whose binary is the baseline's is not timed against it "
+                  "(\"same binary: no change\").",
                   f"GPU: {env.get('gpu')} (driver {env.get('driver')}, {env.get('sm_count')} SMs), torch "
                   f"{env.get('torch')}, triton {env.get('triton')}, CUDA {env.get('cuda_runtime')}, {env.get('date')}"
                   + (f"; {clock}" if clock else "") + ". Plot: `headline.png`; rows: `headline.csv`.", ""]
@@ -314,13 +466,16 @@ def render(search: Search, result: dict) -> str:
             tf = [(e.get(v.name) or {}).get("tflops") for v in search.variants]
             lines.append(f"| {_dims(cell.get('shape') or {})} | {cell.get('config')} | "
                          + " | ".join("-" if x is None else f"{x:.1f}" for x in tf) + " | "
-                         + " | ".join(_ratio_cell(e.get(v.name) or {}) for v in search.variants[1:]) + " |")
+                         + " | ".join(_ratio_cell(e.get(v.name) or {}, by_candidate.get((cell.get("config"), v.name)))
+                                      for v in search.variants[1:]) + " |")
         lines.append("")
     dropped = [r for r in static if r["status"] != "ok"]
     if dropped:
-        lines += ["## Not timed (static pruning and compile failures)", "", "| config | variant | why |",
-                  "| --- | --- | --- |"]
-        lines += [f"| {r['config']} | {r['variant']['name']} | {r['status']}: {r['reason']} |" for r in dropped]
+        lines += ["## Not timed (no change, static pruning, compile failures and crashes)", "",
+                  "| config | variant | why |", "| --- | --- | --- |"]
+        lines += [f"| {r['config']} | {r['variant']['name']} | "
+                  f"{_md(r['reason'] if r['status'] == 'no-change' else r['status'] + ': ' + r['reason'])} |"
+                  for r in dropped]
         lines.append("")
     lines += ["Files: `static.jsonl`, `screen*.jsonl`, `headline*.jsonl` (raw, one JSON line per result), "
               "`summary.json`."]

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 
 import pytest
+from conftest import gpu_available
 
 BAD = {
     "ir check": (["ir", "check", "/nonexistent.ttgir"], "no such file"),
@@ -58,3 +60,25 @@ def test_bad_arguments_give_a_short_error_and_exit_2(name, tmp_path):
     assert "Traceback" not in r.stderr + r.stdout and message in r.stderr, (name, r.stderr)
     assert len(r.stderr.strip().splitlines()) <= 3, (name, r.stderr)
     assert list(tmp_path.iterdir()) == [], f"{name} wrote {list(tmp_path.iterdir())}"
+
+
+def test_why_no_timing_names_what_is_missing(monkeypatch):
+    """irlab ab and search time on a GPU through torch: without torch, that is the reason given."""
+    from irlab.cli.timing import why_no_timing
+    monkeypatch.setitem(sys.modules, "torch", None)   # import torch fails
+    assert why_no_timing() == "torch is not installed"
+
+
+@pytest.mark.skipif(gpu_available(), reason="checks a machine without a GPU")
+def test_ab_without_a_gpu_stops_at_once_naming_static_only_and_the_gpu_extra(tmp_path):
+    """Whatever --target says: one line naming --static-only and the gpu extra, before any compile."""
+    from irlab.cli.timing import why_no_timing
+    for command in ("ab", "search"):
+        t0 = time.monotonic()
+        r = subprocess.run([sys.executable, "-m", "irlab", command, "--kernel", "gemm_fp16", "--variants", "identity",
+                            "--target", "cuda:90", "--out", str(tmp_path / command)], capture_output=True, text=True)
+        assert r.returncode == 2 and time.monotonic() - t0 < 20, r.stderr
+        assert r.stderr.count("\n") == 1 and "Traceback" not in r.stderr
+        assert "--static-only" in r.stderr and "gpu extra (torch)" in r.stderr
+        assert why_no_timing() in r.stderr   # "torch 2.x sees no CUDA device" with a CPU-only torch
+        assert not (tmp_path / command).exists()

@@ -57,11 +57,11 @@ def test_search_prunes_screens_and_measures_the_winners_head_to_head(tmp_path, m
     s = Search("gemm_fp16", Target.parse("cuda:80"), [{"M": 512, "N": 512, "K": 512}], configs, variants,
                tmp_path, screen_rounds=3, rounds=9, runner=FAKE, workers=1, log=lambda m: None)
     result = s.run()
-    status = {r["key"]: r["status"] for r in result["static"]}
+    status = {(r["config"], r["variant"]["name"]): r["status"] for r in result["static"]}
     assert len(status) == 6
     # a depth of 12 for a 128x128x32 tile asks for more shared memory than an sm_80 block has
-    assert status["128x128x32-w4-s12|baseline"] == "pruned"
-    assert status["64x64x32-w4|baseline"] == status["128x128x32-w4|optimize-epilogue"] == "ok"
+    assert status["128x128x32-w4-s12", "baseline"] == "pruned"
+    assert status["64x64x32-w4", "baseline"] == status["128x128x32-w4", "optimize-epilogue"] == "ok"
     assert len(result["screen"]["cells"]) == 2
     rows = headline_rows(s, result)
     assert len(rows) == 1 and rows[0]["variant"] == "optimize-epilogue"

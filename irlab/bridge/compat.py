@@ -321,6 +321,21 @@ class OptionError(ValueError):
     """A compile option the installed Triton's backend does not have."""
 
 
+def warm_up(targets) -> None:
+    """Fill Triton's per-process caches once -- the hash of its own files in every cache key
+    (``triton.runtime.cache.triton_key``, about 0.3 s) and each backend's tool versions (``ptxas
+    --version``) -- so that compile processes forked afterwards do not each redo them."""
+    from triton.runtime.cache import triton_key
+    from triton.compiler.compiler import make_backend
+    triton_key()
+    for target in targets:
+        try:
+            with compile_knobs():
+                make_backend(target.gpu_target()).hash()
+        except Exception:   # a target this Triton cannot compile for: its compiles say so themselves
+            pass
+
+
 @functools.lru_cache(maxsize=None)
 def option_fields(target) -> tuple[str, ...]:
     """The fields of the backend's options dataclass for ``target`` (``CUDAOptions``, ``HIPOptions``)."""

@@ -4,7 +4,9 @@ One module per subject (ir, passes, compile, golden, report, experiments, timing
 with ``register(sub)`` and depends only on :mod:`irlab.cli.common`.
 
 Exit codes: 0 success; 1 the work ran and found a problem (a golden mismatch, a failing variant,
-a pass error); 2 bad input or usage (malformed IR, a missing file, an unknown option).
+a pass error); 2 bad input or usage (malformed IR, a missing file, an unknown option); 130
+stopped by Ctrl-C (one line, no traceback, no worker left running, no file half-written: see
+:mod:`irlab.interrupts`).
 """
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ import sys
 
 from . import compile as compile_cmds
 from . import calibrate, experiments, golden, ir, passes, profile, report, timing, verify
+from ..interrupts import INTERRUPTED, exit_interrupted, stopping_on_interrupt
 from .common import EXIT_FAIL, EXIT_OK, EXIT_USAGE, ShortErrorParser, UsageError, err
 
 
@@ -52,6 +55,28 @@ def version_text() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    try:
+        with stopping_on_interrupt():
+            return _main(argv)
+    except KeyboardInterrupt:   # Ctrl-C: any workers were stopped on the way here (irlab.workers)
+        return _interrupted()
+
+
+def _interrupted() -> int:
+    err("irlab: interrupted")
+    return INTERRUPTED
+
+
+def run() -> None:
+    """The ``irlab`` command: :func:`main`, then exit with its status (after Ctrl-C, at once:
+    :func:`irlab.interrupts.exit_interrupted`)."""
+    code = main()
+    if code == INTERRUPTED:
+        exit_interrupted()
+    sys.exit(code)
+
+
+def _main(argv: list[str] | None) -> int:
     parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["experiments"] and len(argv) > 1 and not argv[1].startswith("-"):
@@ -76,9 +101,6 @@ def main(argv: list[str] | None = None) -> int:
     except SeamError as e:
         err(f"irlab: error: {e}")
         return EXIT_FAIL
-    except KeyboardInterrupt:
-        err("irlab: interrupted")
-        return 130
     except BrokenPipeError:   # the reader of our output went away (| head)
         try:
             sys.stdout.close()

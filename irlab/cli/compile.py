@@ -9,7 +9,7 @@ from pathlib import Path
 
 from .common import (EXIT_FAIL, EXIT_OK, EXIT_USAGE, UsageError, add_kernel_options, add_variant_options, target_arg,
                      compile_from_args, err, positive, variant_from_args)
-from ..jsonio import dumps, write_json
+from ..jsonio import dumps, write_bytes, write_json, write_text
 
 
 def _write_stages(res, folder: str) -> Path:
@@ -20,7 +20,7 @@ def _write_stages(res, folder: str) -> Path:
         if stage == "source":
             continue
         p = out / f"{res.kernel}.{stage}"
-        p.write_bytes(value) if isinstance(value, bytes) else p.write_text(value)
+        write_bytes(p, value) if isinstance(value, bytes) else write_text(p, value)
     return out
 
 

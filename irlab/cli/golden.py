@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import shlex
 import sys
-from pathlib import Path
 
+from ..jsonio import write_text
 from .common import EXIT_DRIFT, EXIT_FAIL, EXIT_OK, UsageError, err
 
 
@@ -150,8 +150,7 @@ def cmd_golden_drift(args) -> int:
     report = drift.compare_sets(store.GoldenSet(root, args.old), store.GoldenSet(root, args.new), args.only)
     text = drift.render(report, diff_lines=args.diff_lines, command="irlab " + " ".join(sys.argv[1:]))
     if args.out:
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(text)
+        write_text(args.out, text)
         print(f"irlab golden drift: {drift.summary_line(report)}; report written to {args.out}")
     else:
         sys.stdout.write(text)

@@ -13,14 +13,32 @@ from .common import (EXIT_FAIL, EXIT_OK, KERNEL_HELP, UsageError, err, kernel_ar
                      target_arg)
 
 
+def why_no_timing() -> str | None:
+    """Why this machine cannot time kernels (None: it can): the GPU worker needs torch and a CUDA
+    device it sees (a CPU-only torch sees none). Counted through NVML where it can be, so that this
+    process, which forks the compile workers, does not initialize CUDA."""
+    try:
+        import torch
+    except ImportError:
+        return "torch is not installed"
+    if torch.cuda.device_count() < 1:
+        return f"torch {torch.__version__} sees no CUDA device"
+    return None
+
+
+def _require_gpu(args) -> None:
+    """Timing needs a GPU, whatever --target says: say so before any compile."""
+    why = None if args.static_only else why_no_timing()
+    if why:
+        raise UsageError(f"irlab {args.command} times on a GPU and {why}: use --static-only to compile and prune "
+                         "without one, or run it where a GPU is, with the gpu extra (torch): pip install 'irlab[gpu]'")
+
+
 def _gpu_target(args):
     from ..targets import current_target
     if args.target:
         return target_arg(args.target)
     t = current_target()
-    if t is None and not args.static_only:
-        raise UsageError(f"irlab {args.command} times on a GPU and this machine has none; --static-only prunes "
-                         "without one (with --target), and `irlab report --vs` compares statically")
     if t is None:
         raise UsageError("give --target with --static-only on a machine without a GPU")
     return t
@@ -47,9 +65,6 @@ def build_launch_search(args):
     except LaunchError as e:
         raise UsageError(str(e)) from None
     from ..targets import current_target
-    if not args.static_only and current_target() is None:
-        raise UsageError(f"irlab {args.command} times on a GPU and this machine has none; --static-only compiles the "
-                         "launch's variants without one")
     target = target_arg(args.target) if args.target else (current_target() or launch.target)
     if args.shapes or args.configs or args.stages or getattr(args, "options", None):
         raise UsageError("a captured launch is replayed as it was recorded: --shapes, --configs, --stages and "
@@ -75,6 +90,7 @@ def build_search(args, explore_options: bool):
     from ..variant import Variant
     if args.command == "ab" and not [v for v in args.variants.split(",") if v]:
         raise UsageError("irlab ab needs at least one variant to compare with the baseline (--variants)")
+    _require_gpu(args)
     if is_launch_ref(args.kernel):
         return build_launch_search(args)
     spec = kernel_arg(args.kernel)
@@ -104,18 +120,19 @@ def build_search(args, explore_options: bool):
 
 
 def cmd_search(args) -> int:
+    from ..search import headline_rows, static_counts, static_summary
     search = build_search(args, explore_options=args.command == "search")
     result = search.run(resume=args.resume, static_only=args.static_only)
-    kept = sum(1 for r in result["static"] if r["status"] == "ok")
-    print(f"{search.name}: {kept} of {len(result['static'])} candidates passed static pruning; results in "
-          f"{search.out}/README.md")
+    counts = static_counts(result["static"])
+    print(f"{search.name}: {static_summary(result['static'])}; results in {search.out}/README.md")
     if args.static_only:
-        return EXIT_OK if kept else EXIT_FAIL
-    from ..search import headline_rows
+        return EXIT_OK if counts["ok"] + counts["no-change"] else EXIT_FAIL
     rows = headline_rows(search, result)
     for r in rows:
+        own = r["own_note"] or (f"best {r['own_config']} {r['own_tflops'] or 0:.1f}" if r["own_config"] else
+                                "not timed on any config")
         print(f"  {'x'.join(map(str, r['shape'].values()))}: Triton's best {r['best_config']} "
-              f"{r['best_tflops'] or 0:.1f} TFLOP/s; {r['variant']} best {r['own_config']} {r['own_tflops'] or 0:.1f}")
+              f"{r['best_tflops'] or 0:.1f} TFLOP/s; {r['variant']} (binary on it: {r['binary']}) {own}")
     if not rows:
         err(f"{search.name}: nothing reached the headline (see {search.out}/README.md for why)")
         return EXIT_FAIL

@@ -19,11 +19,12 @@ import io
 import os
 import re
 import tempfile
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from .. import interrupts
+from ..jsonio import write_text
 from ..variant import IRLAB_VERSION, Variant
 from ..ir.locations import strip_locations
 from ..targets import DEFAULT_TARGETS, Target
@@ -209,28 +210,27 @@ def compile_resources(res) -> dict:
 
 def produce_many(cases: list[Case], workers: int | None = None,
                  on_done: Callable[[list[Produced]], None] | None = None) -> dict[Case, Produced]:
-    """Compile every case, one compile per kernel, target and variant, in parallel across the
-    machine's cores; ``on_done`` hears of each compile's cases as it finishes."""
+    """Compile every case, one compile per kernel, target and variant, each in a process of its own
+    (at most ``workers`` at a time, default: the machine's cores): a compile that crashes its
+    process (an LLVM assertion, a segfault) is an error of its cases, not the end of the run.
+    ``on_done`` hears of each compile's cases as it finishes."""
+    from ..bridge import compat
+    from ..workers import Crashed, Workers
     groups: dict[tuple, list[Case]] = {}
     for c in cases:
         groups.setdefault((c.kernel, c.target, c.variant), []).append(c)
     jobs = list(groups.values())
-    workers = workers or max(1, min(len(jobs), os.cpu_count() or 1))
+    if not jobs:
+        return {}
+    compat.warm_up(sorted({Target.parse(c.target) for c in cases}, key=str))
     out: dict[Case, Produced] = {}
-
-    def done(produced: list[Produced]):
-        out.update((p.case, p) for p in produced)
-        if on_done:
-            on_done(produced)
-    if workers <= 1 or len(jobs) <= 1:
-        for job in jobs:
-            done(produce_stages(job))
-    else:
-        import multiprocessing as mp
-        ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else None
-        with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
-            for future in as_completed([pool.submit(produce_stages, job) for job in jobs]):
-                done(future.result())
+    with Workers(min(len(jobs), workers or os.cpu_count() or 1)) as pool:
+        for i, produced in pool.imap(produce_stages, jobs):
+            if isinstance(produced, Crashed):
+                produced = [Produced(c, None, error=str(produced)) for c in jobs[i]]
+            out.update((p.case, p) for p in produced)
+            if on_done:
+                on_done(produced)
     return out
 
 
@@ -300,8 +300,7 @@ def compare(produced: Produced, root: Path = GOLDEN_ROOT, write_obtained: bool =
             obtained_path.unlink()
         return Outcome(case, "match")
     if write_obtained:
-        obtained_path.parent.mkdir(parents=True, exist_ok=True)
-        obtained_path.write_text(produced.text)
+        write_text(obtained_path, produced.text)
     diff = capped_diff(expected, produced.text, case.id)
     status = "mismatch" if own else "drift"
     what = (f"is recorded as unchanged vs {base}, but the produced IR differs from {base}'s golden "
@@ -313,10 +312,16 @@ def compare(produced: Produced, root: Path = GOLDEN_ROOT, write_obtained: bool =
 def update(produced: Produced, root: Path = GOLDEN_ROOT) -> str:
     """Write the installed Triton's golden if it is missing or differs; returns created | updated
     | unchanged | error. A case whose IR equals its base's golden is recorded as unchanged vs the
-    base instead of as a file (update bases first: :func:`in_base_order`)."""
-    case = produced.case
+    base instead of as a file (update bases first: :func:`in_base_order`). The file and its
+    manifest entry are written together: Ctrl-C waits until both are (each written whole)."""
     if produced.error:
         return "error"
+    with interrupts.deferred():
+        return _update(produced, root)
+
+
+def _update(produced: Produced, root: Path) -> str:
+    case = produced.case
     gs = store.installed_set(root)
     path = gs.path(case.id)
     entry = gs.entry(case.id)
@@ -330,8 +335,7 @@ def update(produced: Produced, root: Path = GOLDEN_ROOT) -> str:
         before = path.read_text() if path.exists() and not old_base else None
         status = "unchanged" if before == produced.text else ("updated" if entry or path.exists() else "created")
         if status != "unchanged":
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(produced.text)
+            write_text(path, produced.text)
     obtained = path.with_name(path.name + ".obtained")
     if obtained.exists():
         obtained.unlink()

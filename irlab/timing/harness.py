@@ -78,6 +78,21 @@ def _watch(proc: subprocess.Popen, progress_file: Path, stall_s: float, stalled:
             return
 
 
+# the GPU workers running now (each in a session of its own: Ctrl-C reaches the parent only, which
+# kills them), and whether the sweep is being stopped (threads then start no new worker)
+_LIVE: set = set()
+_STOPPING = threading.Event()
+
+
+def _stop_workers() -> None:
+    _STOPPING.set()
+    for proc in list(_LIVE):
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
 def run_sweep(plan: Plan, out: str | Path, runner: str = DEFAULT_RUNNER, resume: bool = False,
               max_faults_per_cell: int = 3, log=None, env: dict | None = None,
               gpus: list[str] | None = None, stall_s: float | None = None) -> Path:
@@ -88,6 +103,8 @@ def run_sweep(plan: Plan, out: str | Path, runner: str = DEFAULT_RUNNER, resume:
     fault. Returns the results path."""
     if stall_s is None:
         stall_s = float(os.environ.get("IRLAB_STALL_S", "180"))
+    if threading.current_thread() is threading.main_thread():   # a new sweep (its GPU threads come below)
+        _STOPPING.clear()
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     log = log or (lambda msg: print(msg, file=sys.stderr, flush=True))
@@ -115,8 +132,14 @@ def run_sweep(plan: Plan, out: str | Path, runner: str = DEFAULT_RUNNER, resume:
                                                          None, stall_s))
             t.start()
             threads.append(t)
-        for t in threads:
-            t.join()
+        try:
+            for t in threads:
+                t.join()
+        except BaseException:   # Ctrl-C: stop every GPU's worker before leaving
+            _stop_workers()
+            for t in threads:
+                t.join()
+            raise
         return out
     if gpus:
         env = {**(env or {}), "CUDA_VISIBLE_DEVICES": gpus[0]}
@@ -140,15 +163,28 @@ def run_sweep(plan: Plan, out: str | Path, runner: str = DEFAULT_RUNNER, resume:
         cmd = [sys.executable, "-m", "irlab.timing.worker", "--plan", str(plan_path), "--out", str(out),
                "--runner", runner]
         tail: deque[str] = deque(maxlen=40)
-        proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True, env={**os.environ, **(env or {})})
+        if _STOPPING.is_set():
+            break
+        proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True, env={**os.environ, **(env or {})},
+                                start_new_session=True)
+        _LIVE.add(proc)
         stalled = {"hit": False}
         if stall_s and stall_s > 0:
             threading.Thread(target=_watch, args=(proc, progress_file, stall_s, stalled), daemon=True).start()
-        for line in proc.stderr:
-            tail.append(line.rstrip())
-            log(line.rstrip())
-        code = proc.wait()
-        plan_path.unlink(missing_ok=True)
+        try:
+            for line in proc.stderr:
+                tail.append(line.rstrip())
+                log(line.rstrip())
+            code = proc.wait()
+        except BaseException:   # Ctrl-C: the worker goes with the parent
+            _stop_workers()
+            proc.wait()
+            raise
+        finally:
+            _LIVE.discard(proc)
+            plan_path.unlink(missing_ok=True)
+        if _STOPPING.is_set():   # another GPU's thread was interrupted: this worker was stopped, not faulted
+            break
         done = finished_cells(out)
         if code == 0:
             left = [c for c in plan.cells if c.key not in done]

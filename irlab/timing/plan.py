@@ -6,6 +6,7 @@ import json
 import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from .. import interrupts
 from ..jsonio import dumps, write_json
 
 # the runner the worker uses unless told otherwise: torch on the current CUDA GPU
@@ -115,9 +116,11 @@ def read_records(path: Path) -> list[dict]:
 
 
 def append_record(path: Path, record: dict) -> None:
-    """Append one JSON line and flush it to disk, so a crash loses nothing already finished."""
-    with open(path, "a") as f:
-        f.write(dumps(record, indent=None) + "\n")
+    """Append one JSON line and flush it to disk, so a crash loses nothing already finished; Ctrl-C
+    waits until the line is whole."""
+    line = dumps(record, indent=None) + "\n"
+    with interrupts.deferred(), open(path, "a") as f:
+        f.write(line)
         f.flush()
         os.fsync(f.fileno())
 

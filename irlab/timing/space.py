@@ -1,28 +1,40 @@
 """Config spaces: the tile configs a timed comparison searches for Triton's best.
 
 A speedup only counts against the config a user would ship, so every timed table searches a
-space of configs first. For a GEMM with ``BLOCK_M``/``BLOCK_N``/``BLOCK_K``/``GROUP_M``
-meta-parameters that space is the Triton matmul tutorial's CUDA autotune list (its eight fp16
-configs) plus the kernel's own configs, each tile at every pipelining depth in ``stages``; for
-other kernels, the kernel's own configs at every depth. A Gluon kernel pipelines by hand
-(Triton's software pipeliner does not touch it), so its tiles are taken at their own depth only.
+space of configs first. For a GEMM -- a kernel with one tile-size meta-parameter per dimension,
+whatever it calls them (``BLOCK_M``, ``BLOCK_SIZE_M``, ``BM``, ``TILE_M``) -- that space is the
+Triton matmul tutorial's CUDA autotune list (its eight fp16 configs, in the kernel's own names,
+its other meta-parameters as in its default config and a group size of 8 where it has one) plus
+the kernel's own configs, each tile at every pipelining depth in ``stages``; for other kernels,
+the kernel's own configs at every depth. A Gluon kernel pipelines by hand (Triton's software
+pipeliner does not touch it), so its tiles are taken at their own depth only.
+
+Every config of a space has its own name: the tile sizes, every other meta-parameter whose value
+differs within the space (``128x128x64-GROUP_SIZE_M4-w4-s3``), the warps, the depth and the extra
+options. Results are keyed by these names, so two configs never share one.
 """
 from __future__ import annotations
 
 import re
 
-from ..kernel_spec import KernelError, KernelSpec, TileConfig, config_name
+from ..kernel_spec import KernelError, KernelSpec, TileConfig, config_name, dim_key
 
 # (BLOCK_M, BLOCK_N, BLOCK_K, num_warps, num_stages) of the tutorial's get_cuda_autotune_config() for
 # fp16 (python/tutorials/03-matrix-multiplication.py), all with GROUP_SIZE_M = 8
 TUTORIAL_FP16 = ((128, 256, 64, 8, 3), (64, 256, 32, 4, 4), (128, 128, 32, 4, 4), (128, 64, 32, 4, 4),
                  (64, 128, 32, 4, 4), (128, 32, 32, 4, 4), (64, 32, 32, 2, 5), (32, 64, 32, 2, 5))
-GEMM_META = ("BLOCK_M", "BLOCK_N", "BLOCK_K")
 DEFAULT_STAGES = (2, 3, 4, 5)
 
 
 def is_gemm(spec: KernelSpec) -> bool:
-    return all(k in spec.configs[spec.default_config].meta for k in GEMM_META)
+    """Whether the kernel names one tile size per GEMM dimension (M, N and K), whatever it calls them."""
+    return all(dim_key(spec.configs[spec.default_config].meta, d) is not None for d in "MNK")
+
+
+def _group_key(meta) -> str | None:
+    """The kernel's grouped-ordering meta-parameter (``GROUP_M``, ``GROUP_SIZE_M``), if it has one."""
+    found = [k for k in meta if "GROUP" in k.upper()]
+    return found[0] if len(found) == 1 else None
 
 
 def tutorial_configs(group_m: bool = True) -> list[TileConfig]:
@@ -70,16 +82,32 @@ def _space(spec: KernelSpec, stages) -> list[TileConfig]:
     if spec.language == "gluon":
         stages = sorted({c.num_stages for c in spec.configs.values()})
     if is_gemm(spec):
-        group_m = "GROUP_M" in spec.configs[spec.default_config].meta
-        tiles = [(dict(c.meta), c.num_warps, {}) for c in tutorial_configs(group_m)] + tiles
-    out, seen = [], set()
+        tiles = [(meta, warps, {}) for meta, warps in _tutorial_tiles(spec)] + tiles
+    found, seen = [], set()
     for meta, warps, extra in tiles:
         for s in stages:
             key = (tuple(sorted(meta.items())), warps, s, tuple(sorted(extra.items())))
             if key not in seen:
                 seen.add(key)
-                out.append(_tile(meta, warps, s, extra))
-    return out
+                found.append((meta, warps, s, extra))
+    vary = differing_meta([meta for meta, *_ in found])
+    return [TileConfig(config_name(meta, w, s, extra, vary=vary), meta, w, s, extra) for meta, w, s, extra in found]
+
+
+def _tutorial_tiles(spec: KernelSpec) -> list[tuple[dict, int]]:
+    """The tutorial's tiles in the kernel's own meta-parameter names; its other meta-parameters as
+    in its default config, its group size the tutorial's 8."""
+    default = dict(spec.configs[spec.default_config].meta)
+    keys = [dim_key(default, d) for d in "MNK"]
+    group = _group_key(default)
+    return [({**default, **dict(zip(keys, (m, n, k))), **({group: 8} if group else {})}, w)
+            for m, n, k, w, _ in TUTORIAL_FP16]
+
+
+def differing_meta(metas: list[dict]) -> tuple:
+    """The meta-parameters whose value is not the same in every one of ``metas`` (in first-seen order)."""
+    keys = list(dict.fromkeys(k for m in metas for k in m))
+    return tuple(k for k in keys if len({repr(m.get(k)) for m in metas}) > 1)
 
 
 def _without_depth(name: str) -> str:

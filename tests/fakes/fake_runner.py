@@ -1,7 +1,7 @@
 """A CPU stand-in for the GPU runner, for testing the sweep machinery: behaviour per entry comes
 from the IRLAB_FAKE environment variable (JSON):
 
-    {"times": {"label" or "label@config": ms}, "noise": 0.01, "abort": {"cellkey|label": "check"|"time"},
+    {"times": {"label" or "label@config" or "config/label": ms}, "noise": 0.01, "abort": {"cellkey|label": "check"|"time"},
      "wrong": ["label"], "compile_error": ["label"], "hang": {"cellkey|label": "time"},
      "position": {"1": 0.02}, "trace": "path", "launches": 7}
 
@@ -77,7 +77,7 @@ class FakeRunner:
             with open(self.cfg["trace"], "a") as f:
                 f.write(json.dumps({"cell": p["cell"].key, "label": p["label"], "n": n, "place": self.place}) + "\n")
         label, times = p.get("times_as", p["label"]), self.cfg.get("times", {})
-        base = times.get(f"{label}@{p['cell'].config}", times.get(label, 1.0))
+        base = times.get(f"{label}@{p['cell'].config}", times.get(f"{p['cell'].config}/{label}", times.get(label, 1.0)))
         slower = self.cfg.get("position", {}).get(str(self.place), 0.0)
         self.place += 1
         return base * (1 + slower) * (1 + self.rng.gauss(0, self.cfg.get("noise", 0.005)))
