@@ -28,7 +28,9 @@ from typing import Any, ClassVar
 
 from .ir import Module, Operation
 from .ir.driver import DriverResult, PatternRewriter, RewritePattern, apply_patterns
+from .ir.errors import RewriteError
 from .ir.rewrite import Change, describe
+from .ir.snapshot import Snapshot
 
 
 @dataclass(frozen=True)
@@ -101,6 +103,7 @@ class PassContext:
         self.pass_name = pass_name
         self.stage = stage
         self.diagnostics: list[Diagnostic] = []
+        self.rewriter.logs.append(self.diagnostics)   # an undone pattern application takes back its remarks
         self.data: dict = {}
         self._services = services
 
@@ -169,7 +172,12 @@ class ModulePass:
         changed is handed to Triton's parser and verifier; :class:`PassRejected` if they refuse."""
         before = str(module)
         ctx = PassContext(module, self.name, services, stage)
-        self.run(ctx)
+        snapshot = Snapshot(module)
+        try:
+            self.run(ctx)
+        except RewriteError as e:   # a change the rewriter refused outside the pattern driver
+            snapshot.restore()
+            raise PassError(f"pass {self.name!r} stopped: {e} (the module is left as it was given)") from None
         after = str(module)
         changed = after != before
         changes = list(ctx.rewriter.changes) if changed else []

@@ -189,6 +189,9 @@ class Rewriter:
     def has_done_action(self) -> bool:
         return bool(self.changes)
 
+    def _will_change(self) -> None:
+        """Called right before the model is changed (the pattern driver takes its undo snapshot here)."""
+
     def _record(self, kind: str, op: Operation, detail: str, reason: str = "", at: Operation | None = None):
         """Record a change of ``op``, located at ``op``'s line (or, for a new op, at ``at``, where it went)."""
         where = op if op.line is not None or at is None else at
@@ -284,6 +287,7 @@ class Rewriter:
                                f"{describe(anchor)}: {why}")
         if op is anchor:
             return False
+        self._will_change()
         src, dst = op.parent, anchor.parent
         old = src.index(op)
         src.ops.remove(op)
@@ -310,6 +314,7 @@ class Rewriter:
         block = op.parent
         if block is None:
             raise RewriteError(f"cannot erase {describe(op)}: it is a top-level op")
+        self._will_change()
         self._record("erased", op, reason or "no longer used")
         self.touched.pop()
         for o in op.walk():
@@ -353,17 +358,19 @@ class Rewriter:
                 visible.pop(r.ref, None)
                 if visible.get(f"%{r.name}") is r:
                     visible.pop(f"%{r.name}")
-        for ref, fv in frag.free_values.items():
-            target = visible.get(f"%{ref}")
-            if target is None:
+        for ref in frag.free_values:
+            if visible.get(f"%{ref}") is None:
                 raise RewriteError(f"inserted text uses %{ref}, which is not defined before the insertion point "
                                    f"{'after' if after else 'before'} {describe(anchor)}")
+        for o in ops:
+            self._check_alias_refs(o)
+        self._will_change()
+        for ref, fv in frag.free_values.items():
+            target = visible[f"%{ref}"]
             for u in fv.uses:
                 u.value = target
                 target.uses.append(u)
             fv.uses = []
-        for o in ops:
-            self._check_alias_refs(o)
         return ops
 
     def _check_alias_refs(self, op: Operation):
@@ -375,6 +382,7 @@ class Rewriter:
                     raise RewriteError(f"inserted op {o.name} refers to {sigil}{name}, which this module does not define")
 
     def _place(self, ops: list[Operation], anchor: Operation, after: bool):
+        self._will_change()
         block = anchor.parent
         indent = _indent_of(anchor)
         idx = block.index(anchor) + (1 if after else 0)
@@ -417,6 +425,7 @@ class Rewriter:
             text = head + " =" + text.split("=", 1)[1]
         new = self._parse_ops(text, anchor, after is not None)
         if len(new) != 1:
+            _unbind(new)
             raise RewriteError(f"cloning {describe(op)} produced {len(new)} ops")
         self._place(new, anchor, after is not None)
         self._record("inserted", new[0], f"clone of {describe(op)} {'before' if before else 'after'} "
@@ -497,6 +506,7 @@ class Rewriter:
         self._record("replaced-uses", use.op, f"operand {old.ref} -> {new.ref}", reason)
 
     def _repoint(self, u: Use, new: Value):
+        self._will_change()
         _drop_use(u)
         u.value = new
         new.uses.append(u)
@@ -511,11 +521,13 @@ class Rewriter:
         ops = self._parse_ops(text, op, after=False, replacing=op)
         last = ops[-1]
         if len(last.results) != len(op.results):
+            _unbind(ops)
             raise RewriteError(f"replacement of {describe(op)} must define {len(op.results)} result(s); "
                                f"its last op {last.name} defines {len(last.results)}")
         if not allow_type_change:
             for old, new in zip(op.results, last.results):
                 if old.type is not None and new.type is not None and str(old.type) != str(new.type):
+                    _unbind(ops)
                     raise RewriteError(f"replacement changes the type of {old.ref} from {old.type} to {new.type}")
         self._place(ops, op, after=False)
         for old, new in zip(op.results, last.results):
@@ -627,6 +639,7 @@ class Rewriter:
     def _set_trailing_attribute(self, op: Operation, key: str, value_text: str, reason: str) -> None:
         # an op with regions is not re-read from text: its own text is edited in place (op.edits)
         # and its attribute cache is refilled from the dictionary as it will print
+        self._will_change()
         op.attributes  # noqa: B018 - fills the cache (properties are kept)
         props = op._attrs[1]
         last = op.regions[-1]
@@ -668,11 +681,14 @@ class Rewriter:
         keep pointing at them), operands bound to the values visible before the op."""
         old_line, old_col = op.line, op.column
         new = self._parse_ops(text, op, after=False, replacing=op)
+        if len(new) != 1 or new[0].regions or new[0].result_groups != op.result_groups:
+            _unbind(new)
         if len(new) != 1 or new[0].regions:
             raise RewriteError(f"the new text of {describe(op)} must be one op without regions")
         n = new[0]
         if [g for g in n.result_groups] != [g for g in op.result_groups]:
             raise RewriteError(f"the new text of {describe(op)} must define the same results")
+        self._will_change()
         for u in op.operand_uses:
             _drop_use(u)
         for u in n.operand_uses:
@@ -740,6 +756,14 @@ def _region_contains(region: Region, block: Block) -> bool:
         owner = b.parent_op
         b = owner.parent if owner is not None else None
     return False
+
+
+def _unbind(ops: list[Operation]) -> None:
+    """Take the uses of parsed ops that will not be placed out of the values they use."""
+    for o in ops:
+        for inner in o.walk():
+            for u in inner.operand_uses:
+                _drop_use(u)
 
 
 def _drop_use(u: Use) -> None:
