@@ -293,3 +293,18 @@ def test_a_refusal_outside_the_driver_is_a_pass_error_and_leaves_the_module():
     with pytest.raises(PassError, match="pass 'direct' stopped: cannot erase %p = tt.splat .*left as it was given"):
         Direct().apply(m, verify=False)
     assert str(m) == LOOP and "isVolatile" not in m.first("tt.load").text
+
+
+def test_a_refused_replacement_leaves_no_uses_behind():
+    m = ir.parse(LOOP)
+    rw = ir.Rewriter(m)
+    div = m.first("arith.divsi")
+    n = m.first("tt.func").regions[0].entry.arguments[1]
+    users = [u.op for u in n.uses]
+    with pytest.raises(RewriteError, match="must define 1 result"):
+        rw.replace_op(div, "arith.addi %n, %n : i32")
+    with pytest.raises(RewriteError, match="changes the type of %q"):
+        rw.replace_op(div, "%q2 = arith.addf %n, %n : f32")
+    with pytest.raises(RewriteError, match="must define the same results"):
+        rw._rebuild(div, "%q, %q3 = arith.divsi %n, %c1 : i32")
+    assert [u.op for u in n.uses] == users and str(m) == LOOP
