@@ -64,7 +64,7 @@ class PassResult:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     changes: list[Change] = field(default_factory=list)
     data: dict = field(default_factory=dict)   # analysis output (findings, tables)
-    verified: bool | None = None               # Triton accepted the output (None: not asked -- a fragment)
+    verified: bool | None = None               # Triton accepted the output (None: not asked, or nothing changed)
 
     def change_lines(self, filename: str) -> list[str]:
         """One ``file:line:col: change: ...`` line per change, at the changed op's own line."""
@@ -187,7 +187,7 @@ class ModulePass:
                 and not ctx.data:
             ctx.note("changed nothing and gave no reason (a pass should say why it did not act)")
         verified = None
-        if verify and changed and not module.fragment:
+        if verify and changed:   # a fragment too: Triton reads top-level ops in an implicit module
             rejected = ctx.services.verify(after, module.filename)
             if rejected is not None:
                 given = ctx.services.verify(before, module.filename)

@@ -154,3 +154,43 @@ def test_empty_input_is_an_error_for_every_command_that_reads_ir(tmp_path, comma
     path = _write(tmp_path, "empty", "\n  \n")
     r = _run_cli(*command, str(path), cwd=tmp_path)
     assert r.returncode == 2 and f"{path}:1:1: error: empty input" in r.stderr and r.stdout == "", r.stderr
+
+
+# A file whose top level is not one `module` is read by Triton (3.6 and 3.9) with its top-level
+# ops put in an implicit module: ir check and irlab pass hand it to Triton the same way.
+WITHOUT_MODULE = {
+    # name: (text, first error line:col, or None where Triton accepts it)
+    "undefined_value": ("%1 = arith.addi %0, %0 : i32\n", "1:17"),
+    "module_inside_a_function": ("tt.func @k(%x: i32) {\n  module {\n  }\n  tt.return\n}\n", "2:3"),
+    "function_using_an_undefined_value": ("tt.func @k(%x: i32) {\n  %1 = arith.addi %y, %x : i32\n  tt.return\n}\n",
+                                          "2:19"),
+    "a_function": ("tt.func @k(%x: i32) {\n  %1 = arith.addi %x, %x : i32\n  tt.return\n}\n", None),
+    "ops": ("%0 = arith.constant 1 : i32\n%1 = arith.addi %0, %0 : i32\n", None),
+}
+
+
+@pytest.mark.parametrize("name", sorted(WITHOUT_MODULE))
+def test_a_file_without_a_module_is_checked_as_triton_reads_it(tmp_path, capsys, name):
+    from irlab.cli import main
+    text, where = WITHOUT_MODULE[name]
+    path = _write(tmp_path, name, text)
+    assert ir.parse(text).fragment
+    code = main(["ir", "check", str(path)])
+    out, err = capsys.readouterr()
+    if where is None:
+        assert code == 0 and out == f"{path}: ok (fragment, {len(list(ir.parse(text).walk()))} ops; checked by " \
+                                     "grammar and Triton's parser and verifier, top-level ops in an implicit module)\n"
+        return
+    assert code == 2 and out == "" and "Traceback" not in err
+    first, *rest = err.splitlines()
+    assert first.startswith(f"{path}:{where}: error: ")
+    assert rest[-1].startswith("note: the file has no top-level 'module'")
+    # the grammar alone accepts it, and says that is all it checked
+    assert main(["ir", "check", "--grammar-only", str(path)]) == 0
+    assert "checked by grammar only" in capsys.readouterr()[0]
+    # a pass refuses to run on it unless told not to verify
+    code = main(["pass", "identity", str(path)])
+    out, err = capsys.readouterr()
+    assert code == 2 and out == "" and err.startswith(f"{path}:{where}: error: ")
+    assert main(["pass", "identity", "--no-verify", "-q", str(path)]) == 0
+    assert capsys.readouterr()[0] == text
