@@ -31,6 +31,7 @@ from .ir.driver import DriverResult, PatternRewriter, RewritePattern, apply_patt
 from .ir.errors import RewriteError
 from .ir.rewrite import Change, describe
 from .ir.snapshot import Snapshot
+from .ir.triton_guards import triton_would_crash
 
 
 @dataclass(frozen=True)
@@ -188,6 +189,11 @@ class ModulePass:
             ctx.note("changed nothing and gave no reason (a pass should say why it did not act)")
         verified = None
         if verify and changed:   # a fragment too: Triton reads top-level ops in an implicit module
+            crash = triton_would_crash(module)
+            if crash is not None:   # what Triton would crash on, not report
+                from .bridge.services import save_rejected
+                raise PassRejected(self.name, crash.render(), str(save_rejected(after, f"{self.name}-output",
+                                                                                 stage or "mlir")))
             rejected = ctx.services.verify(after, module.filename)
             if rejected is not None:
                 given = ctx.services.verify(before, module.filename)

@@ -12,6 +12,7 @@ def cmd_ir_check(args) -> int:
     checks such a snippet by the grammar alone). Every error is ``file:line:col: error: ...``;
     exit 2 if any file has one."""
     from .. import ir
+    from ..ir.triton_guards import triton_would_crash
     services = None
     status = EXIT_OK
     for f in args.files:
@@ -30,6 +31,11 @@ def cmd_ir_check(args) -> int:
         fragments = sum(1 for _, _, m in modules if m.fragment)
         for line, chunk, m in modules:
             if args.grammar_only:
+                continue
+            crash = triton_would_crash(m)
+            if crash is not None:
+                err(crash.render())
+                rejected = True
                 continue
             if services is None:
                 from ..bridge.services import TritonServices

@@ -21,6 +21,7 @@ def cmd_pass(args) -> int:
     and Triton accepted what the pass produced."""
     from .. import ir
     from ..pass_api import PassError, PassRejected
+    from ..ir.triton_guards import triton_would_crash
     from ..registry import make_pass
     try:
         p = make_pass(args.name, parse_kv(args.option, "option"))
@@ -39,6 +40,10 @@ def cmd_pass(args) -> int:
         from ..bridge.services import TritonServices
         services = TritonServices()
         for line, m in modules:   # a file without a top-level module too: Triton reads its ops in an implicit one
+            crash = None if isinstance(m, str) else triton_would_crash(m)
+            if crash is not None:
+                err(crash.render())
+                return EXIT_USAGE
             verdict = None if isinstance(m, str) else services.verify("\n" * (line - 1) + str(m), name)
             if verdict is not None:
                 for message in verdict.messages:
