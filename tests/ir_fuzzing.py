@@ -390,8 +390,14 @@ def campaign(seeds, work: Path, srcs: list[Source] | None = None) -> Campaign:
     srcs = srcs if srcs is not None else sources(services)
     c = Campaign()
     for seed in seeds:
-        _run_isolated(c, seed, srcs[seed % len(srcs)], work, services)
+        _run_isolated(c, seed, source_of(seed, srcs), work, services)
     return c
+
+
+def source_of(seed: int, srcs: list[Source]) -> Source:
+    """The source a seed mutates: consecutive seeds step through the sources 7 at a time, so that a
+    short run of seeds already spans kernels, targets and both versions."""
+    return srcs[(seed * 7) % len(srcs)]
 
 
 def _run_isolated(c: Campaign, seed: int, src: Source, work: Path, services) -> None:
