@@ -500,7 +500,8 @@ def write_results(c: Campaign, out: Path, n_inputs: int, srcs: list[Source]) -> 
     exit1 = Counter(re.sub(r"'[^']*'|%[\w#.]+|\d+", "_", r.detail)[:160] for r in c.runs
                     if r.outcome == "pass error exit 1")
     import subprocess
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
+                            text=True).stdout.strip()
     data = {"triton": version, "python": platform.python_version(), "irlab_commit": commit or None, "inputs": n_inputs,
             "sources": {s.name: s.readable for s in srcs},
             "counts": {k: dict(v) for k, v in c.counts().items()}, "mutations": dict(mutations),

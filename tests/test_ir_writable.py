@@ -301,8 +301,9 @@ def test_a_refused_replacement_leaves_no_uses_behind():
     div = m.first("arith.divsi")
     n = m.first("tt.func").regions[0].entry.arguments[1]
     users = [u.op for u in n.uses]
-    with pytest.raises(RewriteError, match="must define 1 result"):
+    with pytest.raises(RewriteError, match="must define 1 result") as refused:
         rw.replace_op(div, "arith.addi %n, %n : i32")
+    assert refused.value.op is div   # the error carries the op it refused, as well as the reason
     with pytest.raises(RewriteError, match="changes the type of %q"):
         rw.replace_op(div, "%q2 = arith.addf %n, %n : f32")
     with pytest.raises(RewriteError, match="must define the same results"):
