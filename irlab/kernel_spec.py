@@ -96,6 +96,9 @@ class KernelSpec:
     # correctness gate: ||out - ref|| / ||ref|| against an fp32 reference must stay below
     # tolerance["rel_fro"]; without it, a default by output dtype (see rel_tolerance)
     tolerance: Mapping[str, float] = field(default_factory=dict)
+    # element types the kernel takes ("fp16", "bf16", "fp32", "i8", "fp8e4nv", ...), the first the
+    # default: a shape may then carry "dtype", which bind and make_inputs read. Empty: one fixed type.
+    dtypes: tuple = ()
 
     def __post_init__(self):
         if not self.language:
@@ -125,7 +128,15 @@ class KernelSpec:
     def shape(self, shape: Mapping[str, int] | None = None) -> dict:
         """``shape`` completed from the default shape; unknown dimension names are an error."""
         out = dict(self.default_shape)
+        if self.dtypes:
+            out.setdefault("dtype", self.dtypes[0])
         for k, v in (shape or {}).items():
+            if k == "dtype":
+                if v not in self.dtypes:
+                    takes = f"it takes {', '.join(self.dtypes)}" if self.dtypes else "it takes one fixed element type"
+                    raise KernelError(f"kernel {self.name!r} has no dtype {v!r}; {takes}")
+                out[k] = v
+                continue
             if k not in out:
                 raise KernelError(f"kernel {self.name!r} has no shape dimension {k!r}; its dimensions: "
                                   f"{', '.join(out)}")

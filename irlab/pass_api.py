@@ -164,6 +164,8 @@ class ModulePass:
     # of this stage, followed by these Triton cleanup passes
     stage: ClassVar[str] = "ttgir"
     cleanup: ClassVar[tuple] = ()
+    # False for a pass that only reads and reports (it is left out of irlab verify's differential runs)
+    rewrites: ClassVar[bool] = True
 
     def run(self, ctx: PassContext) -> None:  # pragma: no cover - abstract
         raise NotImplementedError

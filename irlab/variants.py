@@ -107,14 +107,19 @@ def resolve(ref: str, target: str | Target | None) -> Variant:
         return _from_file(*file_ref)
     inserts, what = [], []
     for part in ref.split("+"):
-        pass_name, *opts = part.split(":")
+        pass_name, *pieces = part.split(":")
         cls = all_passes().get(pass_name)
         if cls is None:
             raise VariantError(f"no variant or pass named {pass_name!r}{f' for {target}' if target else ''} "
                                "(`irlab variants`, `irlab passes`; or a variant file: path/to/file.py:NAME)")
-        bad = [o for o in opts if "=" not in o]
-        if bad:
-            raise VariantError(f"{part}: pass options are key=value, not {bad[0]!r}")
+        opts = []
+        for piece in pieces:    # a value may hold ':' (order=global_load:1,...): a piece without '=' continues it
+            if "=" not in piece and opts:
+                opts[-1] += ":" + piece
+            elif "=" not in piece:
+                raise VariantError(f"{part}: pass options are key=value, not {piece!r}")
+            else:
+                opts.append(piece)
         options = dict(o.split("=", 1) for o in opts)
         inserts.append(Insert(pass_name, options, stage=cls.stage, at="end", cleanup=cls.cleanup))
         what.append(f"{pass_name} at the end of {cls.stage.upper()}" + (f" ({', '.join(opts)})" if opts else ""))

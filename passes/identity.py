@@ -17,6 +17,7 @@ from irlab.registry import register
 @dataclass(frozen=True)
 class Identity(ModulePass):
     name: ClassVar[str] = "identity"
+    rewrites: ClassVar[bool] = False
     summary: ClassVar[str] = "parse and reprint the IR unchanged (round-trip check)"
 
     def run(self, ctx: PassContext) -> None:

@@ -129,3 +129,29 @@ def test_address_math_that_folds_addresses_leaves_the_access_unchecked(scale, ch
     rep = aw.check(m, _amdgcn("buffer_store_dword", load="buffer_load_dwordx4"), "amdgcn")
     # the store on line 20 has no TTGIR store to compare with: not checked either way
     assert (rep.unchecked, len(rep.violations)) == ((1, 1) if checked else (2, 0))
+
+
+EPILOGUE_KERNELS = ["gemm_fp16", "int4_gemm", "tests/kernels/attention.py", "tests/kernels/persistent_gemm.py",
+                    "tests/kernels/gemm_dtypes.py"]
+
+
+def _store_hints(res) -> set:
+    return {int(c) for line in re.findall(r"amdg\.buffer_store [^\n]*", res.asm["ttgir"])
+            for c in re.findall(r"contiguity = (\d+)", line)}
+
+
+@pytest.mark.skipif(not TRITON_VERSION.startswith("3.9"), reason="Triton 3.9 writes the contiguity hint on AMD")
+@pytest.mark.parametrize("target", ["hip:gfx942", "hip:gfx950"])
+@pytest.mark.parametrize("kernel", EPILOGUE_KERNELS)
+def test_optimize_epilogue_stores_no_wider_than_the_mfma_layout_allows(kernel, target):
+    """On every corpus kernel and kernel file with an MFMA epilogue: the access-width check holds,
+    the store claims runs of 4 (the MFMA 32x32 layout's), and on gfx942, where Triton's own
+    epilogue stores from the same layout, the hint is Triton's."""
+    from irlab.kernels import get
+    from irlab.variants import resolve
+    spec = get(kernel)
+    res = compile_kernel(spec, target, variant=resolve("optimize-epilogue", target))
+    assert check_access_widths(res).ok
+    assert _store_hints(res) == {4}
+    if target == "hip:gfx942":
+        assert _store_hints(compile_kernel(spec, target)) == {4}

@@ -125,6 +125,10 @@ def _pass_modules() -> list[tuple[str, types.ModuleType]]:
             out.append((ns, mod))
 
     walk(libtriton.passes, "")
+    # Proton's instrumentation adds its record lowering through these adders inside make_llir
+    proton = getattr(libtriton, "proton", None)
+    if proton is not None:
+        walk(proton, "proton")
     for backend in ("amd", "nvidia"):
         bmod = getattr(libtriton, backend, None)
         if bmod is not None and hasattr(bmod, "passes"):

@@ -12,7 +12,7 @@ import argparse
 import sys
 
 from . import compile as compile_cmds
-from . import experiments, golden, ir, passes, report, timing
+from . import experiments, golden, ir, passes, profile, report, timing, verify
 from .common import EXIT_FAIL, EXIT_OK, EXIT_USAGE, ShortErrorParser, UsageError, err
 
 
@@ -21,7 +21,7 @@ def build_parser() -> argparse.ArgumentParser:
                                 "Python passes, keep golden IR, and A/B time variants.")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
-    for subject in (ir, passes, compile_cmds, golden, experiments, report, timing):
+    for subject in (ir, passes, compile_cmds, golden, experiments, report, timing, verify, profile):
         subject.register(sub)
     return p
 

@@ -67,10 +67,13 @@ def parse_kv(items: list[str], what: str) -> dict:
 
 
 def parse_shape(text: str, dims) -> dict:
-    """``M=4096,N=4096,K=4096``, or ``4096x4096x4096`` for the dimensions ``dims`` in order."""
+    """``M=4096,N=4096,K=4096``, or ``4096x4096x4096`` for the dimensions ``dims`` in order;
+    ``dtype=bf16`` among the pairs picks the element type of a kernel that takes several."""
     text = text.strip()
+    dtype = None
     if "=" in text:
         pairs = parse_kv([text], "shape")
+        dtype = pairs.pop("dtype", None)
     else:
         parts = text.lower().split("x")
         if len(parts) != len(dims):
@@ -83,6 +86,8 @@ def parse_shape(text: str, dims) -> dict:
         raise UsageError(f"shape {text!r}: sizes must be integers") from None
     if any(v < 1 for v in shape.values()):
         raise UsageError(f"shape {text!r}: sizes must be positive")
+    if dtype is not None:
+        shape["dtype"] = dtype
     return shape
 
 

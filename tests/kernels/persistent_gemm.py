@@ -22,8 +22,9 @@ def persistent_matmul(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk, stride
         offs_k = tl.arange(0, BLOCK_K)
         acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
         for k in range(0, tl.cdiv(K, BLOCK_K)):
-            a = tl.load(a_ptr + offs_m[:, None] * stride_am + (k * BLOCK_K + offs_k)[None, :])
-            b = tl.load(b_ptr + (k * BLOCK_K + offs_k)[:, None] * stride_bk + offs_n[None, :])
+            kk = k * BLOCK_K + offs_k
+            a = tl.load(a_ptr + (offs_m % M)[:, None] * stride_am + kk[None, :], mask=kk[None, :] < K, other=0.0)
+            b = tl.load(b_ptr + kk[:, None] * stride_bk + (offs_n % N)[None, :], mask=kk[:, None] < K, other=0.0)
             acc = tl.dot(a, b, acc)
         c = acc.to(tl.float16)
         mask = (offs_m[:, None] < M) & (offs_n[None, :] < N)
@@ -37,6 +38,22 @@ def bind(shape, cfg: TileConfig) -> Problem:
     return Problem(args, {"NUM_SMS": 132, **cfg.meta}, cfg.options())
 
 
+def make_inputs(shape, device="cuda", seed=0):
+    import torch
+    g = torch.Generator(device=device).manual_seed(seed)
+    M, N, K = shape["M"], shape["N"], shape["K"]
+    return {"a": torch.randn((M, K), device=device, dtype=torch.float16, generator=g),
+            "b": torch.randn((K, N), device=device, dtype=torch.float16, generator=g),
+            "c": torch.full((M, N), float("nan"), device=device, dtype=torch.float16)}
+
+
+def launch_args(inputs, shape, cfg: TileConfig):
+    a, b, c = inputs["a"], inputs["b"], inputs["c"]
+    return (132, 1, 1), {"a_ptr": a, "b_ptr": b, "c_ptr": c, "M": shape["M"], "N": shape["N"], "K": shape["K"],
+                         "stride_am": a.stride(0), "stride_bk": b.stride(0), "stride_cm": c.stride(0),
+                         "NUM_SMS": 132, **cfg.meta}
+
+
 SPEC = KernelSpec(
     name="persistent_gemm",
     fn=persistent_matmul,
@@ -46,4 +63,9 @@ SPEC = KernelSpec(
     default_config="128x128x64-w8",
     default_shape={"M": 4096, "N": 4096, "K": 4096},
     bind=bind,
+    make_inputs=make_inputs,
+    launch_args=launch_args,
+    reference=lambda inputs: inputs["a"] @ inputs["b"],
+    output=lambda inputs: inputs["c"],
+    flops=lambda shape: 2.0 * shape["M"] * shape["N"] * shape["K"],
 )

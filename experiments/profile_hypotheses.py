@@ -1,0 +1,91 @@
+"""A Proton profile of every hypothesis of docs/results/hypotheses.md against Triton's best
+tutorial-GEMM config (128x256x64, 8 warps, 3 stages): kernel time, PC samples and stall reasons
+on the hot loop, kloop/epilogue scopes per warp (``irlab profile``, one folder per hypothesis).
+
+    python -m experiments.profile_hypotheses [--out DIR] [--only H1,H4] [--shape 4096x4096x4096] [--compile-only]
+
+Each hypothesis is the variant and tile config that experiments.gemm_candidates times (H11 and
+H16 are the wgmma-wait-pendings and optimize-epilogue variants on the best config). Hypotheses
+that do not build (H9, H12, H13, H17, H18) and the config-only H10 have no kernel to profile.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from experiments.gemm_candidates import BASELINE, BEST, CANDIDATES, EXTRA, tile
+from irlab.profile.report import collect, modes_for, render, run_sessions
+from irlab.profile.run import Job, config_to_json
+from irlab.variant import Insert, Variant
+from irlab.variants import get_variant
+
+_BY_LABEL = {c.label: c for c in CANDIDATES + EXTRA}
+HYPOTHESES = {
+    "H1": (_BY_LABEL["tma-ws"].variant, _BY_LABEL["tma-ws"].config),
+    "H2": (_BY_LABEL["tma-ws-s4"].variant, _BY_LABEL["tma-ws-s4"].config),
+    "H3": (_BY_LABEL["tma-ws-store"].variant, _BY_LABEL["tma-ws-store"].config),
+    "H4": (_BY_LABEL["tma-loads"].variant, _BY_LABEL["tma-loads"].config),
+    "H5": (_BY_LABEL["tma-loads-s4"].variant, _BY_LABEL["tma-loads-s4"].config),
+    "H6": (_BY_LABEL["tma-loads-store"].variant, _BY_LABEL["tma-loads-store"].config),
+    "H7": (BASELINE, _BY_LABEL["base-s4"].config),
+    "H8": (BASELINE, _BY_LABEL["base-ctas2"].config),
+    "H11": (Variant("wgmma-wait-0", (Insert("wgmma-wait-pendings", at="end", options={"pendings": 0}),)), BEST),
+    "H14": (_BY_LABEL["tma-ws-s2"].variant, _BY_LABEL["tma-ws-s2"].config),
+    "H15": (BASELINE, tile(group_m=16)),
+    "H16": (get_variant("optimize-epilogue", "cuda:90"), BEST),
+}
+
+
+def job_for(name: str, shape: dict, out: Path, launches: int) -> Job:
+    variant, config = HYPOTHESES[name]
+    entries = [{"label": "best-config", "variant": BASELINE.to_json(), "config": config_to_json(BEST)},
+               {"label": name, "variant": variant.to_json(), "config": config_to_json(config)}]
+    return Job("gemm_fp16", shape, "cuda:90", entries, str(out / name), launches=launches)
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m experiments.profile_hypotheses", description=__doc__.split("\n\n")[0])
+    p.add_argument("--out", default="runs/profile_hypotheses")
+    p.add_argument("--only", default=None, help="comma-separated hypotheses (default: all of " +
+                   ", ".join(HYPOTHESES) + ")")
+    p.add_argument("--shape", default="4096x4096x4096")
+    p.add_argument("--launches", type=int, default=20)
+    p.add_argument("--compile-only", action="store_true", help="no GPU: check the profiled builds")
+    args = p.parse_args(argv)
+    names = [n.strip() for n in args.only.split(",")] if args.only else list(HYPOTHESES)
+    unknown = [n for n in names if n not in HYPOTHESES]
+    if unknown:
+        print(f"profile_hypotheses: error: no hypothesis {', '.join(unknown)} to profile (known: "
+              f"{', '.join(HYPOTHESES)})", file=sys.stderr)
+        return 2
+    m, n, k = (int(x) for x in args.shape.lower().split("x"))
+    shape, out = {"M": m, "N": n, "K": k}, Path(args.out)
+    from irlab.targets import Target
+    failed, index = [], ["# Proton profiles of the hypotheses of docs/results/hypotheses.md", "",
+                         f"Shape {args.shape}; each against Triton's best config ({BEST.name}).", ""]
+    for name in names:
+        job = job_for(name, shape, out, args.launches)
+        if args.compile_only:
+            from irlab.profile.check import compile_check
+            print(f"== {name}")
+            failed += [name] if compile_check(job) else []
+            continue
+        modes, notes = modes_for(Target.parse(job.target), ("time", "pcsampling", "scopes"))
+        data = collect(job, run_sessions(job, modes, log=lambda s: print(f"{name}: {s}", file=sys.stderr)))
+        from irlab.timing.gpu import environment
+        (Path(job.out) / "README.md").write_text(render(job, data, environment(),
+                                                        f"python -m experiments.profile_hypotheses --only {name}", notes))
+        failed += [name] if data["errors"] else []
+        index.append(f"- [{name}]({name}/README.md)" + (" -- errors: " + "; ".join(data["errors"]) if data["errors"]
+                                                         else ""))
+    if not args.compile_only:
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "README.md").write_text("\n".join(index) + "\n")
+    if failed:
+        print(f"profile_hypotheses: {len(failed)} of {len(names)} failed: {', '.join(failed)}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
