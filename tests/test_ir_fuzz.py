@@ -27,6 +27,12 @@ def test_the_sources_are_both_versions_ttir_and_ttgir_and_mostly_readable(source
     assert sum(s.readable for s in sources) >= len(sources) * 3 // 4
 
 
+def test_the_campaign_runs_every_registered_pass_that_rewrites():
+    from irlab.registry import all_passes
+    rewriting = {name for name, cls in all_passes().items() if cls.rewrites}
+    assert {name for name, _ in fuzz.PASSES} == rewriting
+
+
 REFS = re.compile(r"%[\w.$#-]+")
 DEFS = re.compile(r"^\s+(%[\w.$-]+)(?::\d+)? = ", re.M)
 
