@@ -28,7 +28,10 @@ from typing import Any, ClassVar
 
 from .ir import Module, Operation
 from .ir.driver import DriverResult, PatternRewriter, RewritePattern, apply_patterns
+from .ir.errors import RewriteError
 from .ir.rewrite import Change, describe
+from .ir.snapshot import Snapshot
+from .ir.triton_guards import triton_would_crash
 
 
 @dataclass(frozen=True)
@@ -62,7 +65,7 @@ class PassResult:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     changes: list[Change] = field(default_factory=list)
     data: dict = field(default_factory=dict)   # analysis output (findings, tables)
-    verified: bool | None = None               # Triton accepted the output (None: not asked -- a fragment)
+    verified: bool | None = None               # Triton accepted the output (None: not asked, or nothing changed)
 
     def change_lines(self, filename: str) -> list[str]:
         """One ``file:line:col: change: ...`` line per change, at the changed op's own line."""
@@ -101,6 +104,7 @@ class PassContext:
         self.pass_name = pass_name
         self.stage = stage
         self.diagnostics: list[Diagnostic] = []
+        self.rewriter.logs.append(self.diagnostics)   # an undone pattern application takes back its remarks
         self.data: dict = {}
         self._services = services
 
@@ -171,7 +175,12 @@ class ModulePass:
         changed is handed to Triton's parser and verifier; :class:`PassRejected` if they refuse."""
         before = str(module)
         ctx = PassContext(module, self.name, services, stage)
-        self.run(ctx)
+        snapshot = Snapshot(module)
+        try:
+            self.run(ctx)
+        except RewriteError as e:   # a change the rewriter refused outside the pattern driver
+            snapshot.restore()
+            raise PassError(f"pass {self.name!r} stopped: {e} (the module is left as it was given)") from None
         after = str(module)
         changed = after != before
         changes = list(ctx.rewriter.changes) if changed else []
@@ -181,7 +190,12 @@ class ModulePass:
                 and not ctx.data:
             ctx.note("changed nothing and gave no reason (a pass should say why it did not act)")
         verified = None
-        if verify and changed and not module.fragment:
+        if verify and changed:   # a fragment too: Triton reads top-level ops in an implicit module
+            crash = triton_would_crash(module)
+            if crash is not None:   # what Triton would crash on, not report
+                from .bridge.services import save_rejected
+                raise PassRejected(self.name, crash.render(), str(save_rejected(after, f"{self.name}-output",
+                                                                                 stage or "mlir")))
             rejected = ctx.services.verify(after, module.filename)
             if rejected is not None:
                 given = ctx.services.verify(before, module.filename)

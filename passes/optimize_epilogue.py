@@ -112,7 +112,10 @@ class StoreFromMma(RewritePattern):
                 return (op, list(reversed(chain)), None) if ok else (None, [], None)
             if not is_elementwise(op) or len(chain) >= self.opts.max_chain:
                 return None, [], None
-            tensors = [x for x in _tensors(op) if not is_splat(x)]
+            tensors = []   # the non-splat tensors it reads, each once (``mulf %a, %a`` reads one)
+            for x in _tensors(op):
+                if not is_splat(x) and all(x is not t for t in tensors):
+                    tensors.append(x)
             if len(tensors) != 1:
                 found = next((t for t in tensors if self.trace(t)[0] is not None), None)
                 if found is None:

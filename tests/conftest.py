@@ -22,6 +22,12 @@ def gpu_available() -> bool:
 
 
 def pytest_collection_modifyitems(config, items):
+    # slow tests run only when asked for by marker (python -m pytest -m slow ...)
+    if "slow" not in (config.getoption("markexpr") or ""):
+        skip_slow = pytest.mark.skip(reason="slow: run with -m slow")
+        for item in items:
+            if "slow" in item.keywords:
+                item.add_marker(skip_slow)
     if gpu_available():
         return
     skip = pytest.mark.skip(reason="needs a CUDA GPU with torch (run these on the GPU machine)")

@@ -76,8 +76,14 @@ def test_directory_and_missing_file(tmp_path):
         ir.parse_file(tmp_path / "nope.ttgir")
 
 
-def _run_cli(*args, cwd):
-    return subprocess.run([sys.executable, "-m", "irlab", *args], cwd=cwd, capture_output=True, text=True)
+# the irlab under test, whatever the child's working directory (not an installed copy elsewhere)
+ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(Path(ir.__file__).parent.parent.parent),
+                                                               os.environ.get("PYTHONPATH")]))}
+
+
+def _run_cli(*args, cwd, timeout=None):
+    return subprocess.run([sys.executable, "-m", "irlab", *args], cwd=cwd, capture_output=True, text=True, env=ENV,
+                          timeout=timeout)
 
 
 def test_cli_check_reports_every_bad_file_and_exits_2_writing_nothing(tmp_path):
@@ -140,11 +146,9 @@ def test_cli_check_reports_what_triton_or_the_grammar_rejects(tmp_path, name):
 def test_non_regular_files_are_refused_at_once(tmp_path):
     fifo = tmp_path / "pipe.ttgir"
     os.mkfifo(fifo)   # nothing ever writes to it: reading would block forever
-    r = subprocess.run([sys.executable, "-m", "irlab", "ir", "check", str(fifo)], capture_output=True, text=True,
-                       timeout=60)
+    r = _run_cli("ir", "check", str(fifo), cwd=tmp_path, timeout=60)
     assert r.returncode == 2 and f"{fifo}:1:1: error: is a FIFO, not a regular file" in r.stderr
-    r = subprocess.run([sys.executable, "-m", "irlab", "pass", "identity", "/dev/null"], capture_output=True, text=True,
-                       timeout=60)
+    r = _run_cli("pass", "identity", "/dev/null", cwd=tmp_path, timeout=60)
     assert r.returncode == 2 and "is a device, not a regular file" in r.stderr
 
 
@@ -154,3 +158,93 @@ def test_empty_input_is_an_error_for_every_command_that_reads_ir(tmp_path, comma
     path = _write(tmp_path, "empty", "\n  \n")
     r = _run_cli(*command, str(path), cwd=tmp_path)
     assert r.returncode == 2 and f"{path}:1:1: error: empty input" in r.stderr and r.stdout == "", r.stderr
+
+
+# A file whose top level is not one `module` is read by Triton (3.6 and 3.9) with its top-level
+# ops put in an implicit module: ir check and irlab pass hand it to Triton the same way.
+WITHOUT_MODULE = {
+    # name: (text, first error line:col, or None where Triton accepts it)
+    "undefined_value": ("%1 = arith.addi %0, %0 : i32\n", "1:17"),
+    "module_inside_a_function": ("tt.func @k(%x: i32) {\n  module {\n  }\n  tt.return\n}\n", "2:3"),
+    "function_using_an_undefined_value": ("tt.func @k(%x: i32) {\n  %1 = arith.addi %y, %x : i32\n  tt.return\n}\n",
+                                          "2:19"),
+    "a_function": ("tt.func @k(%x: i32) {\n  %1 = arith.addi %x, %x : i32\n  tt.return\n}\n", None),
+    "ops": ("%0 = arith.constant 1 : i32\n%1 = arith.addi %0, %0 : i32\n", None),
+}
+
+
+@pytest.mark.parametrize("name", sorted(WITHOUT_MODULE))
+def test_a_file_without_a_module_is_checked_as_triton_reads_it(tmp_path, capsys, name):
+    from irlab.cli import main
+    text, where = WITHOUT_MODULE[name]
+    path = _write(tmp_path, name, text)
+    assert ir.parse(text).fragment
+    code = main(["ir", "check", str(path)])
+    out, err = capsys.readouterr()
+    if where is None:
+        assert code == 0 and out == f"{path}: ok (fragment, {len(list(ir.parse(text).walk()))} ops; checked by " \
+                                     "grammar and Triton's parser and verifier, top-level ops in an implicit module)\n"
+        return
+    assert code == 2 and out == "" and "Traceback" not in err
+    first, *rest = err.splitlines()
+    assert first.startswith(f"{path}:{where}: error: ")
+    assert rest[-1].startswith("note: the file has no top-level 'module'")
+    # the grammar alone accepts it, and says that is all it checked
+    assert main(["ir", "check", "--grammar-only", str(path)]) == 0
+    assert "checked by grammar only" in capsys.readouterr()[0]
+    # a pass refuses to run on it unless told not to verify
+    code = main(["pass", "identity", str(path)])
+    out, err = capsys.readouterr()
+    assert code == 2 and out == "" and err.startswith(f"{path}:{where}: error: ")
+    assert main(["pass", "identity", "--no-verify", "-q", str(path)]) == 0
+    assert capsys.readouterr()[0] == text
+
+
+@pytest.mark.parametrize("axis", [-1, 2, 8])
+def test_what_tritons_verifier_would_crash_on_is_refused_before_it(tmp_path, axis):
+    """Triton 3.6 and 3.9 infer tt.expand_dims's result with its axis unchecked: an axis outside
+    [0, rank] corrupts the heap (an abort, a segfault or a hang, found by tests/ir_fuzzing.py).
+    Run in a child process: without the check the crash would take the test run down."""
+    text = ("module {\n  tt.func public @k() {\n"
+            "    %r = tt.make_range {end = 128 : i32, start = 0 : i32} : tensor<128xi32>\n"
+            f"    %e = tt.expand_dims %r {{axis = {axis} : i32}} : tensor<128xi32> -> tensor<128x1xi32>\n"
+            "    tt.return\n  }\n}\n")
+    path = _write(tmp_path, f"axis{axis}", text)
+    for command in (["ir", "check"], ["pass", "identity"]):
+        r = _run_cli(*command, str(path), cwd=tmp_path, timeout=120)
+        assert r.returncode == 2 and r.stdout == "" and "Traceback" not in r.stderr, (command, r.returncode, r.stderr)
+        assert r.stderr.startswith(f"{path}:4:5: error: 'tt.expand_dims' op axis {axis} is outside [0, 1] for its "
+                                   "rank-1 operand (Triton's verifier would crash on it"), r.stderr
+
+
+def test_a_pass_output_triton_would_crash_on_is_rejected_not_verified(tmp_path):
+    """A pass that writes an out-of-range expand_dims axis: its output is rejected with the reason
+    and saved, and Triton's verifier never sees it (run in a child process, as above)."""
+    script = '''
+from irlab import ir
+from irlab.pass_api import ModulePass, PassRejected
+
+class BadAxis(ModulePass):
+    name = "bad-axis"
+
+    def run(self, ctx):
+        ctx.rewriter.set_attribute(ctx.module.first("tt.expand_dims"), "axis", "5 : i32")
+
+m = ir.parse("""module {
+  tt.func public @k() {
+    %r = tt.make_range {end = 128 : i32, start = 0 : i32} : tensor<128xi32>
+    %e = tt.expand_dims %r {axis = 1 : i32} : tensor<128xi32> -> tensor<128x1xi32>
+    tt.return
+  }
+}
+""", "k.ttir")
+try:
+    BadAxis().apply(m)
+except PassRejected as e:
+    print(e.message.splitlines()[0])
+'''
+    r = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, env=ENV,
+                       timeout=120)
+    assert r.returncode == 0, (r.returncode, r.stderr[-2000:])
+    assert r.stdout == ("k.ttir:4:5: error: 'tt.expand_dims' op axis 5 is outside [0, 1] for its rank-1 operand "
+                        "(Triton's verifier would crash on it, not report it)\n")

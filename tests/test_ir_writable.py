@@ -213,3 +213,99 @@ def test_predicates_argument_attributes_and_variadic_operand_slots():
     rw = ir.Rewriter(m)
     rw.set_operand(second, loop.iter_args[1], "keep b")
     assert "scf.yield %s, %b : i32, i32" in str(m)
+
+
+class _HalfWay(RewritePattern):
+    """Moves the splat, retypes the divsi's attributes, inserts and clones ops, repoints a use --
+    then asks for a move the rewriter refuses (the load above the splat it uses)."""
+    ops = ("tt.load",)
+
+    def __init__(self, ctx=None):
+        self.ctx = ctx
+
+    def match_and_rewrite(self, load, rw):
+        body = load.parent
+        splat, div = body.ops[0], body.ops[2]
+        rw.move_after(div, splat)
+        rw.set_attribute(div, "irlab.mark", "1 : i32")
+        rw.insert_before(load, "%extra = arith.addi %n, %n : i32")
+        copy = rw.clone(splat, before=load)
+        rw.set_operand(load.operand_use("ptr"), copy.result)
+        rw.erase(splat)
+        if self.ctx is not None:
+            self.ctx.remark("half-way there", load)
+        rw.move_before(load, copy)   # the load uses the copy: refused
+
+
+def test_driver_undoes_an_application_the_rewriter_refuses_half_way():
+    m = ir.parse(LOOP)
+    ops = list(m.walk())
+    lines = [(op.line, op.column) for op in ops]
+    load = m.first("tt.load")
+    res = apply_patterns(m, [_HalfWay()])
+    assert str(m) == LOOP and not res.changed and res.rewrites == 0 and res.changes == []
+    # the same objects, in their places, with their lines and uses
+    assert list(m.walk()) == ops and [(op.line, op.column) for op in ops] == lines
+    assert load.ptr is m.first("tt.splat").result and load.ptr.users == [load]
+    assert [u.op.name for u in m.first("scf.for").lower_bound.uses] == ["scf.for"]
+    [(pattern, op, reason)] = res.declines
+    assert pattern == "_HalfWay" and op is load
+    assert reason.startswith("not rewritten: cannot move %v = tt.load (line 10) before %p_c = tt.splat")
+    assert "(its 6 earlier change(s) here were undone)" in reason
+    # the restored module takes later rewrites like one never touched
+    rw = ir.Rewriter(m)
+    rw.move_after(m.first("arith.divsi"), m.first("tt.splat"))
+    assert str(m) == LOOP.replace("      %v = tt.load %p : tensor<512x!tt.ptr<f32>, #blocked>\n"
+                                  "      %q = arith.divsi %n, %c1 : i32\n",
+                                  "      %q = arith.divsi %n, %c1 : i32\n"
+                                  "      %v = tt.load %p : tensor<512x!tt.ptr<f32>, #blocked>\n")
+    verified(m)
+
+
+def test_a_pass_reports_the_undone_application_as_a_note_without_its_remarks():
+    from irlab.pass_api import ModulePass
+
+    class HalfWayPass(ModulePass):
+        name = "half-way"
+
+        def run(self, ctx):
+            ctx.apply_patterns(_HalfWay(ctx))
+
+    m = ir.parse(LOOP)
+    res = HalfWayPass().apply(m, verify=False)
+    assert not res.changed and str(m) == LOOP
+    assert [(d.severity, d.line) for d in res.diagnostics] == [("note", 10)]
+    assert "cannot move %v = tt.load (line 10)" in res.diagnostics[0].message
+
+
+def test_a_refusal_outside_the_driver_is_a_pass_error_and_leaves_the_module():
+    from irlab.pass_api import ModulePass, PassError
+
+    class Direct(ModulePass):
+        name = "direct"
+
+        def run(self, ctx):
+            rw = ctx.rewriter
+            rw.set_attribute(ctx.module.first("tt.load"), "isVolatile", "true")
+            rw.erase(ctx.module.first("tt.splat"))   # still used: refused
+
+    m = ir.parse(LOOP)
+    with pytest.raises(PassError, match="pass 'direct' stopped: cannot erase %p = tt.splat .*left as it was given"):
+        Direct().apply(m, verify=False)
+    assert str(m) == LOOP and "isVolatile" not in m.first("tt.load").text
+
+
+def test_a_refused_replacement_leaves_no_uses_behind():
+    m = ir.parse(LOOP)
+    rw = ir.Rewriter(m)
+    div = m.first("arith.divsi")
+    n = m.first("tt.func").regions[0].entry.arguments[1]
+    users = [u.op for u in n.uses]
+    with pytest.raises(RewriteError, match="must define 1 result") as refused:
+        rw.replace_op(div, "arith.addi %n, %n : i32")
+    assert refused.value.op is div   # the error carries the op it refused, as well as the reason
+    with pytest.raises(RewriteError, match="changes the type of %q"):
+        rw.replace_op(div, "%q2 = arith.addf %n, %n : f32")
+    with pytest.raises(RewriteError, match="must define the same results"):
+        rw._rebuild(div, "%q, %q3 = arith.divsi %n, %c1 : i32")
+    assert [u.op for u in n.uses] == users and str(m) == LOOP

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
@@ -12,6 +13,8 @@ from irlab.kernels import KERNELS
 from irlab.registry import make_pass
 from irlab.variants import AMD_NO_EPILOGUE, get_variant
 from tests.kernels import persistent_gemm
+
+GOLDEN = Path(__file__).resolve().parent.parent / "golden"
 
 # the shape of the sm_80 GEMM epilogue's last two lines, whatever numbers Triton gives its SSA values
 CVT_SHAPE = "%N = ttg.convert_layout %N : tensor<128x128xf16, #mma> -> tensor<128x128xf16, #blocked>"
@@ -89,9 +92,9 @@ def sm80() -> Epilogue:
     return find_epilogue(compile_kernel(KERNELS["gemm_fp16"], "cuda:80").text("ttgir", locations=False))
 
 
-def apply(text, **options):
+def apply(text, verify=True, **options):
     m = ir.parse(text)
-    return m, make_pass("optimize-epilogue", options).apply(m)
+    return m, make_pass("optimize-epilogue", options).apply(m, verify=verify)
 
 
 def notes(res):
@@ -231,3 +234,70 @@ def test_persistent_gemm_epilogue_inside_the_tile_loop(target):
     assert res.changed and res.verified, notes(res)
     store = m.first(("tt.store", "amdg.buffer_store"))
     assert store.enclosing("scf.for") is not None and store.value.type.layout.is_mma
+
+
+# --- inputs that tempt the pass into an unsafe rewrite: each gets the exact right output or a refusal
+
+def test_a_chain_op_using_the_accumulator_twice_uses_the_mma_value_twice(sm80):
+    """``mulf %v, %v`` between the convert and the store: both operands move to the MMA-layout
+    value. The output is the plain epilogue's rewrite with the square stored instead."""
+    acc = ir.parse(sm80.text).first("tt.store").value.defining_op.src.ref
+    square = f"    %sq = arith.mulf {sm80.value}, {sm80.value} : tensor<128x128xf16, #blocked>\n"
+    m, res = apply(sm80.before_store(square, value="%sq"))
+    assert res.changed and res.verified, notes(res)
+    square_mma = f"    %sq = arith.mulf {acc}, {acc} : tensor<128x128xf16, #mma>\n"
+    assert str(m).count(square_mma) == 1
+    # without that line, and storing the accumulator itself, it is the plain epilogue's rewrite
+    plain, _ = apply(sm80.text)
+    assert str(m).replace(square_mma, "").replace(f", %sq, ", f", {acc}, ") == str(plain)
+    sq = next(o for o in m.walk() if o.results and o.results[0].name == "sq")
+    assert sq.is_before_in_block(m.first("tt.store"))
+    assert any("and 1 elementwise op(s)" in d.message for d in res.diagnostics)
+
+
+def test_a_store_to_the_same_address_between_keeps_its_place_and_layout(sm80):
+    """A store of zeros to the epilogue's own addresses between the convert and the store: the
+    epilogue store moves to the MMA layout where it is, after the other store, which is untouched
+    (and keeps the address math it shares)."""
+    zeros = ("    %zeros = arith.constant dense<0.000000e+00> : tensor<128x128xf16, #blocked>\n"
+             f"    tt.store {sm80.ptr}, %zeros, {sm80.mask} : tensor<128x128x!tt.ptr<f16>, #blocked>\n")
+    text = sm80.before_store(zeros)
+    m, res = apply(text)
+    assert res.changed and res.verified, notes(res)
+    stores = m.find("tt.store")
+    assert [s.text for s in stores[:1]] == [zeros.splitlines()[1].strip()]
+    assert stores[0].is_before_in_block(stores[1]) and stores[1].value.type.layout.is_mma
+    assert stores[1].ptr is not stores[0].ptr and stores[1].ptr.type.layout.is_mma
+
+
+def test_a_mask_read_by_a_volatile_load_is_converted_not_loaded_again(sm80):
+    """The store's mask comes from a volatile load: recomputing the address math in the MMA layout
+    must not clone that load (a second volatile access); its value is converted instead."""
+    flags = (f"    %flags = tt.load {sm80.ptr} {{isVolatile = true}} : tensor<128x128x!tt.ptr<f16>, #blocked>\n"
+             "    %fzero = arith.constant dense<0.000000e+00> : tensor<128x128xf16, #blocked>\n"
+             "    %fmask = arith.cmpf one, %flags, %fzero : tensor<128x128xf16, #blocked>\n")
+    text = sm80.before_store(flags).replace(f"{sm80.value}, {sm80.mask} :", f"{sm80.value}, %fmask :")
+    m, res = apply(text)
+    assert res.changed and res.verified, notes(res)
+    loads = [o for o in m.walk() if o.name == "tt.load" and o.enclosing("scf.for") is None]
+    assert [o.text for o in loads] == [flags.splitlines()[0].strip()]
+    mask = m.first("tt.store").mask.defining_op
+    assert mask.name == "arith.cmpf" and mask.result.type.layout.is_mma   # recomputed from the converted value
+    [converted] = [o for o in epilogue_converts(m) if o.src is loads[0].result]
+    assert converted.result.type.layout.is_mma
+
+
+def test_a_contiguity_hint_of_the_blocked_layout_is_recomputed_for_the_mma_one():
+    """Triton 3.9 on gfx942 writes ``contiguity = 8`` on the buffer_store of the blocked value (8
+    consecutive f16 per lane); the MFMA layout gives 4. Storing from it with the old hint would
+    write two 4-element runs as one 128-bit vector."""
+    text = (GOLDEN / "triton-3.9.0/gemm_fp16/hip-gfx942/no-optimize-epilogue.ttgir").read_text()
+    before = ir.parse(text).first("amdg.buffer_store")
+    assert before.attr("contiguity") == 8 and before.operand_types[0].layout.kind == "blocked"
+    m, res = apply(text, verify=False)
+    assert res.changed, notes(res)
+    store = m.first("amdg.buffer_store")
+    acc = store.value.ref
+    assert store.text == (f"amdg.buffer_store {acc}, %arg2[{store.offsets.ref}], {store.mask.ref} {{contiguity = 4 : i32}}"
+                          " : !tt.ptr<f16> -> tensor<128x128xf16, #mma>")
+    assert any(c.kind == "attribute" and "contiguity = 4" in c.detail and "recomputed" in c.detail for c in res.changes)

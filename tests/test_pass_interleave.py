@@ -99,6 +99,22 @@ def test_does_not_cross_a_barrier_a_store_or_a_user(gluon80):
         in notes(res)
 
 
+def test_does_not_cross_an_atomic_or_move_a_volatile_load(gluon80):
+    atomic = ("      %h = arith.constant 1.000000e+00 : f16\n"
+              "      %old = tt.atomic_rmw fadd, relaxed, gpu, %arg2, %h : (!tt.ptr<f16>, f16) -> f16\n")
+    text = gluon80.replace("      %74 = ttg.local_load", atomic + "      %74 = ttg.local_load", 1)
+    m, res = apply(text)
+    assert not res.changed and str(m) == text
+    assert "would cross %old = tt.atomic_rmw (line 69), which reads global memory, writes global memory, " \
+           "synchronizes" in notes(res), notes(res)
+    # a volatile load is ordered against the shared-memory reads it would pass
+    text = gluon80.replace("      %73 = tt.load %71 :", "      %73 = tt.load %71 {isVolatile = true} :", 1)
+    m, res = apply(text)
+    assert not res.changed and str(m) == text
+    assert "%73 = tt.load (line 67) (reads global memory, synchronizes) would cross %74 = ttg.local_load (line 68)" \
+        in notes(res), notes(res)
+
+
 def test_multi_dot_loops_are_left_alone_unless_allowed(gluon80):
     extra = ("      %dot2 = tt.dot %74, %75, %arg12, inputPrecision = tf32 : tensor<128x32xf16, #ttg.dot_op<{opIdx = 0, "
              "parent = #mma, kWidth = 2}>> * tensor<32x128xf16, #ttg.dot_op<{opIdx = 1, parent = #mma, kWidth = 2}>> "

@@ -76,3 +76,29 @@ def test_rewriter_edits_the_dictionary_after_a_region(ttir):
     assert [c.kind for c in rw2.changes] == ["attribute"] * 3
     # the body is untouched
     assert [o.name for o in loop2.body.ops] == [o.name for o in m.first("scf.for").body.ops]
+
+
+# a K loop whose attribute dictionary holds a string that looks like another dictionary
+BRACES = """module {
+  tt.func public @k(%a: tensor<16x16xf16>, %b: tensor<16x16xf16>, %p: tensor<16x16x!tt.ptr<f32>>, %n: i32) {
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    %zero = arith.constant dense<0.000000e+00> : tensor<16x16xf32>
+    %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %zero) -> (tensor<16x16xf32>)  : i32 {
+      %d = tt.dot %a, %b, %acc : tensor<16x16xf16> * tensor<16x16xf16> -> tensor<16x16xf32>
+      scf.yield %d : tensor<16x16xf32>
+    } {irlab.note = "not a dict: } {tt.num_stages = 9 : i32}", tt.num_stages = 3 : i32}
+    tt.store %p, %r : tensor<16x16x!tt.ptr<f32>>
+    tt.return
+  }
+}
+"""
+
+
+def test_a_string_that_looks_like_a_hint_is_not_read_or_edited_as_one():
+    m, res = apply(BRACES, num_stages=9)
+    assert not res.changed and str(m) == BRACES
+    assert "tt.num_stages is already 3 on %r = scf.for (line 6); left as is (overwrite=true)" in notes(res), notes(res)
+    m, res = apply(BRACES, num_stages=2, overwrite=True, warp_specialize=True)
+    assert res.changed and res.verified
+    assert str(m) == BRACES.replace('tt.num_stages = 3 : i32}', 'tt.num_stages = 2 : i32, tt.warp_specialize}')

@@ -6,9 +6,13 @@ from .common import EXIT_OK, EXIT_USAGE, err
 
 def cmd_ir_check(args) -> int:
     """Each file (or ``// -----`` chunk) through irlab's grammar, then Triton's own parser and
-    verifier (modules; a fragment of ops can only be checked by the grammar). Every error is
-    ``file:line:col: error: ...``; exit 2 if any file has one."""
+    verifier. A file whose top level is not one ``module`` (a list of ops, a ``tt.func``) is
+    checked the way Triton reads it: MLIR's parser puts top-level ops in an implicit module, so a
+    snippet that uses values defined elsewhere is rejected, as Triton would reject it (``--grammar-only``
+    checks such a snippet by the grammar alone). Every error is ``file:line:col: error: ...``;
+    exit 2 if any file has one."""
     from .. import ir
+    from ..ir.triton_guards import triton_would_crash
     services = None
     status = EXIT_OK
     for f in args.files:
@@ -23,12 +27,15 @@ def cmd_ir_check(args) -> int:
             err(e.render())
             status = EXIT_USAGE
             continue
-        rejected, fragments = False, 0
+        rejected = False
+        fragments = sum(1 for _, _, m in modules if m.fragment)
         for line, chunk, m in modules:
-            if m.fragment:
-                fragments += 1
-                continue
             if args.grammar_only:
+                continue
+            crash = triton_would_crash(m)
+            if crash is not None:
+                err(crash.render())
+                rejected = True
                 continue
             if services is None:
                 from ..bridge.services import TritonServices
@@ -37,17 +44,23 @@ def cmd_ir_check(args) -> int:
             if verdict is not None:
                 for message in verdict.messages:
                     err(message)
+                if m.fragment:
+                    err(f"note: {FRAGMENT_NOTE}")
                 rejected = True
         if rejected:
             status = EXIT_USAGE
             continue
         n = sum(sum(1 for _ in m.walk()) for _, _, m in modules)
-        checked = "grammar only" if args.grammar_only else (
-            "grammar; Triton's verifier needs a whole module" if fragments == len(modules) else
-            "grammar and Triton's parser and verifier" + (f"; {fragments} fragment(s) by grammar only" if fragments else ""))
+        checked = "grammar only" if args.grammar_only else "grammar and Triton's parser and verifier" + (
+            ", top-level ops in an implicit module" if fragments else "")
         what = f"{len(modules)} module(s)" if args.split_input_file else ("fragment" if fragments else "module")
         print(f"{name}: ok ({what}, {n} ops; checked by {checked})")
     return status
+
+
+# what a rejected file without a top-level module is told
+FRAGMENT_NOTE = ("the file has no top-level 'module'; it is checked as Triton reads it, its top-level ops in an "
+                 "implicit module (--grammar-only checks a snippet by irlab's grammar alone)")
 
 
 def cmd_ir_show(args) -> int:

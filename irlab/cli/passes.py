@@ -24,6 +24,7 @@ def cmd_pass(args) -> int:
     and Triton accepted what the pass produced."""
     from .. import ir
     from ..pass_api import PassError, PassRejected
+    from ..ir.triton_guards import triton_would_crash
     from ..registry import make_pass
     try:
         p = make_pass(args.name, parse_kv(args.option, "option"))
@@ -41,11 +42,18 @@ def cmd_pass(args) -> int:
     if not args.no_verify:   # the input must be IR Triton accepts, or a failure would be blamed on the pass
         from ..bridge.services import TritonServices
         services = TritonServices()
-        for line, m in modules:
-            verdict = None if isinstance(m, str) or m.fragment else services.verify("\n" * (line - 1) + str(m), name)
+        for line, m in modules:   # a file without a top-level module too: Triton reads its ops in an implicit one
+            crash = None if isinstance(m, str) else triton_would_crash(m)
+            if crash is not None:
+                err(crash.render())
+                return EXIT_USAGE
+            verdict = None if isinstance(m, str) else services.verify("\n" * (line - 1) + str(m), name)
             if verdict is not None:
                 for message in verdict.messages:
                     err(message)
+                if m.fragment:
+                    err("note: the file has no top-level 'module'; Triton reads its top-level ops in an implicit "
+                        "module and rejects them (--no-verify runs the pass on a snippet unchecked)")
                 return EXIT_USAGE
     outputs, results = [], []
     for first_line, m in modules:

@@ -6,6 +6,10 @@ MLIR's ``notifyMatchFailure``). :func:`apply_patterns` keeps a worklist of ops, 
 every op of the module in textual order; after a pattern changes the IR, the ops it touched,
 their blocks, users and operands' producers are visited again, until no pattern applies.
 
+An application the rewriter refuses half-way (:class:`RewriteError` after some changes) is undone:
+the module is restored to what it was before that application (:mod:`irlab.ir.snapshot`), its
+changes are dropped, and the refusal becomes the pattern's decline at that op.
+
 What the driver reports is the *net* change: the module printed before and after. A pattern that
 moves an op and another that moves it back leave no change, and the driver says so; a pair that
 keeps doing that forever is stopped after ``max_rewrites`` with the patterns named.
@@ -19,6 +23,7 @@ from typing import ClassVar
 from .errors import RewriteError
 from .model import Module, Operation
 from .rewrite import Change, Rewriter, describe
+from .snapshot import Snapshot
 
 
 class RewritePattern:
@@ -46,6 +51,15 @@ class PatternRewriter(Rewriter):
         self.pattern: RewritePattern | None = None
         self.visiting: Operation | None = None
         self.declines: dict[tuple[str, int], tuple[str, Operation, str]] = {}
+        # lists a pattern adds to while it rewrites (a pass's diagnostics): when the driver undoes an
+        # application, what it added to them goes too
+        self.logs: list[list] = []
+        self.undo: Snapshot | None = None   # the module before the current application's first change
+        self._taking_undo = False
+
+    def _will_change(self) -> None:
+        if self._taking_undo and self.undo is None:
+            self.undo = Snapshot(self.module)
 
     def notify_match_failure(self, op: Operation, reason: str) -> None:
         """Record why the current pattern leaves ``op`` alone (shown at ``op``; the last reason per
@@ -91,11 +105,29 @@ def apply_patterns(module: Module, patterns, rewriter: PatternRewriter | None = 
             if not pattern.matches(op):
                 continue
             mark, touched_mark = len(rw.changes), len(rw.touched)
+            logs = [(log, len(log)) for log in rw.logs]
+            rw.undo, rw._taking_undo = None, True
             rw.pattern, rw.visiting = pattern, op
             try:
                 pattern.match_and_rewrite(op, rw)
+            except Exception as e:
+                # no half-applied rewrite: the module, the changes and what the pattern said go back
+                # to what they were before this application
+                undone = len(rw.changes) - mark
+                if rw.undo is not None:
+                    rw.undo.restore()
+                del rw.changes[mark:]
+                del rw.touched[touched_mark:]
+                for log, n in logs:
+                    del log[n:]
+                if not isinstance(e, RewriteError):
+                    raise
+                rw.declines[(pattern.name, id(op))] = (pattern.name, op, (
+                    f"not rewritten: {e}" + (f" (its {undone} earlier change(s) here were undone)" if undone else "")))
+                continue
             finally:
-                rw.pattern = rw.visiting = None
+                rw.pattern = rw.visiting = rw.undo = None
+                rw._taking_undo = False
             if len(rw.changes) == mark:
                 continue
             rewrites += 1

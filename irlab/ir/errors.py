@@ -83,4 +83,9 @@ class IRParseError(IRError):
 
 
 class RewriteError(IRError):
-    """A rewrite that would make the IR invalid was refused; the message says why."""
+    """A rewrite that would make the IR invalid was refused: ``op`` is the op it concerned (None if
+    none), the message says which and why."""
+
+    def __init__(self, message: str, op=None):
+        super().__init__(message)
+        self.op = op

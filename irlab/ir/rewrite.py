@@ -189,6 +189,9 @@ class Rewriter:
     def has_done_action(self) -> bool:
         return bool(self.changes)
 
+    def _will_change(self) -> None:
+        """Called right before the model is changed (the pattern driver takes its undo snapshot here)."""
+
     def _record(self, kind: str, op: Operation, detail: str, reason: str = "", at: Operation | None = None):
         """Record a change of ``op``, located at ``op``'s line (or, for a new op, at ``at``, where it went)."""
         where = op if op.line is not None or at is None else at
@@ -281,9 +284,10 @@ class Rewriter:
         why = self.check_move(op, anchor, after)
         if why is not None:
             raise RewriteError(f"cannot move {describe(op)} {'after' if after else 'before'} "
-                               f"{describe(anchor)}: {why}")
+                               f"{describe(anchor)}: {why}", op=op)
         if op is anchor:
             return False
+        self._will_change()
         src, dst = op.parent, anchor.parent
         old = src.index(op)
         src.ops.remove(op)
@@ -306,10 +310,11 @@ class Rewriter:
                 user = r.uses[0].op
                 more = len(r.users) - 1
                 raise RewriteError(f"cannot erase {describe(op)}: its result {r.ref} is still used by "
-                                   f"{describe(user)}" + (f" and {more} more" if more else ""))
+                                   f"{describe(user)}" + (f" and {more} more" if more else ""), op=op)
         block = op.parent
         if block is None:
-            raise RewriteError(f"cannot erase {describe(op)}: it is a top-level op")
+            raise RewriteError(f"cannot erase {describe(op)}: it is a top-level op", op=op)
+        self._will_change()
         self._record("erased", op, reason or "no longer used")
         self.touched.pop()
         for o in op.walk():
@@ -329,9 +334,9 @@ class Rewriter:
     def _parse_ops(self, text: str, anchor: Operation, after: bool, replacing: Operation | None = None):
         from . import parse
         if anchor.parent is None:
-            raise RewriteError(f"cannot insert next to the top-level op {describe(anchor)}")
+            raise RewriteError(f"cannot insert next to the top-level op {describe(anchor)}", op=anchor)
         if after and is_terminator(anchor):
-            raise RewriteError(f"cannot insert after the terminator {describe(anchor)}")
+            raise RewriteError(f"cannot insert after the terminator {describe(anchor)}", op=anchor)
         frag = parse(text, filename=f"<inserted near {describe(anchor)}>", fragment=True)
         ops = frag.ops
         if not ops or len(ops) != len(frag.entries):
@@ -353,17 +358,19 @@ class Rewriter:
                 visible.pop(r.ref, None)
                 if visible.get(f"%{r.name}") is r:
                     visible.pop(f"%{r.name}")
-        for ref, fv in frag.free_values.items():
-            target = visible.get(f"%{ref}")
-            if target is None:
+        for ref in frag.free_values:
+            if visible.get(f"%{ref}") is None:
                 raise RewriteError(f"inserted text uses %{ref}, which is not defined before the insertion point "
-                                   f"{'after' if after else 'before'} {describe(anchor)}")
+                                   f"{'after' if after else 'before'} {describe(anchor)}", op=anchor)
+        for o in ops:
+            self._check_alias_refs(o)
+        self._will_change()
+        for ref, fv in frag.free_values.items():
+            target = visible[f"%{ref}"]
             for u in fv.uses:
                 u.value = target
                 target.uses.append(u)
             fv.uses = []
-        for o in ops:
-            self._check_alias_refs(o)
         return ops
 
     def _check_alias_refs(self, op: Operation):
@@ -375,6 +382,7 @@ class Rewriter:
                     raise RewriteError(f"inserted op {o.name} refers to {sigil}{name}, which this module does not define")
 
     def _place(self, ops: list[Operation], anchor: Operation, after: bool):
+        self._will_change()
         block = anchor.parent
         indent = _indent_of(anchor)
         idx = block.index(anchor) + (1 if after else 0)
@@ -403,7 +411,7 @@ class Rewriter:
         if (before is None) == (after is None):
             raise RewriteError("clone needs exactly one of before= or after=")
         if op.regions:
-            raise RewriteError(f"cannot clone {describe(op)}: it has regions")
+            raise RewriteError(f"cannot clone {describe(op)}: it has regions", op=op)
         mapping = mapping if mapping is not None else {}
         anchor = before or after
         edits = {u.span: mapping[u.value].ref for u in op.operand_uses if u.value in mapping}
@@ -417,7 +425,8 @@ class Rewriter:
             text = head + " =" + text.split("=", 1)[1]
         new = self._parse_ops(text, anchor, after is not None)
         if len(new) != 1:
-            raise RewriteError(f"cloning {describe(op)} produced {len(new)} ops")
+            _unbind(new)
+            raise RewriteError(f"cloning {describe(op)} produced {len(new)} ops", op=op)
         self._place(new, anchor, after is not None)
         self._record("inserted", new[0], f"clone of {describe(op)} {'before' if before else 'after'} "
                                          f"{describe(anchor)}", reason, at=anchor)
@@ -477,7 +486,7 @@ class Rewriter:
         for u in uses:
             if not dominates(new, u.op):
                 raise RewriteError(f"cannot replace {old.ref} with {new.ref} in {describe(u.op)}: "
-                                   f"{new.ref} is not defined before that use")
+                                   f"{new.ref} is not defined before that use", op=u.op)
         for u in uses:
             self._repoint(u, new)
         if uses:
@@ -491,12 +500,14 @@ class Rewriter:
         if use.value is new:
             return
         if not dominates(new, use.op):
-            raise RewriteError(f"cannot use {new.ref} in {describe(use.op)}: it is not defined before that op")
+            raise RewriteError(f"cannot use {new.ref} in {describe(use.op)}: it is not defined before that op",
+                               op=use.op)
         old = use.value
         self._repoint(use, new)
         self._record("replaced-uses", use.op, f"operand {old.ref} -> {new.ref}", reason)
 
     def _repoint(self, u: Use, new: Value):
+        self._will_change()
         _drop_use(u)
         u.value = new
         new.uses.append(u)
@@ -507,15 +518,17 @@ class Rewriter:
                    ) -> list[Operation]:
         """Replace ``op`` by the ops in ``text``; the last new op's results take over op's uses."""
         if op.parent is None:
-            raise RewriteError(f"cannot replace the top-level op {describe(op)}")
+            raise RewriteError(f"cannot replace the top-level op {describe(op)}", op=op)
         ops = self._parse_ops(text, op, after=False, replacing=op)
         last = ops[-1]
         if len(last.results) != len(op.results):
+            _unbind(ops)
             raise RewriteError(f"replacement of {describe(op)} must define {len(op.results)} result(s); "
-                               f"its last op {last.name} defines {len(last.results)}")
+                               f"its last op {last.name} defines {len(last.results)}", op=op)
         if not allow_type_change:
             for old, new in zip(op.results, last.results):
                 if old.type is not None and new.type is not None and str(old.type) != str(new.type):
+                    _unbind(ops)
                     raise RewriteError(f"replacement changes the type of {old.ref} from {old.type} to {new.type}")
         self._place(ops, op, after=False)
         for old, new in zip(op.results, last.results):
@@ -538,7 +551,7 @@ class Rewriter:
         new text of type ``t``, or None to keep it. The op is re-read from its new text; returns
         whether anything changed."""
         if op.regions:
-            raise RewriteError(f"cannot retype {describe(op)}: it has regions")
+            raise RewriteError(f"cannot retype {describe(op)}: it has regions", op=op)
         edits = _type_edits(op, new_type)
         if not edits:
             return False
@@ -601,7 +614,7 @@ class Rewriter:
         """Remove attribute ``key`` from ``op``'s attribute dictionary (an empty dictionary goes
         too); returns whether it was there."""
         if op.regions:
-            raise RewriteError(f"cannot remove attribute {key!r} of {describe(op)}: it has regions")
+            raise RewriteError(f"cannot remove attribute {key!r} of {describe(op)}: it has regions", op=op)
         dict_group, _ = op._attr_groups()
         if dict_group is None:
             return False
@@ -627,6 +640,7 @@ class Rewriter:
     def _set_trailing_attribute(self, op: Operation, key: str, value_text: str, reason: str) -> None:
         # an op with regions is not re-read from text: its own text is edited in place (op.edits)
         # and its attribute cache is refilled from the dictionary as it will print
+        self._will_change()
         op.attributes  # noqa: B018 - fills the cache (properties are kept)
         props = op._attrs[1]
         last = op.regions[-1]
@@ -668,11 +682,14 @@ class Rewriter:
         keep pointing at them), operands bound to the values visible before the op."""
         old_line, old_col = op.line, op.column
         new = self._parse_ops(text, op, after=False, replacing=op)
+        if len(new) != 1 or new[0].regions or new[0].result_groups != op.result_groups:
+            _unbind(new)
         if len(new) != 1 or new[0].regions:
-            raise RewriteError(f"the new text of {describe(op)} must be one op without regions")
+            raise RewriteError(f"the new text of {describe(op)} must be one op without regions", op=op)
         n = new[0]
         if [g for g in n.result_groups] != [g for g in op.result_groups]:
-            raise RewriteError(f"the new text of {describe(op)} must define the same results")
+            raise RewriteError(f"the new text of {describe(op)} must define the same results", op=op)
+        self._will_change()
         for u in op.operand_uses:
             _drop_use(u)
         for u in n.operand_uses:
@@ -740,6 +757,14 @@ def _region_contains(region: Region, block: Block) -> bool:
         owner = b.parent_op
         b = owner.parent if owner is not None else None
     return False
+
+
+def _unbind(ops: list[Operation]) -> None:
+    """Take the uses of parsed ops that will not be placed out of the values they use."""
+    for o in ops:
+        for inner in o.walk():
+            for u in inner.operand_uses:
+                _drop_use(u)
 
 
 def _drop_use(u: Use) -> None:
