@@ -461,3 +461,11 @@ def why_unknown(op) -> str:
     if not is_known(op):
         return "an op irlab's effect table does not know"
     return ""
+
+
+def what_it_does(op) -> str:
+    """The op's effects for a refusal that names it ("which reads global memory, synchronizes (a
+    volatile load)"): what it does, and what beyond its name makes it do so."""
+    e = effects(op)
+    extra = why_unknown(op)
+    return ("may do anything" if e == E.ALL else e.describe()) + (f" ({extra})" if extra else "")
