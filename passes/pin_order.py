@@ -6,7 +6,8 @@ AMDGPU scheduler.
 ``order`` lists selectors, comma-separated: a kind (``global_load``, ``local_load``,
 ``local_store``, ``dot``, ``async_copy``) or a full op name (``amdg.buffer_load``), optionally
 ``:k`` for the k-th such op of the loop body (0-based, in the body's order before the pass; -1
-is the last). A selector without ``:k`` takes every such op, in their order. In every innermost
+is the last); a terminator (``scf.yield``) or an op with regions (``scf.for``, ``scf.if``) is no
+selector. A selector without ``:k`` takes every such op, in their order. In every innermost
 ``scf.for`` where each selector finds its ops, the pass reorders the body so that each
 selector's ops come before the next selector's: the selected ops trade places among their own
 positions, everything else stays, and the pure ops computing a moved op's operands move up with
@@ -15,7 +16,8 @@ it. Then, on AMD targets, it writes ``rocdl.sched.barrier MASK`` after each sele
 What it refuses, naming the ops: an order that would use a value before it is defined (a
 selected op above an op with effects that computes its operand, or below its own user), and any
 two ops trading places whose effects conflict by the rules of :mod:`irlab.ir.effects` (a
-memory op and a write, anything and a barrier, anything and an existing scheduling pin).
+memory op and a write, anything and a barrier, an atomic or a volatile access, anything and an
+existing scheduling pin).
 
 What the pins force, and what they do not:
 
@@ -47,8 +49,8 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from irlab.analysis import amdgpu_sched as sched
-from irlab.ir import Operation, RewriteError, RewritePattern, describe, effects, is_pure
-from irlab.ir.effects import conflict
+from irlab.ir import Effect, Operation, RewriteError, RewritePattern, describe, effects, is_pure
+from irlab.ir.effects import conflict, what_it_does
 from irlab.pass_api import ModulePass, PassContext, PassError, option
 from irlab.registry import register
 
@@ -60,6 +62,26 @@ KINDS = {
     "async_copy": ("ttg.async_copy_global_to_local", "amdg.buffer_load_to_local"),
 }
 LOOPS = ("scf.for", "scf.while")
+ORDERING = Effect.SYNC | Effect.SCHEDULE   # what a refusal names last: the op that orders the others
+# ops a selector cannot name: a terminator ends the body and stays last; an op with regions (a
+# loop, a branch, a function) is not one of the single ops of an innermost loop body
+BRANCHES = ("cf.br", "cf.cond_br", "cf.switch", "llvm.br", "llvm.cond_br", "llvm.switch", "llvm.indirectbr",
+            "llvm.resume", "llvm.unreachable", "ub.unreachable")
+TERMINATOR_ENDINGS = ("yield", "return", "condition", "terminator", "in_parallel")
+REGION_OPS = ("scf.for", "scf.while", "scf.if", "scf.execute_region", "scf.index_switch", "scf.forall",
+              "scf.parallel", "scf.reduce", "tt.reduce", "tt.scan", "tt.map_elementwise", "tt.func", "func.func",
+              "llvm.func", "gpu.func", "gpu.module", "gpu.launch", "gpu.warp_execute_on_lane_0", "gpu.all_reduce",
+              "ttg.warp_specialize", "ttg.warp_specialize.partitions", "ttg.mask", "nvws.warp_group", "module",
+              "builtin.module")
+
+
+def unorderable(name: str) -> str | None:
+    """Why ops named ``name`` cannot be put in an order (None if they can)."""
+    if name in BRANCHES or name.rsplit(".", 1)[-1].endswith(TERMINATOR_ENDINGS):
+        return "a terminator: it ends its block and always stays last"
+    if name in REGION_OPS:
+        return "an op with regions: pin-order orders the single ops of an innermost loop body"
+    return None
 
 
 @dataclass(frozen=True)
@@ -75,6 +97,9 @@ class Selector:
         if kind in KINDS:
             names = KINDS[kind]
         elif "." in kind:
+            why = unorderable(kind)
+            if why is not None:
+                raise ValueError(f"order: {kind!r} is {why}")
             names = (kind,)
         else:
             raise ValueError(f"order: unknown selector {text.strip()!r}; a kind ({', '.join(KINDS)}) or an op name "
@@ -158,7 +183,8 @@ def _late_producers(op: Operation, body, pos: dict) -> list[Operation]:
 
 def check_order(old: list[Operation], new: list[Operation], moving=()) -> str | None:
     """Why ``new`` may not replace ``old``: a value used before its definition, or two ops with
-    conflicting effects trading places (named with the op of ``moving`` first). None if safe."""
+    conflicting effects trading places (named with the op of ``moving`` first or, when both or
+    neither move, with the one that synchronizes or pins last). None if safe."""
     pos = {id(o): i for i, o in enumerate(new)}
     for op in new:
         for v in _operands(op):
@@ -172,8 +198,11 @@ def check_order(old: list[Operation], new: list[Operation], moving=()) -> str | 
                 eb = effects(b)
                 if conflict(ea, eb):
                     mover, other = (b, a) if b in moving and a not in moving else (a, b)
+                    if (mover in moving) == (other in moving) and effects(mover) & ORDERING \
+                            and not effects(other) & ORDERING:
+                        mover, other = other, mover
                     return (f"{describe(mover)} ({effects(mover).describe()}) would cross {describe(other)}, "
-                            f"which {effects(other).describe()}")
+                            f"which {what_it_does(other)}")
     return None
 
 

@@ -115,3 +115,67 @@ def test_the_crossing_rule():
     # an op with regions has the effects of the ops inside it
     m = ir.parse("scf.if %c {\n  tt.store %p, %v : !tt.ptr<f16>\n}\n")
     assert Effect.WRITE_GLOBAL in effects(m.ops[0])
+
+
+RG, WG, RS, WS, SYNC = (Effect.READ_GLOBAL, Effect.WRITE_GLOBAL, Effect.READ_SHARED, Effect.WRITE_SHARED,
+                        Effect.SYNC)
+
+# LLVM-dialect accesses as Triton prints them (the test below has Triton parse and print them first)
+LLVM_ACCESSES = {
+    "%a = llvm.load %g : !llvm.ptr<1> -> i32": RG,
+    "%b = llvm.load %s : !llvm.ptr<3> -> i32": RS,
+    "%c = llvm.load %f : !llvm.ptr -> i32": RG | RS,       # the generic address space: either memory
+    "%d = llvm.load volatile %g : !llvm.ptr<1> -> i32": RG | SYNC,
+    "%e = llvm.load %g atomic acquire {alignment = 4 : i64} : !llvm.ptr<1> -> i32": RG | SYNC,
+    '%h = llvm.load %s atomic syncscope("agent") monotonic {alignment = 4 : i64} : !llvm.ptr<3> -> i32': RS | SYNC,
+    "%i = llvm.load %s invariant : !llvm.ptr<3> -> i32": RS,
+    "llvm.store %v, %g : i32, !llvm.ptr<1>": WG,
+    "llvm.store %s, %g : !llvm.ptr<3>, !llvm.ptr<1>": WG,  # a shared-memory pointer stored to global memory
+    "llvm.store volatile %v, %s : i32, !llvm.ptr<3>": WS | SYNC,
+    "llvm.store %v, %g atomic release {alignment = 4 : i64} : i32, !llvm.ptr<1>": WG | SYNC,
+    "%j = llvm.atomicrmw add %s, %v monotonic : !llvm.ptr<3>, i32": RS | WS | SYNC,
+    "%k = llvm.cmpxchg %g, %v, %v acq_rel monotonic : !llvm.ptr<1>, i32": RG | WG | SYNC,
+    'llvm.fence syncscope("workgroup") release': SYNC,
+}
+
+
+def test_attributes_decide_what_an_llvm_access_does(tmp_path):
+    from irlab.bridge.services import TritonServices
+    body = "\n".join(f"    {line}" for line in LLVM_ACCESSES)
+    text = (f"module {{\n  llvm.func @f(%g: !llvm.ptr<1>, %s: !llvm.ptr<3>, %f: !llvm.ptr, %v: i32) {{\n{body}\n"
+            "    llvm.return\n  }\n}\n")
+    mod, refused = TritonServices().parse(text)
+    assert refused is None, refused
+    printed = mod.str_nodebug()
+    ops = [o for o in ir.parse(printed).walk() if o.name.startswith(("llvm.load", "llvm.store", "llvm.atomicrmw",
+                                                                       "llvm.cmpxchg", "llvm.fence"))]
+    assert [effects(o) for o in ops] == list(LLVM_ACCESSES.values())
+    # the generic form names the same attributes as properties
+    generic = ir.parse('%a = "llvm.load"(%g) <{alignment = 4 : i64, ordering = 4 : i64}> : (!llvm.ptr<1>) -> i32\n'
+                       '%b = "llvm.load"(%s) <{volatile_}> : (!llvm.ptr<3>) -> i32\n'
+                       '%c = "llvm.load"(%s) <{alignment = 4 : i64}> : (!llvm.ptr<3>) -> i32\n'
+                       '"llvm.store"(%v, %g) <{alignment = 4 : i64, ordering = 5 : i64}> : (i32, !llvm.ptr<1>) -> ()\n')
+    assert [effects(o) for o in generic.ops] == [RG | SYNC, RS | SYNC, RS, WG | SYNC]
+
+
+def test_a_volatile_load_synchronizes_so_no_load_crosses_it():
+    m = ir.parse("tt.func @f(%p: !tt.ptr<f16>, %q: !tt.ptr<f16>) {\n"
+                 "  %a = tt.load %p {isVolatile = true} : !tt.ptr<f16>\n  %b = tt.load %q : !tt.ptr<f16>\n"
+                 "  %c = tt.load %p : !tt.ptr<f16>\n  tt.return\n}\n")
+    volatile, plain, other, _ = m.first("tt.func").body.ops
+    assert effects(volatile) == RG | SYNC and effects(plain) == effects(other) == RG
+    rw = ir.Rewriter(m)
+    assert rw.check_move(other, plain, after=False) is None   # two plain loads may swap
+    why = rw.check_move(plain, volatile, after=False)
+    assert why is not None and "would cross %a = tt.load (line 2), which reads global memory, synchronizes " \
+                               "(a volatile load)" in why, why
+
+
+@pytest.mark.parametrize("name", [
+    "arith.addf", "math.exp2", "tt.dot", "tt.trans", "ttg.convert_layout", "ttg.memdesc_index", "nvws.aref.create",
+    "rocdl.mfma.f32.32x32x8f16", "rocdl.cvt.pk.f32.fp8", "rocdl.workitem.id.x", "nvvm.read.ptx.sreg.tid.x",
+    "nvvm.convert.f32x2.to.bf16x2", "nvvm.mma.sync", "llvm.add", "llvm.intr.fma", "llvm.intr.vector.reduce.fadd",
+    "llvm.getelementptr", "gpu.thread_id",
+])
+def test_pure_ops_stay_pure(name):
+    assert effects(ir.parse(f'"{name}"() : () -> ()\n').ops[0]) == Effect.NONE

@@ -357,12 +357,14 @@ def check_options(target, options: dict) -> None:
 
 
 def mlir_context():
-    """An MLIR context with every dialect Triton prints (core, NVIDIA and AMD) loaded."""
-    from triton._C.libtriton import amd, ir, nvidia
+    """An MLIR context with every dialect Triton prints (core, NVIDIA, AMD, and Proton's, whose
+    ``proton.record`` instrumentation puts in TTGIR) loaded."""
+    from triton._C.libtriton import amd, ir, nvidia, proton
     context = ir.context()
     ir.load_dialects(context)
     nvidia.load_dialects(context)
     amd.load_dialects(context)
+    proton.load_dialects(context)
     return context
 
 
