@@ -331,3 +331,13 @@ def test_a_dot_of_one_tile_with_itself_is_refused():
     m, res = apply(edit(text, dot, dot.replace(f"{a},{b},", f"{a}, {a},")))
     assert "load left as is: the tile is not exactly one of the dot's A and B operands" in refusals(res)
     assert loop_ops(m).count("tt.descriptor_load") == 0
+
+
+def test_a_base_that_is_not_a_kernel_argument_has_unknown_alignment(ttir):
+    """A base offset inside the kernel (a batch's slice, say) may break the argument's alignment."""
+    splat = "%34 = tt.splat %arg0 : !tt.ptr<f16> -> tensor<128x64x!tt.ptr<f16>>"
+    m, res = apply(edit(ttir, splat, "%base = tt.addptr %arg0, %c1_i32 : !tt.ptr<f16>, i32\n    "
+                                     + splat.replace("%arg0", "%base")))
+    assert "load left as is: the base pointer %base is not an argument of the kernel: its alignment is unknown" \
+        in refusals(res)
+    assert res.verified and loop_ops(m).count("tt.descriptor_load") == 1
