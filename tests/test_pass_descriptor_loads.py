@@ -187,3 +187,157 @@ def test_refusals_on_other_kernels_name_the_reason():
     soft = compile_kernel(KERNELS["softmax"], "cuda:90").text("ttir", locations=False)
     m, res = apply(soft)
     assert not res.changed and "nothing to do" in notes(res)
+
+
+# --- TMA limits and copy hints: inputs that tempt the pass into unsafe rewrites --------------------
+V36 = compat.TRITON_VERSION.startswith("3.6")
+A_LOAD = "tt.load %arg10, %69, %cst_1"     # the A tile (128x64) of the fixture's K loop
+CACHE_CG = "cacheModifier = cg" if V36 else \
+    "{cachePolicy = #tt.cache_policy<cache_modifier = cg, eviction_policy = evict_normal>}"
+EVICT_LAST = "evictionPolicy = evict_last" if V36 else \
+    "{cachePolicy = #tt.cache_policy<cache_modifier = none, eviction_policy = evict_last>}"
+
+
+def edit(ttir, old, new):
+    assert old in ttir, old
+    return ttir.replace(old, new, 1)
+
+
+def loop_ops(m):
+    return names(m, m.first("scf.for"))
+
+
+def refusals(res):
+    return [d.message for d in res.diagnostics if d.severity == "note"]
+
+
+def test_an_8_byte_inner_box_is_refused():
+    """i8 with BLOCK_N = 8: the B tile's rows are 8 bytes; TMA needs 16 (an illegal instruction
+    on the GPU otherwise). The A tile (64 bytes wide) still goes through TMA."""
+    from tests.kernels import i8_gemm
+    text = compile_kernel(i8_gemm.SPEC, "cuda:90", config="64x8x64-w4").text("ttir", locations=False)
+    m, res = apply(text)
+    assert refusals(res) == ["load left as is: inner box 8 B < 16 B TMA minimum (tile 64x8xi8: 8 x 1 B)"]
+    assert res.verified and loop_ops(m).count("tt.descriptor_load") == 1 and loop_ops(m).count("tt.load") == 1
+    text16 = compile_kernel(i8_gemm.SPEC, "cuda:90", config="64x16x64-w4").text("ttir", locations=False)
+    m, res = apply(text16)
+    assert res.verified and not refusals(res) and loop_ops(m).count("tt.descriptor_load") == 2
+
+
+def test_a_box_dimension_over_256_is_refused():
+    from tests.kernels import i8_gemm
+    cfg = TileConfig("64x16x512", {"BLOCK_M": 64, "BLOCK_N": 16, "BLOCK_K": 512}, 4, 1)
+    text = compile_kernel(i8_gemm.SPEC, "cuda:90", config=cfg).text("ttir", locations=False)
+    m, res = apply(text)
+    assert not res.changed
+    assert sorted(refusals(res)) == sorted(
+        f"load left as is: box dimension {axis} has 512 > 256 elements, the TMA box limit (Triton would split "
+        f"the tile into several boxes; that path is not checked here)" for axis in (0, 1))
+
+
+@pytest.mark.parametrize("hint, ok", [
+    (None, False),      # no tt.divisibility on stride_am
+    ("4 : i32", False),  # 4 fp16 elements = 8 bytes
+    ("8 : i32", True),   # 8 fp16 elements = 16 bytes: a valid TMA stride
+])
+def test_the_row_pitch_must_be_proven_a_multiple_of_16_bytes(ttir, hint, ok):
+    old = "%arg6: i32 {tt.divisibility = 16 : i32}"
+    m, res = apply(edit(ttir, old, "%arg6: i32" + (f" {{tt.divisibility = {hint}}}" if hint else "")))
+    a_refused = [r for r in refusals(res) if "row pitch %arg6" in r]
+    assert res.verified and loop_ops(m).count("tt.descriptor_load") == (2 if ok else 1)
+    if not ok:
+        why = "no tt.divisibility" if hint is None else f"tt.divisibility = {hint.split()[0]}"
+        assert a_refused == [f"load left as is: the row pitch %arg6 x 2 B is not known to be a multiple of 16 B "
+                             f"({why}); TMA needs 16-byte multiples for every stride but the last"]
+
+
+@pytest.mark.parametrize("form, why", [
+    ('"sixteen"', "Triton ignores a string tt.divisibility"),
+    ("[16]", "Triton ignores an array tt.divisibility"),
+    ("16.5", "Triton ignores a float tt.divisibility"),
+    ("0 : i32", "a divisibility of 0 divides nothing"),
+    ("-16 : i32", "a negative divisibility; Triton zero-extends it"),
+    ("8 : i32", ""),
+])
+def test_odd_divisibility_forms_on_the_base_are_read_as_triton_reads_them(ttir, form, why):
+    old = "%arg0: !tt.ptr<f16> {tt.divisibility = 16 : i32}"
+    m, res = apply(edit(ttir, old, f"%arg0: !tt.ptr<f16> {{tt.divisibility = {form}}}"))
+    (note,) = [r for r in refusals(res) if "%arg0" in r]
+    written = {"16.5": "16.5", "0 : i32": "0", "-16 : i32": "-16", "8 : i32": "8"}.get(form, form)
+    assert note.startswith(f"load left as is: the base pointer %arg0 is not known to be 16-byte aligned "
+                           f"(tt.divisibility = {written}")
+    assert why in note
+    assert res.verified and loop_ops(m).count("tt.descriptor_load") == 1    # B is still converted
+
+
+@pytest.mark.parametrize("modifier, asked", [("{isVolatile = true}", "isVolatile"), (CACHE_CG, "cache cg"),
+                                             (EVICT_LAST, "evict evict_last")])
+def test_loads_with_copy_hints_are_left_exactly_as_they_were(ttir, modifier, asked):
+    line = next(ln for ln in ttir.splitlines() if A_LOAD in ln)
+    hinted = line.replace(" : tensor<128x64x!tt.ptr<f16>>", f" {modifier} : tensor<128x64x!tt.ptr<f16>>")
+    m, res = apply(edit(ttir, line, hinted))
+    assert [r for r in refusals(res) if "asks for" in r] == [
+        f"load left as is: the load asks for {asked}; a TMA copy would not carry it exactly (Triton 3.6 drops "
+        f"cache and eviction hints on descriptor loads, 3.9 rejects cache modifiers there, and no TMA copy is "
+        f"volatile)"]
+    assert hinted in str(m).splitlines()          # the load, hint and all, is untouched
+    if asked == "isVolatile":
+        # a volatile load also orders the loop's other memory operations (irlab.ir.effects): B stays too
+        assert not res.changed and "the loop reads global memory, synchronizes at %70 = tt.load" in notes(res)
+    else:
+        assert res.verified and loop_ops(m).count("tt.descriptor_load") == 1
+
+
+def test_an_epilogue_store_with_an_eviction_policy_stays(ttir):
+    line = next(ln for ln in ttir.splitlines() if "tt.store" in ln)
+    hinted = line.replace(" : tensor<128x256x!tt.ptr<f16>>", " " + EVICT_LAST.replace("evict_last", "evict_first")
+                          + " : tensor<128x256x!tt.ptr<f16>>")
+    m, res = apply(edit(ttir, line, hinted), loads=False, store=True)
+    assert not res.changed and "store left as is: the store asks for evict evict_first" in notes(res)
+
+
+def test_a_store_in_the_loop_keeps_both_loads(ttir):
+    """The loop writes where B reads: TMA reads through the async proxy, which the pass cannot
+    order against the store (and irlab does no alias analysis)."""
+    yld = "      scf.yield %76, %79, %75"
+    m, res = apply(edit(ttir, yld, "      tt.store %arg11, %cst_0 : tensor<64x256x!tt.ptr<f16>>\n" + yld))
+    assert not res.changed
+    assert [r.split(" at ")[0] for r in refusals(res)] == ["load left as is: the loop writes global memory"] * 2
+
+
+def test_a_tile_used_twice_is_refused(ttir):
+    dot = next(ln for ln in ttir.splitlines() if "tt.dot" in ln)
+    m, res = apply(edit(ttir, dot, dot + "\n      %twice = arith.addf %70, %70 : tensor<128x64xf16>"))
+    assert "load left as is: the loaded tile has other users than one tt.dot in the loop" in refusals(res)
+    assert res.verified and loop_ops(m).count("tt.descriptor_load") == 1
+
+
+def test_the_same_pointer_loaded_twice_converts_once_and_keeps_the_pointer(ttir):
+    line = next(ln for ln in ttir.splitlines() if A_LOAD in ln)
+    m, res = apply(edit(ttir, line, line + "\n" + line.replace("%70 =", "%again =")))
+    assert "load left as is: the loaded tile has other users than one tt.dot in the loop" in refusals(res)
+    loop = m.first("scf.for")
+    again = next(o for o in loop.body.ops if o.name == "tt.load")
+    assert again.result.name == "again" and again.ptr is loop.iter_args[0]
+    # the A pointer is still read, so the loop still advances it
+    assert loop.body.ops[-1].operands[0] is not loop.iter_args[0] and res.verified
+
+
+def test_a_dot_of_one_tile_with_itself_is_refused():
+    cfg = TileConfig("64x64x64-w4", {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 64, "GROUP_M": 8}, 4, 3)
+    text = compile_kernel(KERNELS["gemm_fp16"], "cuda:90", config=cfg).text("ttir", locations=False)
+    dot = next(ln for ln in text.splitlines() if "tt.dot" in ln)
+    a, b = dot.split("tt.dot ")[1].split(",")[:2]
+    m, res = apply(edit(text, dot, dot.replace(f"{a},{b},", f"{a}, {a},")))
+    assert "load left as is: the tile is not exactly one of the dot's A and B operands" in refusals(res)
+    assert loop_ops(m).count("tt.descriptor_load") == 0
+
+
+def test_a_base_that_is_not_a_kernel_argument_has_unknown_alignment(ttir):
+    """A base offset inside the kernel (a batch's slice, say) may break the argument's alignment."""
+    splat = "%34 = tt.splat %arg0 : !tt.ptr<f16> -> tensor<128x64x!tt.ptr<f16>>"
+    m, res = apply(edit(ttir, splat, "%base = tt.addptr %arg0, %c1_i32 : !tt.ptr<f16>, i32\n    "
+                                     + splat.replace("%arg0", "%base")))
+    assert "load left as is: the base pointer %base is not an argument of the kernel: its alignment is unknown" \
+        in refusals(res)
+    assert res.verified and loop_ops(m).count("tt.descriptor_load") == 1

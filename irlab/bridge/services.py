@@ -124,6 +124,11 @@ class TritonServices:
         """None if Triton's parser and verifier accept ``text``, else what they said."""
         return self.parse(text, name)[1]
 
+    def tensordesc_block(self, shape, element: str) -> str:
+        """The block of ``!tt.tensordesc<...>`` in this Triton's syntax (3.6: ``tensor<64x64xf16>``,
+        3.9: ``64x64xf16``): passes that write descriptors ask here, not the bridge."""
+        return compat.tensordesc_block(shape, element)
+
     def allocate_shared_memory(self, text: str, target: Target | str) -> str:
         """``text`` after Triton's shared-memory allocation for ``target`` (ops that got scratch
         space carry ``allocation.offset``), without locations."""

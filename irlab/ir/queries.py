@@ -1,6 +1,8 @@
 """Questions passes ask about values and ops, answered from the model and the effect table."""
 from __future__ import annotations
 
+import re
+
 from .effects import is_pure
 from .types import TensorType
 
@@ -43,3 +45,55 @@ def constant_value(op):
             continue
         items.append(it)
     return parse_value(items, op.source.text, op._resolver()) if items else op.attr("value")
+
+
+# Triton's integer enums in the generic form (``<{cache = 3 : i32, evict = 1 : i32}>``, 3.6)
+_CACHE_ENUM = {1: "none", 2: "ca", 3: "cg", 4: "wb", 5: "cs", 6: "wt", 7: "cv"}
+_EVICT_ENUM = {1: "evict_normal", 2: "evict_first", 3: "evict_last"}
+
+
+def memory_hints(op) -> dict:
+    """The cache modifier, eviction policy and volatility a load or store asks for, in every
+    spelling Triton prints -- 3.6's ``cacheModifier = cg`` and ``evictionPolicy = evict_last``
+    after the operands, 3.9's ``{cachePolicy = #tt.cache_policy<cache_modifier = cg,
+    eviction_policy = ...>}``, the generic ``<{cache = 3 : i32, evict = 1 : i32}>``, and
+    ``isVolatile`` -- as ``{"cache": ..., "evict": ..., "volatile": True}``, listing only what
+    differs from the defaults (``none``, ``evict_normal``, not volatile)."""
+    from lark import Token
+    found = {}
+    words = [it.value for it in op.items if isinstance(it, Token)]
+    for i in range(len(words) - 2):
+        if words[i] in ("cacheModifier", "evictionPolicy") and words[i + 1] == "=":
+            found["cache" if words[i] == "cacheModifier" else "evict"] = words[i + 2]
+    for key, enum in (("cache", _CACHE_ENUM), ("evict", _EVICT_ENUM)):
+        v = op.attr(key)
+        if v is not None:
+            found[key] = enum.get(v, str(v)) if isinstance(v, int) else str(v)
+    policy = op.attr("cachePolicy")
+    if policy is not None:
+        text = getattr(policy, "text", str(policy))
+        for key, field in (("cache", "cache_modifier"), ("evict", "eviction_policy")):
+            m = re.search(rf"{field}\s*=\s*(\w+)", text)
+            found[key] = m.group(1) if m else text
+    if op.attr("isVolatile") not in (None, False):
+        found["volatile"] = op.attr("isVolatile")
+    return {k: v for k, v in found.items() if (k, v) not in (("cache", "none"), ("evict", "evict_normal"))}
+
+
+def derived_from(roots, ops) -> set:
+    """The pure region-free ops among ``ops`` that compute, directly or through other such ops,
+    from a value in ``roots``."""
+    ops, out, seen = set(ops), set(), {}
+
+    def derives(op) -> bool:
+        if op not in seen:
+            seen[op] = False   # a cycle cannot occur in SSA form; this guards the recursion
+            seen[op] = op in ops and not op.regions and is_pure(op) and any(
+                u.value in roots or (u.value.defining_op is not None and derives(u.value.defining_op))
+                for u in op.operand_uses)
+        return seen[op]
+
+    for op in ops:
+        if derives(op):
+            out.add(op)
+    return out
