@@ -63,10 +63,13 @@ def cmd_verify(args) -> int:
     runnable = []
     for g in groups:
         spec = get(g.kernel)
-        if not spec.timeable:
-            err(f"irlab verify: {g.kernel}: skipped: its KernelSpec has no make_inputs/launch_args/reference/output")
-        elif not spec.supports(target):
-            err(f"irlab verify: {g.kernel}: skipped on {target}: {spec.unsupported.get(target)}")
+        why = ("skipped: its KernelSpec has no make_inputs/launch_args/reference/output" if not spec.timeable else
+               f"skipped on {target}: {spec.unsupported.get(target)}" if not spec.supports(target) else None)
+        if why:
+            note = f"{g.kernel}: {why}"
+            if note not in notes:     # said once per kernel, in the console and in the README
+                notes.append(note)
+                err(f"irlab verify: {note}")
         else:
             runnable.append(g)
     out = Path(args.out)
