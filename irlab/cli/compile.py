@@ -55,11 +55,12 @@ def cmd_replay(args) -> int:
         for d in r.diagnostics:
             if not args.quiet or d.severity in ("warning", "error"):
                 err(f"{r.name}: {d}")
+    which = {"launch": launch.source, "purpose": launch.purpose, **({"picked": launch.picked} if launch.picked else {})}
     if args.out:
         out = _write_stages(res, args.out)
-        write_json(out / "summary.json", {**res.summary(), "launch": launch.source, "grid": list(launch.grid),
+        write_json(out / "summary.json", {**res.summary(), **which, "grid": list(launch.grid),
                                           "options": launch.options})
-    print(dumps({**res.summary(), "launch": launch.source}))
+    print(dumps({**res.summary(), **which}))
     return EXIT_OK
 
 
@@ -279,7 +280,8 @@ def register(sub) -> None:
 
     c = sub.add_parser("replay", help="recompile a captured launch (irlab capture folder or tritonparse trace) for a "
                        "target as a variant, without its script")
-    c.add_argument("source", help="FOLDER[#N] written by irlab capture, or TRACE[#KERNEL[:N]] of tritonparse")
+    c.add_argument("source", help="FOLDER[#N] written by irlab capture (a run folder: its hottest kernel), or "
+                   "TRACE[#KERNEL[:N]] of tritonparse; without #N the hottest of the program's launches")
     c.add_argument("--target", default=None, help="target (default: where the launch ran)")
     c.add_argument("--variant", default=None, help="a named variant or a registered pass (default: baseline)")
     c.add_argument("--out", default=None, help="write every stage into this folder")
