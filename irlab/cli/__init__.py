@@ -1,6 +1,6 @@
 """The ``irlab`` command line. ``irlab --help`` lists the commands; each has its own ``--help``.
 
-One module per subject (ir, passes, compile, golden, report, experiments); each adds its commands
+One module per subject (ir, passes, compile, capture, golden, report, experiments); each adds its commands
 with ``register(sub)`` and depends only on :mod:`irlab.cli.common`.
 
 Exit codes: 0 success; 1 the work ran and found a problem (a golden mismatch, a failing variant,
@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from . import capture as capture_cmds
 from . import compile as compile_cmds
 from . import experiments, golden, ir, passes, profile, report, timing, verify
 from .common import EXIT_FAIL, EXIT_OK, EXIT_USAGE, ShortErrorParser, UsageError, err
@@ -21,7 +22,7 @@ def build_parser() -> argparse.ArgumentParser:
                                 "Python passes, keep golden IR, and A/B time variants.")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
-    for subject in (ir, passes, compile_cmds, golden, experiments, report, timing, verify, profile):
+    for subject in (ir, passes, compile_cmds, capture_cmds, golden, experiments, report, timing, verify, profile):
         subject.register(sub)
     return p
 
