@@ -30,6 +30,7 @@ were not saved; integer tensors get small values, since they often index memory)
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -137,11 +138,25 @@ class Launch:
         return runtime
 
     def recompile(self, target: Target | str | None = None, variant=None, options: dict | None = None):
-        """The launch's TTIR compiled for ``target`` (default: where it ran) as ``variant``."""
+        """The launch's TTIR compiled for ``target`` (default: where it ran) as ``variant``.
+
+        Triton continues a TTIR file after its TTIR stage: the captured TTIR is what that stage
+        produced. So a variant's Python passes at the end of the TTIR stage run here, on the
+        captured TTIR (their results come first in ``python_results``); a TTIR edit that needs
+        Triton's TTIR passes to run again (a drop, an insert after one of them or at the stage's
+        start) is refused, not silently left out."""
         from .bridge.compile import recompile
-        return recompile(self.ttir, Target.parse(target) if target else self.target, stage="ttir",
-                         options={**self.options, **(options or {})}, variant=variant,
-                         produced_by=f"the captured launch {self.source}")
+        from .variant import Variant
+        variant = variant or Variant.baseline()
+        ttir, rest, results, seen = _apply_ttir_edits(self.ttir, variant, self.source)
+        res = recompile(ttir, Target.parse(target) if target else self.target, stage="ttir",
+                        options={**self.options, **(options or {})}, variant=rest,
+                        produced_by=(f"{', '.join(e.pass_name for e in variant.edits if e not in rest.edits)} on "
+                                     if rest is not variant else "") + f"the captured launch {self.source}")
+        res.variant = variant
+        res.python_results[:0] = results
+        res.python_ir[:0] = seen
+        return res
 
     # --- on a GPU -------------------------------------------------------------------------------
     def make_inputs(self, device: str = "cuda", seed: int = 0) -> dict:
@@ -159,6 +174,44 @@ class Launch:
 
     def tensors(self, inputs: dict) -> dict:
         return {k: v for k, v in inputs.items() if hasattr(v, "data_ptr")}
+
+
+def _apply_ttir_edits(ttir: str, variant, source: str):
+    """(TTIR after ``variant``'s end-of-TTIR Python passes, the variant without them, their
+    results, (pass, IR in, IR out) of each)."""
+    from .variant import Insert, VariantError
+    mine = [e for e in variant.edits if getattr(e, "stage", None) == "ttir"]
+    if not mine:
+        return ttir, variant, [], []
+    for e in mine:
+        if not (isinstance(e, Insert) and e.at == "end"):
+            raise VariantError(f"{source}: variant {variant.name!r} edits Triton's TTIR passes ({e.describe()}), "
+                               "which already ran when the TTIR was captured; a replay continues from that TTIR, so "
+                               "only Python passes at the end of the TTIR stage apply")
+    from . import ir
+    from .registry import make_pass
+    results, seen = [], []
+    for e in mine:
+        module = ir.parse(ttir, filename="<ttir>")
+        result = make_pass(e.pass_name, dict(e.options)).apply(module, verify=False, stage="ttir")
+        results.append(("ttir", result))
+        after = str(module)
+        if e.cleanup and result.changed:
+            after = _triton_cleanup(after, e)
+        seen.append((e.pass_name, ttir, after))
+        ttir = after if result.changed or e.reparse == "always" else ttir
+    rest = dataclasses.replace(variant, edits=tuple(e for e in variant.edits if e not in mine))
+    return ttir, rest, results, seen
+
+
+def _triton_cleanup(text: str, edit) -> str:
+    """``text`` after the Triton cleanup passes ``edit`` asks for (canonicalize, cse, ...)."""
+    from .bridge import compat
+    from .bridge.pipeline import _run_calls, cleanup_calls, triton_parse
+    context = compat.mlir_context()
+    mod = triton_parse(text, context, None, edit.pass_name, "ttir")
+    _run_calls(context, cleanup_calls(edit), mod, "ttir", False)
+    return mod.str()
 
 
 def _tensor(a: Arg, device, g, blobs: Path | None):
