@@ -10,6 +10,7 @@ answer as a single idle device would."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -145,3 +146,66 @@ def test_report_and_ab_on_a_captured_inductor_kernel(run, tmp_path):
               "--out", str(tmp_path / "ab"))
     assert r.returncode == 0 and "candidates passed static pruning" in r.stdout, r.stderr
     assert "the hottest of the program's launches" in r.stderr
+
+
+TRACED = """
+import sys
+sys.path.insert(0, {tests!r})
+out = sys.argv[1]
+import torch
+import tritonparse.structured_logging as tritonparse
+tritonparse.init(out + "/trace", enable_trace_launch=True)
+from fakes.fake_driver import fake_gpu
+from torch._dynamo.device_interface import CudaInterface
+from torch._inductor.runtime import benchmarking, triton_helpers
+triton_helpers.set_driver_to_gpu = lambda: None
+for name in ("exchange_device", "maybe_exchange_device", "get_raw_stream"):
+    setattr(CudaInterface, name, staticmethod(lambda idx: 0))
+CudaInterface.current_device = staticmethod(lambda: 0)
+CudaInterface.synchronize = staticmethod(lambda *a: None)
+benchmarking.benchmarker.benchmark_gpu = lambda fn, *a, **kw: (fn(), 1.0)[1]
+import inductor_kernels as k
+from irlab.bridge.capture import Capture
+with fake_gpu(), Capture(out + "/run") as cap:
+    for kernel in k.FAMILIES.values():
+        kernel.precompile()
+    h = torch.empty(16384, dtype=torch.float16)
+    k.triton_poi_fused_add_relu_0.run(h, h, h, 16384, stream=0)
+    k.triton_red_fused_sum_1.run(torch.empty(64 * 4096, dtype=torch.float16), torch.empty(64), 64, 4096, stream=0)
+    k.triton_per_fused__softmax_2.run(torch.empty(64 * 128), torch.empty(64 * 128), 64, 128, stream=0)
+    a = torch.empty(1024, 1024, dtype=torch.float16)
+    k.triton_tem_fused_mm_3.run(a, a, a, 64, 1, 1, stream=0)
+print(cap.summary())
+"""
+
+
+@pytest.fixture(scope="module")
+def traced(tmp_path_factory):
+    """A tritonparse trace of the same Inductor run, recorded while irlab captures it too."""
+    pytest.importorskip("tritonparse")
+    out = tmp_path_factory.mktemp("traced")
+    script = out / "traced.py"
+    script.write_text(TRACED.format(tests=str(Path(__file__).parent)))
+    root = str(Path(__file__).parent.parent)
+    env = {**os.environ, "PYTHONPATH": root + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    r = subprocess.run([sys.executable, str(script), str(out)], capture_output=True, text=True, cwd=root, env=env)
+    assert r.returncode == 0, r.stderr[-3000:]
+    (trace,) = (out / "trace").glob("*.ndjson")
+    return trace, out / "run", r.stdout
+
+
+def test_a_tritonparse_trace_of_inductor_replays_each_family_from_its_program_launch(traced):
+    trace, run_dir, summary = traced
+    # tritonparse replaced Triton's launch hook by its own function: both saw every launch
+    events = [json.loads(line) for line in trace.read_text().splitlines()]
+    assert sum(e["event_type"] == "launch" for e in events) == 9
+    assert "9 in all: 5 autotune, 4 program" in summary
+    for kernel in ("triton_poi_fused_add_relu_0", "triton_red_fused_sum_1", "triton_per_fused__softmax_2",
+                   "triton_tem_fused_mm_3"):
+        launch = launches.load(f"{trace}#{kernel}")
+        assert launch.purpose == "program", kernel      # not one of Inductor's autotuning runs
+        mine = launches.load(str(_program_folder(run_dir, kernel)))
+        assert launch.grid == mine.grid and launch.ttir == mine.ttir, kernel
+        assert launch.recompile("hip:gfx942", resolve("lds-transposes", "hip:gfx942")).python_results
+    tuned = [e for e in events if e["event_type"] == "launch" and e["name"] == "triton_per_fused__softmax_2"]
+    assert [launches.trace_purpose(e) for e in tuned] == ["autotune", "autotune", "autotune", "program"]
