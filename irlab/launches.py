@@ -390,6 +390,61 @@ def folder_heat(folder: Path) -> tuple[int, int]:
             sum(tensor_bytes(r.get("args", {})) * int(r.get("count", 1)) for r in recs))
 
 
+@dataclass(frozen=True)
+class CapturedKernel:
+    """One compiled kernel of a capture or trace, as a golden case sees it."""
+
+    name: str          # KERNEL.wNsS.HASH10: the compile (its Triton hash), without the target
+    ref: str           # what load() takes to recompile it
+    target: Target
+    program: bool      # it ran as the program's own work (or nothing launched: a compile-only capture)
+
+
+def captured_kernels(path: Path) -> list[CapturedKernel]:
+    """Every kernel a capture run (or one kernel folder of it) or a tritonparse trace holds."""
+    path = Path(path)
+    if path.is_dir():
+        folders = kernel_folders(path) if is_capture_run(path) else [path]
+        if not folders or not (folders[0] / "metadata.json").is_file():
+            raise LaunchError(f"{path} is neither a capture run nor a captured kernel folder")
+        launched = any(read_records(f) for f in folders)
+        out = []
+        for f in folders:
+            meta = json.loads((f / "metadata.json").read_text())
+            target = Target.parse(meta["target"])
+            name = f.name.replace(f".{target.slug}.", ".", 1)
+            program = not launched or any(r.get("purpose", "program") == "program" for r in read_records(f))
+            out.append(CapturedKernel(name, str(f), target, program))
+        return out
+    if path.is_file():
+        try:
+            events = _events(path)
+        except OSError as e:
+            raise LaunchError(f"cannot read {path}: {e}") from None
+        compiles = {ev["payload"]["metadata"].get("hash"): ev for ev in events if ev["event_type"] == "compilation"}
+        by_kernel: dict[str, list[dict]] = {}
+        for ev in events:
+            if ev["event_type"] == "launch" and "extracted_args" in ev:
+                by_kernel.setdefault(ev.get("name", "?"), []).append(ev)
+        if not by_kernel:
+            raise LaunchError(f"{path} holds no launch events (record with tritonparse's enable_trace_launch=True)")
+        out, seen = [], set()
+        for name, evs in sorted(by_kernel.items()):
+            for n, ev in enumerate(evs):
+                md = ev.get("compilation_metadata") or {}
+                h = md.get("hash")
+                if h in seen or h not in compiles:
+                    continue
+                seen.add(h)
+                same = [e for e in evs if (e.get("compilation_metadata") or {}).get("hash") == h]
+                t = md.get("target") or compiles[h]["payload"]["metadata"].get("target") or {}
+                out.append(CapturedKernel(f"{name}.w{md.get('num_warps')}s{md.get('num_stages')}.{str(h)[:10]}",
+                                          f"{path}#{name}:{n}", Target(t.get("backend", "cuda"), str(t.get("arch", "90"))),
+                                          any(trace_purpose(e) == "program" for e in same)))
+        return out
+    raise LaunchError(f"no capture folder or trace {path}")
+
+
 def _hottest_of_run(run: Path) -> Launch:
     folders = kernel_folders(run)
     if not folders:

@@ -136,6 +136,9 @@ def produce_stages(cases: list[Case]) -> list[Produced]:
     from ..kernels import get
     from ..variants import get_variant
     first = cases[0]
+    from .captured import CAPTURED, produce_captured
+    if first.kernel_ref and first.kernel_ref.startswith(CAPTURED):
+        return produce_captured(cases)
     try:
         spec = get(first.kernel_ref or first.kernel)
         variant = first.variant_def or get_variant(first.variant, first.target)
