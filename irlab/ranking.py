@@ -84,23 +84,28 @@ def rank(run: Path, purposes: tuple = ("program",)) -> Ranking:
         raise RankingError(f"{run} is not a capture run (no index.json; `irlab capture --out {run} -- SCRIPT.py` "
                            "writes one)")
     profile = read_profile(run)
-    rows, spent_elsewhere = [], 0
+    rows, spent_elsewhere, unknown = [], 0, 0
     for folder, f in profile.get("captured", {}).items():
         path = run / folder
         records = read_records(path) if path.is_dir() else []
         by: dict[str, list[int]] = {}
         best, best_ns = None, -1
         for n, t in f.get("records", {}).items():
-            if n.isdigit() and int(n) < len(records):
+            if t.get("purpose"):
+                purpose = t["purpose"]
+            elif n.isdigit() and int(n) < len(records):
                 purpose = records[int(n)].get("purpose", "program")
-            else:   # launches beyond the records kept: "more-PURPOSE"
-                purpose = n.partition("-")[2] or "program"
+            elif n.startswith("more-"):   # launches beyond the records kept
+                purpose = n[len("more-"):]
+            else:
+                purpose = "unknown"
             slot = by.setdefault(purpose, [0, 0])
             slot[0] += int(t["time_ns"])
             slot[1] += int(t["count"])
             if purpose in purposes and n.isdigit() and int(n) < len(records) and t["time_ns"] > best_ns:
                 best, best_ns = records[int(n)], t["time_ns"]
-        spent_elsewhere += sum(v[0] for p, v in by.items() if p != "program")
+        spent_elsewhere += sum(v[0] for p, v in by.items() if p not in ("program", "unknown"))
+        unknown += by.get("unknown", [0, 0])[0]
         time_ns = sum(v[0] for p, v in by.items() if p in purposes)
         launches = sum(v[1] for p, v in by.items() if p in purposes)
         if not launches:
@@ -115,6 +120,9 @@ def rank(run: Path, purposes: tuple = ("program",)) -> Ranking:
                    key=lambda x: -x[1])
     total = int(profile.get("total_ns", 0))
     notes = []
+    if unknown:
+        notes.append(f"{unknown / 1e6:.3f} ms of captured kernels whose launches' purpose the profile does not say (their "
+                     "folders are not in this run) are not ranked")
     if spent_elsewhere:
         notes.append(f"autotuning and benchmark launches of captured kernels took {spent_elsewhere / 1e6:.3f} ms "
                      + ("(ranked too)" if set(purposes) != {"program"} else "(not ranked; --all ranks them)"))

@@ -100,8 +100,10 @@ def _profile(run: Path, times: dict, other: dict) -> None:
     """profile.json as irlab capture --profile writes it: {folder: {record: (ns, launches)}}."""
     captured = {}
     for folder, recs in times.items():
+        kept = [json.loads(line) for line in (run / folder / "launches.jsonl").read_text().splitlines()]
         captured[folder] = {"time_ns": sum(t for t, _ in recs.values()), "count": sum(c for _, c in recs.values()),
-                            "records": {n: {"time_ns": t, "count": c} for n, (t, c) in recs.items()}}
+                            "records": {n: {"time_ns": t, "count": c, "purpose": kept[int(n)]["purpose"]}
+                                        for n, (t, c) in recs.items()}}
     total = sum(f["time_ns"] for f in captured.values()) + sum(o["time_ns"] for o in other.values())
     (run / "profile.json").write_text(json.dumps({"source": "Proton (cupti), profile.hatchet", "total_ns": total,
                                                   "captured_ns": total - sum(o["time_ns"] for o in other.values()),
@@ -189,3 +191,27 @@ def test_inductor_config_already_imported_is_set_and_restored():
     with inductor.seen_by_capture():
         assert (config.compile_threads, config.use_static_cuda_launcher) == (1, False)
     assert (config.compile_threads, config.use_static_cuda_launcher) == before
+
+
+def test_top_on_a_trimmed_run_keeps_the_whole_programs_shares(captured, tmp_path):
+    """A trimmed run keeps the whole profile: dropped kernels still count in the program's time
+    (their purpose is in the profile); a record whose purpose nothing says is not ranked, and said."""
+    import shutil
+    run = tmp_path / "run"
+    shutil.copytree(captured[0], run)
+    scale, candidate = _folder(run, "scale_kernel", 1024), _folder(run, "tuned_kernel", 256)
+    _profile(run, {scale.name: {"0": (1_000_000, 5)}, candidate.name: {"0": (3_000_000, 1)}}, {})
+    profile = json.loads((run / "profile.json").read_text())
+    profile["captured"]["gone.cuda-90.w4s3.0000000000"] = {"time_ns": 500_000, "count": 1,
+                                                           "records": {"0": {"time_ns": 500_000, "count": 1}}}
+    profile["total_ns"] += 500_000
+    (run / "profile.json").write_text(json.dumps(profile))
+    out = tmp_path / "trimmed"
+    assert irlab("trim-capture", str(run), "--out", str(out)).returncode == 0
+    assert not (out / candidate.name).exists()
+    r = irlab("top", str(out))
+    assert r.returncode == 0, r.stderr
+    rows = [line for line in r.stdout.splitlines() if line[:3].strip().isdigit()]
+    assert [row.split()[1] for row in rows] == ["66.7%"]      # 1 ms of the program's 1.5 ms
+    assert "0.500 ms of captured kernels whose launches' purpose the profile does not say" in r.stdout
+    assert "autotuning and benchmark launches of captured kernels took 3.000 ms" in r.stdout

@@ -36,9 +36,11 @@ def tuned_kernel(x_ptr, out_ptr, n, scale, BLOCK: tl.constexpr):
 
 @pytest.fixture(autouse=True)
 def fresh(tmp_path):
-    """Every test compiles its kernels anew: an empty Triton cache and no JIT binaries in memory."""
+    """Every test compiles (and autotunes) its kernels anew: an empty Triton cache, no JIT binaries
+    in memory, no autotuner choice."""
     for fn in (scale_kernel, tuned_kernel.fn):
         fn.device_caches.clear()
+    tuned_kernel.cache.clear()           # the autotuner's choices
     with knobs.cache.scope():
         knobs.cache.dir = str(tmp_path / "triton-cache")
         yield
@@ -256,3 +258,32 @@ def test_gpu_time_per_record_from_proton_tree(tmp_path):
     assert s["other"] == {"sm90_xmma_gemm_f16f16": {"time_ns": 6000, "count": 2}}
     with pytest.raises(ValueError, match="not a Proton hatchet tree"):
         profile_summary({"frame": 1})
+
+
+def test_the_profile_is_filed_under_each_record_and_keeps_each_purpose(tmp_path):
+    """After the program: Proton's tree read back, each record gets its GPU time, and profile.json
+    says each record's purpose (so a trimmed run, its autotuning candidates gone, still tells the
+    program's time from the autotuner's)."""
+    import triton.profiler as proton
+    with fake_gpu(), Capture(tmp_path / "run") as cap:
+        tuned_kernel[lambda meta: (triton.cdiv(4096, meta["BLOCK"]),)](FakeTensor((4096,)), FakeTensor((4096,)), 4096,
+                                                                       2.0)
+    folders = {_records(f)[0]["args"]["BLOCK"]["value"]: f for f in _folders(tmp_path / "run", "tuned_kernel")}
+    chosen, other = folders[512], folders[1024]
+    program_n = next(i for i, r in enumerate(_records(chosen)) if r["purpose"] == "program")
+    tree = [_node("ROOT", {}, [
+        _node(f"{SCOPE_PREFIX}{chosen.name}#{program_n}", {}, [_kernel("tuned_kernel", 7_000, 1)]),
+        _node(f"{SCOPE_PREFIX}{chosen.name}#{1 - program_n}", {}, [_kernel("tuned_kernel", 3_000, 1)]),
+        _node(f"{SCOPE_PREFIX}{other.name}#0", {}, [_kernel("tuned_kernel", 4_000, 1)]),
+    ]), {}]
+    (tmp_path / "run" / "profile.hatchet").write_text(json.dumps(tree))
+    cap._read_profile()
+    for folder in cap.launched:
+        cap._write_launches(folder)
+    profile = json.loads((tmp_path / "run" / "profile.json").read_text())
+    recs = profile["captured"][chosen.name]["records"]
+    assert recs[str(program_n)] == {"time_ns": 7000, "count": 1, "purpose": "program"}
+    assert recs[str(1 - program_n)]["purpose"] == "autotune"
+    assert profile["captured"][other.name]["records"]["0"]["purpose"] == "autotune"
+    assert _records(chosen)[program_n]["gpu_ns"] == 7000
+    assert "GPU time 0.014 ms, 100.0% of it in captured kernels" in cap.summary()

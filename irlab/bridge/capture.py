@@ -330,7 +330,11 @@ class Capture:
             state = self.launched.get(folder)
             for n, t in per["records"].items():
                 if state is not None and n.isdigit() and int(n) < len(state["records"]):
-                    state["records"][int(n)].update(gpu_ns=t["time_ns"], gpu_launches=t["count"])
+                    rec = state["records"][int(n)]
+                    rec.update(gpu_ns=t["time_ns"], gpu_launches=t["count"])
+                    t["purpose"] = rec["purpose"]     # the profile stays readable once folders are trimmed away
+                elif n.startswith("more-"):
+                    t["purpose"] = n[len("more-"):]
         write_json(self.run_dir / "profile.json", summary)
         self.profile_summary = summary
 
