@@ -8,7 +8,6 @@ import json
 import os
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -17,32 +16,7 @@ from irlab.bridge import inductor
 
 TESTS = Path(__file__).parent
 
-SCRIPT = textwrap.dedent("""
-    import sys
-    sys.path.insert(0, {tests!r})
-    import triton
-    import triton.language as tl
-    from fakes.fake_driver import FakeTensor, fake_gpu
-
-    @triton.jit
-    def scale_kernel(x_ptr, out_ptr, n, scale, BLOCK: tl.constexpr):
-        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-        mask = offs < n
-        tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) * scale, mask=mask)
-
-    @triton.autotune(configs=[triton.Config({{"BLOCK": 128}}), triton.Config({{"BLOCK": 256}})], key=["n"])
-    @triton.jit
-    def tuned_kernel(x_ptr, out_ptr, n, scale, BLOCK: tl.constexpr):
-        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-        mask = offs < n
-        tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) * scale, mask=mask)
-
-    with fake_gpu():
-        for _ in range(5):
-            scale_kernel[(16,)](FakeTensor((16384,)), FakeTensor((16384,)), 16384, 2.0, BLOCK=1024)
-        tuned_kernel[lambda m: (triton.cdiv(2048, m["BLOCK"]),)](FakeTensor((2048,)), FakeTensor((2048,)), 2048, 1.0)
-    print("script done")
-""")
+PROGRAM = TESTS / "fakes" / "fake_program.py"   # launches on the CPU stand-in of Triton's driver
 
 
 def irlab(*args, cwd=None):
@@ -53,9 +27,7 @@ def irlab(*args, cwd=None):
 @pytest.fixture(scope="module")
 def captured(tmp_path_factory):
     root = tmp_path_factory.mktemp("capture")
-    script = root / "job.py"
-    script.write_text(SCRIPT.format(tests=str(TESTS)))
-    r = irlab("capture", "--out", str(root / "run"), "--", str(script))
+    r = irlab("capture", "--out", str(root / "run"), "--", str(PROGRAM))
     assert r.returncode == 0, r.stderr
     return root / "run", r
 

@@ -24,30 +24,7 @@ SET = f"triton-{triton.__version__}"
 ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(Path(irlab.__file__).parent.parent),
                                                                os.environ.get("PYTHONPATH")]))}
 
-SCRIPT = textwrap.dedent("""
-    import sys
-    sys.path.insert(0, {tests!r})
-    import triton
-    import triton.language as tl
-    from fakes.fake_driver import FakeTensor, fake_gpu
-
-    @triton.jit
-    def scale_kernel(x_ptr, out_ptr, n, scale, BLOCK: tl.constexpr):
-        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-        mask = offs < n
-        tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) * scale, mask=mask)
-
-    @triton.autotune(configs=[triton.Config({{"BLOCK": 128}}), triton.Config({{"BLOCK": 256}})], key=["n"])
-    @triton.jit
-    def tuned_kernel(x_ptr, out_ptr, n, scale, BLOCK: tl.constexpr):
-        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-        mask = offs < n
-        tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) * scale, mask=mask)
-
-    with fake_gpu():
-        scale_kernel[(16,)](FakeTensor((16384,)), FakeTensor((16384,)), 16384, 2.0, BLOCK=1024)
-        tuned_kernel[lambda m: (triton.cdiv(2048, m["BLOCK"]),)](FakeTensor((2048,)), FakeTensor((2048,)), 2048, 1.0)
-""")
+PROGRAM = TESTS / "fakes" / "fake_program.py"   # launches on the CPU stand-in of Triton's driver
 
 
 def irlab_cmd(*args, cwd):
@@ -57,8 +34,7 @@ def irlab_cmd(*args, cwd):
 @pytest.fixture(scope="module")
 def project(tmp_path_factory):
     root = tmp_path_factory.mktemp("model")
-    (root / "job.py").write_text(SCRIPT.format(tests=str(TESTS)))
-    r = irlab_cmd("capture", "--out", "captures/llama2", "--", "job.py", cwd=root)
+    r = irlab_cmd("capture", "--out", "captures/llama2", "--", str(PROGRAM), cwd=root)
     assert r.returncode == 0, r.stderr
     shutil.copy(TRACE, root / "captures" / "addrun.ndjson")
     (root / "pyproject.toml").write_text(textwrap.dedent("""

@@ -35,7 +35,7 @@ def produce_captured(cases: list) -> list:
     """The IR of ``cases`` (one captured kernel, target and variant; any stages) from one
     recompile of its captured TTIR."""
     from ..launches import load
-    from .suite import Produced, check_access_widths, compile_resources, normalize
+    from .suite import Produced, judge_compile, normalize
     first = cases[0]
     ref = first.kernel_ref[len(CAPTURED):]
     try:
@@ -43,15 +43,9 @@ def produce_captured(cases: list) -> list:
         res = launch.recompile(first.target, first.variant_def)
     except Exception as e:  # one failing case must not take the suite down; it is reported
         return [Produced(c, None, error=f"{type(e).__name__}: {e}") for c in cases]
-    widths = check_access_widths(res)
-    if widths is not None and not widths.ok:
-        why = (f"the variant's ISA moves more bytes per lane than its TTGIR layouts allow (a miscompile, not a "
-               f"golden):\n{widths.summary()}")
+    why, resources = judge_compile(res)
+    if why:
         return [Produced(c, None, error=why) for c in cases]
-    try:
-        resources = compile_resources(res)
-    except Exception as e:  # the IR goldens do not depend on it; the manifest says what went wrong
-        resources = {"error": f"{type(e).__name__}: {e}"}
     path, _, sel = ref.partition("#")
     origin = f"{Path(path).name}#{sel.rpartition(':')[0]}" if sel else f"{Path(path).parent.name}/{Path(path).name}"
     out = []
