@@ -8,8 +8,8 @@ import json
 
 import pytest
 import triton
-import triton.language as tl
 from fakes.fake_driver import FakeTensor, fake_gpu
+from fakes.fake_program import scale_kernel, tuned_kernel   # autotuned over BLOCK 128 and 256
 from triton import knobs
 from triton.backends.compiler import GPUTarget
 from triton.compiler.compiler import ASTSource, CompiledKernel
@@ -17,21 +17,6 @@ from triton.compiler.compiler import ASTSource, CompiledKernel
 from irlab import launches
 from irlab.bridge import compat
 from irlab.bridge.capture import SCOPE_PREFIX, Capture, profile_summary
-
-
-@triton.jit
-def scale_kernel(x_ptr, out_ptr, n, scale, BLOCK: tl.constexpr):
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < n
-    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) * scale, mask=mask)
-
-
-@triton.autotune(configs=[triton.Config({"BLOCK": 512}), triton.Config({"BLOCK": 1024})], key=["n"])
-@triton.jit
-def tuned_kernel(x_ptr, out_ptr, n, scale, BLOCK: tl.constexpr):
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < n
-    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) * scale, mask=mask)
 
 
 @pytest.fixture(autouse=True)
@@ -117,14 +102,14 @@ def test_autotuner_benchmark_launches_are_told_apart_from_the_program(tmp_path):
         tuned_kernel[grid](x, out, 4096, 2.0)
     assert len(gpu.launches) == 4             # two configs timed once each, two program launches
     folders = {_records(f)[0]["args"]["BLOCK"]["value"]: f for f in _folders(tmp_path / "run", "tuned_kernel")}
-    assert sorted(folders) == [512, 1024]
+    assert sorted(folders) == [128, 256]
     # equal times: the autotuner keeps the first config
-    assert {r["purpose"]: r["count"] for r in _records(folders[512])} == {"autotune": 1, "program": 2}
-    assert {r["purpose"]: r["count"] for r in _records(folders[1024])} == {"autotune": 1}
+    assert {r["purpose"]: r["count"] for r in _records(folders[128])} == {"autotune": 1, "program": 2}
+    assert {r["purpose"]: r["count"] for r in _records(folders[256])} == {"autotune": 1}
     assert "(4 in all: 1 autotune... " not in cap.summary() and "2 autotune, 2 program" in cap.summary()
-    chosen = launches.load(str(folders[512]))
+    chosen = launches.load(str(folders[128]))
     assert chosen.purpose == "program" and chosen.picked.startswith("the hottest of the program's launches")
-    candidate = launches.load(str(folders[1024]))
+    candidate = launches.load(str(folders[256]))
     assert candidate.purpose == "autotune" and "never ran as the program's own work" in candidate.picked
 
 
@@ -269,7 +254,7 @@ def test_the_profile_is_filed_under_each_record_and_keeps_each_purpose(tmp_path)
         tuned_kernel[lambda meta: (triton.cdiv(4096, meta["BLOCK"]),)](FakeTensor((4096,)), FakeTensor((4096,)), 4096,
                                                                        2.0)
     folders = {_records(f)[0]["args"]["BLOCK"]["value"]: f for f in _folders(tmp_path / "run", "tuned_kernel")}
-    chosen, other = folders[512], folders[1024]
+    chosen, other = folders[128], folders[256]
     program_n = next(i for i, r in enumerate(_records(chosen)) if r["purpose"] == "program")
     tree = [_node("ROOT", {}, [
         _node(f"{SCOPE_PREFIX}{chosen.name}#{program_n}", {}, [_kernel("tuned_kernel", 7_000, 1)]),
