@@ -13,13 +13,24 @@ saved), each scalar's value. Two recorders write launches:
   own loader reads it (plain, gzip or zstd).
 
 Both encode arguments the same way (tritonparse's ``extracted_args`` form). A launch is named
-``FOLDER``, ``FOLDER#N`` (its N-th launch), ``TRACE``, ``TRACE#KERNEL`` or ``TRACE#KERNEL:N``.
+``RUN`` (the hottest kernel of a capture), ``FOLDER``, ``FOLDER#N`` (its N-th launch),
+``TRACE``, ``TRACE#KERNEL`` or ``TRACE#KERNEL:N``.
+
+Each launch has a purpose (:func:`purpose_of_frames`): ``program``, the script's own work;
+``autotune``, a candidate config timed by Triton's autotuner or Inductor; ``benchmark``, a run
+inside ``triton.testing.do_bench``. Where a name leaves the launch open, the default is the
+hottest of the program's launches (:func:`pick`): by GPU time where the capture was profiled
+(``irlab capture --profile``), else by the bytes its tensors span times how often it ran; the
+rule used is said in ``Launch.picked``. A kernel folder captured without any launch (a compile
+only, e.g. on a machine without a GPU) still recompiles from its TTIR; it has nothing to run.
+
 Replaying recompiles the TTIR for any target as any variant (no GPU needed); on a GPU the
 launch runs on tensors built from the record (random data of the recorded dtype where contents
 were not saved; integer tensors get small values, since they often index memory).
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +39,35 @@ from .jsonio import plain
 from .targets import Target
 
 TRACE_SUFFIXES = (".ndjson", ".gz", ".zst", ".json")
+PURPOSES = ("program", "autotune", "benchmark")
+
+# Frames a launch runs under when it is not the program's own work: (end of the file's path, the
+# functions (None: any), the purpose). Autotuning wins over benchmarking wherever both are on the
+# stack: autotuners time their candidates with do_bench.
+BENCHMARK_FRAMES = (
+    ("triton/runtime/autotuner.py", ("_bench",), "autotune"),                  # triton.autotune
+    ("torch/_inductor/runtime/benchmarking.py", None, "autotune"),             # Inductor's benchmarker
+    ("torch/_inductor/runtime/triton_heuristics.py",
+     ("bench", "benchmark_all_configs", "autotune_to_one_config", "coordinate_descent_tuning"), "autotune"),
+    ("torch/_inductor/runtime/coordinate_descent_tuner.py", None, "autotune"),
+    ("torch/_inductor/select_algorithm.py", None, "autotune"),                 # max-autotune's choices
+    ("torch/_inductor/autotune_process.py", None, "autotune"),
+    ("triton/testing.py", ("do_bench", "do_bench_cudagraph"), "benchmark"),
+)
+
+
+def purpose_of_frames(frames) -> str:
+    """Why a launch ran, from the (file, function) of each frame on its stack (innermost first
+    or not: any order): ``autotune``, ``benchmark`` or ``program`` (:data:`BENCHMARK_FRAMES`)."""
+    found = "program"
+    for filename, function in frames:
+        path = str(filename).replace("\\", "/")
+        for ending, functions, purpose in BENCHMARK_FRAMES:
+            if path.endswith(ending) and (functions is None or function in functions):
+                if purpose == "autotune":
+                    return purpose
+                found = purpose
+    return found
 
 
 class LaunchError(ValueError):
@@ -59,15 +99,29 @@ class Launch:
     source: str                      # where it was read from, for messages and reports
     blobs: Path | None = None        # folder of saved tensor contents, if any
     extra: dict = field(default_factory=dict)
+    purpose: str = "program"         # program | autotune | benchmark (see purpose_of_frames)
+    picked: str = ""                 # why this launch, where the name left it open
 
     @property
     def ref(self) -> str:
         return self.source
 
+    @property
+    def launched(self) -> bool:
+        """False for a kernel that was captured compiling but never launching."""
+        return bool(self.grid)
+
+    def _require_launch(self):
+        if not self.launched:
+            raise LaunchError(f"{self.source}: the kernel was compiled but never launched in the capture, so there is "
+                              "nothing to run it on (its TTIR still recompiles: replay, report, goldens); capture it "
+                              "on a machine that runs it")
+
     def runtime_params(self) -> list[str]:
         """The parameters the compiled kernel takes, in order: those of its TTIR function (the
         launch's constexprs and ``== 1`` integers are folded in and gone)."""
         from . import ir
+        self._require_launch()
         fn = next((op for op in ir.parse(self.ttir, f"{self.name}.ttir").walk() if op.name == "tt.func"), None)
         if fn is None or fn.body is None:
             raise LaunchError(f"{self.source}: its TTIR holds no tt.func")
@@ -84,15 +138,30 @@ class Launch:
         return runtime
 
     def recompile(self, target: Target | str | None = None, variant=None, options: dict | None = None):
-        """The launch's TTIR compiled for ``target`` (default: where it ran) as ``variant``."""
+        """The launch's TTIR compiled for ``target`` (default: where it ran) as ``variant``.
+
+        Triton continues a TTIR file after its TTIR stage: the captured TTIR is what that stage
+        produced. So a variant's Python passes at the end of the TTIR stage run here, on the
+        captured TTIR (their results come first in ``python_results``); a TTIR edit that needs
+        Triton's TTIR passes to run again (a drop, an insert after one of them or at the stage's
+        start) is refused, not silently left out."""
         from .bridge.compile import recompile
-        return recompile(self.ttir, Target.parse(target) if target else self.target, stage="ttir",
-                         options={**self.options, **(options or {})}, variant=variant,
-                         produced_by=f"the captured launch {self.source}")
+        from .variant import Variant
+        variant = variant or Variant.baseline()
+        ttir, rest, results, seen = _apply_ttir_edits(self.ttir, variant, self.source)
+        res = recompile(ttir, Target.parse(target) if target else self.target, stage="ttir",
+                        options={**self.options, **(options or {})}, variant=rest,
+                        produced_by=(f"{', '.join(e.pass_name for e in variant.edits if e not in rest.edits)} on "
+                                     if rest is not variant else "") + f"the captured launch {self.source}")
+        res.variant = variant
+        res.python_results[:0] = results
+        res.python_ir[:0] = seen
+        return res
 
     # --- on a GPU -------------------------------------------------------------------------------
     def make_inputs(self, device: str = "cuda", seed: int = 0) -> dict:
         """Every argument's value, tensors built from the record (saved contents where there are)."""
+        self._require_launch()
         import torch
         g = torch.Generator(device=device).manual_seed(seed)
         out = {}
@@ -105,6 +174,44 @@ class Launch:
 
     def tensors(self, inputs: dict) -> dict:
         return {k: v for k, v in inputs.items() if hasattr(v, "data_ptr")}
+
+
+def _apply_ttir_edits(ttir: str, variant, source: str):
+    """(TTIR after ``variant``'s end-of-TTIR Python passes, the variant without them, their
+    results, (pass, IR in, IR out) of each)."""
+    from .variant import Insert, VariantError
+    mine = [e for e in variant.edits if getattr(e, "stage", None) == "ttir"]
+    if not mine:
+        return ttir, variant, [], []
+    for e in mine:
+        if not (isinstance(e, Insert) and e.at == "end"):
+            raise VariantError(f"{source}: variant {variant.name!r} edits Triton's TTIR passes ({e.describe()}), "
+                               "which already ran when the TTIR was captured; a replay continues from that TTIR, so "
+                               "only Python passes at the end of the TTIR stage apply")
+    from . import ir
+    from .registry import make_pass
+    results, seen = [], []
+    for e in mine:
+        module = ir.parse(ttir, filename="<ttir>")
+        result = make_pass(e.pass_name, dict(e.options)).apply(module, verify=False, stage="ttir")
+        results.append(("ttir", result))
+        after = str(module)
+        if e.cleanup and result.changed:
+            after = _triton_cleanup(after, e)
+        seen.append((e.pass_name, ttir, after))
+        ttir = after if result.changed or e.reparse == "always" else ttir
+    rest = dataclasses.replace(variant, edits=tuple(e for e in variant.edits if e not in mine))
+    return ttir, rest, results, seen
+
+
+def _triton_cleanup(text: str, edit) -> str:
+    """``text`` after the Triton cleanup passes ``edit`` asks for (canonicalize, cse, ...)."""
+    from .bridge import compat
+    from .bridge.pipeline import _run_calls, cleanup_calls, triton_parse
+    context = compat.mlir_context()
+    mod = triton_parse(text, context, None, edit.pass_name, "ttir")
+    _run_calls(context, cleanup_calls(edit), mod, "ttir", False)
+    return mod.str()
 
 
 def _tensor(a: Arg, device, g, blobs: Path | None):
@@ -140,15 +247,26 @@ def split_ref(ref: str) -> tuple[Path, str]:
     return Path(path), sel
 
 
+def is_capture_run(path: Path) -> bool:
+    """A run folder of ``irlab capture`` (its index, and one folder per kernel)."""
+    return path.is_dir() and (path / "index.json").is_file() and not (path / "metadata.json").exists()
+
+
 def is_launch_ref(ref: str) -> bool:
     path, _ = split_ref(ref)
-    return (path.is_dir() and (path / "launches.jsonl").exists()) or (path.is_file() and (
-        path.name.endswith(TRACE_SUFFIXES) or path.name.startswith("dedicated_log_triton_trace")))
+    return (path.is_dir() and ((path / "launches.jsonl").exists() or (path / "metadata.json").exists()
+                               or is_capture_run(path))) or \
+        (path.is_file() and (path.name.endswith(TRACE_SUFFIXES) or path.name.startswith("dedicated_log_triton_trace")))
 
 
 def load(ref: str) -> Launch:
     """The launch ``ref`` names (see the module docstring)."""
     path, sel = split_ref(ref)
+    if is_capture_run(path):
+        if sel:
+            raise LaunchError(f"{path} is a capture run; name one of its kernel folders (`irlab top {path}` lists "
+                              f"them), not {ref!r}")
+        return _hottest_of_run(path)
     if path.is_dir():
         return _from_capture(path, sel, ref)
     if path.is_file():
@@ -156,21 +274,191 @@ def load(ref: str) -> Launch:
     raise LaunchError(f"no capture folder or trace {path}")
 
 
+# ------------------------------------------------------------------------------------------------
+# which launch, where the name leaves it open
+
+def tensor_bytes(args: dict) -> int:
+    """The bytes a launch's tensor arguments hold (shape x element size, each tensor)."""
+    total = 0
+    for info in args.values():
+        if info.get("type") != "tensor":
+            continue
+        n = 1
+        for d in info.get("shape") or []:
+            n *= int(d)
+        total += n * int(info.get("element_size") or _ELEMENT_SIZES.get(str(info.get("dtype")).split(".")[-1], 4))
+    return total
+
+
+_ELEMENT_SIZES = {"float64": 8, "int64": 8, "float32": 4, "int32": 4, "float16": 2, "bfloat16": 2, "int16": 2,
+                  "int8": 1, "uint8": 1, "bool": 1, "float8_e4m3fn": 1, "float8_e5m2": 1}
+
+
+def _blocks(rec: dict) -> int:
+    n = 1
+    for g in rec.get("grid") or [1]:
+        n *= int(g)
+    return n
+
+
+def pick(records: list[dict]) -> tuple[int, str]:
+    """The record (of a kernel's launch records) a name without ``#N`` means, and the rule that
+    chose it: the program's launch with the most GPU time where a profile gave it, else the
+    program's launch whose tensors span the most bytes times the number of times it ran (larger
+    grid on a tie). Launches of autotuning and benchmarking are picked only when the kernel ran
+    for nothing else."""
+    if not records:
+        raise ValueError("no launch records")
+    program = [i for i, r in enumerate(records) if r.get("purpose", "program") == "program"]
+    pool, whose = (program, "the program's launches") if program else \
+        (list(range(len(records))), f"its {', '.join(sorted({r.get('purpose', '?') for r in records}))} launches "
+                                    "(it never ran as the program's own work)")
+    timed = [i for i in pool if records[i].get("gpu_ns") is not None]
+    if timed:
+        best = max(timed, key=lambda i: (records[i]["gpu_ns"], -i))
+        r = records[best]
+        return best, (f"the hottest of {whose} by GPU time (profiled): {r['gpu_ns'] / 1e6:.3f} ms in "
+                      f"{r.get('gpu_launches', r.get('count', 1))} launch(es)")
+    best = max(pool, key=lambda i: (tensor_bytes(records[i].get("args", {})) * int(records[i].get("count", 1)),
+                                    _blocks(records[i]), -i))
+    r = records[best]
+    return best, (f"the hottest of {whose} by the bytes its tensors span x launches (no profile recorded): "
+                  f"{tensor_bytes(r.get('args', {})) / 2**20:.2f} MiB x {r.get('count', 1)}")
+
+
+def read_records(folder: Path) -> list[dict]:
+    """A kernel folder's launch records, each with its GPU time where the run was profiled (the
+    run's ``profile.json``, which ``irlab capture --profile`` also copies into the records)."""
+    path = folder / "launches.jsonl"
+    if not path.is_file():
+        return []
+    records = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    profile = folder.parent / "profile.json"
+    if profile.is_file() and any("gpu_ns" not in r for r in records):
+        try:
+            times = json.loads(profile.read_text()).get("captured", {}).get(folder.name, {}).get("records", {})
+        except ValueError:
+            times = {}
+        for n, rec in enumerate(records):
+            t = times.get(str(n))
+            if t is not None and "gpu_ns" not in rec:
+                rec.update(gpu_ns=t["time_ns"], gpu_launches=t["count"])
+    return records
+
+
 def _from_capture(folder: Path, sel: str, ref: str) -> Launch:
-    meta_path, launches_path = folder / "metadata.json", folder / "launches.jsonl"
-    if not meta_path.exists() or not launches_path.exists():
-        raise LaunchError(f"{folder} is not a captured kernel folder (no metadata.json and launches.jsonl; capture "
-                          "with `irlab capture` on a machine that runs the kernels)")
+    meta_path = folder / "metadata.json"
+    if not meta_path.exists():
+        raise LaunchError(f"{folder} is not a captured kernel folder (no metadata.json; `irlab capture` writes one "
+                          "folder per kernel)")
     meta = json.loads(meta_path.read_text())
-    records = [json.loads(line) for line in launches_path.read_text().splitlines() if line.strip()]
-    n = int(sel) if sel.isdigit() else 0
-    if not 0 <= n < len(records):
-        raise LaunchError(f"{folder} recorded {len(records)} launch(es); there is no launch #{n}")
+    ttir_stage = meta.get("stages", {}).get("ttir")
+    if not ttir_stage or not (folder / ttir_stage["file"]).is_file():
+        raise LaunchError(f"{folder}: the capture kept no TTIR of {meta.get('kernel', 'the kernel')}, which replaying "
+                          "starts from")
+    ttir = (folder / ttir_stage["file"]).read_text()
+    target, options = Target.parse(meta["target"]), _options(meta.get("triton_metadata", {}))
+    records = read_records(folder)
+    if not records:
+        if sel:
+            raise LaunchError(f"{folder} recorded no launch (the kernel was compiled only); name the folder alone to "
+                              "recompile its TTIR")
+        return Launch(meta["kernel"], target, options, (), [], ttir, str(folder),
+                      picked="no launch recorded (compiled only): its captured TTIR alone")
+    if sel:
+        if not sel.isdigit() or not 0 <= int(sel) < len(records):
+            raise LaunchError(f"{folder} recorded {len(records)} launch(es); there is no launch #{sel}")
+        n, why = int(sel), ""
+    else:
+        n, why = pick(records)
     rec = records[n]
-    ttir = folder / meta["stages"]["ttir"]["file"]
-    return Launch(meta["kernel"], Target.parse(meta["target"]), _options(meta.get("triton_metadata", {})),
-                  tuple(rec["grid"]), [Arg(k, v) for k, v in rec["args"].items()], ttir.read_text(),
-                  f"{folder}#{n}", folder / "tensors" / str(n) if (folder / "tensors" / str(n)).is_dir() else None)
+    return Launch(meta["kernel"], target, options, tuple(rec["grid"]), [Arg(k, v) for k, v in rec["args"].items()],
+                  ttir, f"{folder}#{n}", folder / "tensors" / str(n) if (folder / "tensors" / str(n)).is_dir() else None,
+                  purpose=rec.get("purpose", "program"), picked=why)
+
+
+def kernel_folders(run: Path) -> list[Path]:
+    """The kernel folders of a capture run."""
+    return sorted(p for p in run.iterdir() if p.is_dir() and (p / "metadata.json").is_file())
+
+
+def folder_heat(folder: Path) -> tuple[int, int]:
+    """How hot a kernel folder ran as the program's own work: (GPU ns, tensor bytes x launches),
+    each summed over its program launches."""
+    recs = [r for r in read_records(folder) if r.get("purpose", "program") == "program"]
+    return (sum(int(r.get("gpu_ns") or 0) for r in recs),
+            sum(tensor_bytes(r.get("args", {})) * int(r.get("count", 1)) for r in recs))
+
+
+@dataclass(frozen=True)
+class CapturedKernel:
+    """One compiled kernel of a capture or trace, as a golden case sees it."""
+
+    name: str          # KERNEL.wNsS.HASH10: the compile (its Triton hash), without the target
+    ref: str           # what load() takes to recompile it
+    target: Target
+    program: bool      # it ran as the program's own work (or nothing launched: a compile-only capture)
+
+
+def captured_kernels(path: Path) -> list[CapturedKernel]:
+    """Every kernel a capture run (or one kernel folder of it) or a tritonparse trace holds."""
+    path = Path(path)
+    if path.is_dir():
+        folders = kernel_folders(path) if is_capture_run(path) else [path]
+        if not folders or not (folders[0] / "metadata.json").is_file():
+            raise LaunchError(f"{path} is neither a capture run nor a captured kernel folder")
+        launched = any(read_records(f) for f in folders)
+        out = []
+        for f in folders:
+            meta = json.loads((f / "metadata.json").read_text())
+            target = Target.parse(meta["target"])
+            name = f.name.replace(f".{target.slug}.", ".", 1)
+            program = not launched or any(r.get("purpose", "program") == "program" for r in read_records(f))
+            out.append(CapturedKernel(name, str(f), target, program))
+        return out
+    if path.is_file():
+        try:
+            events = _events(path)
+        except OSError as e:
+            raise LaunchError(f"cannot read {path}: {e}") from None
+        compiles = {ev["payload"]["metadata"].get("hash"): ev for ev in events if ev["event_type"] == "compilation"}
+        by_kernel: dict[str, list[dict]] = {}
+        for ev in events:
+            if ev["event_type"] == "launch" and "extracted_args" in ev:
+                by_kernel.setdefault(ev.get("name", "?"), []).append(ev)
+        if not by_kernel:
+            raise LaunchError(f"{path} holds no launch events (record with tritonparse's enable_trace_launch=True)")
+        out, seen = [], set()
+        for name, evs in sorted(by_kernel.items()):
+            for n, ev in enumerate(evs):
+                md = ev.get("compilation_metadata") or {}
+                h = md.get("hash")
+                if h in seen or h not in compiles:
+                    continue
+                seen.add(h)
+                same = [e for e in evs if (e.get("compilation_metadata") or {}).get("hash") == h]
+                t = md.get("target") or compiles[h]["payload"]["metadata"].get("target") or {}
+                out.append(CapturedKernel(f"{name}.w{md.get('num_warps')}s{md.get('num_stages')}.{str(h)[:10]}",
+                                          f"{path}#{name}:{n}", Target(t.get("backend", "cuda"), str(t.get("arch", "90"))),
+                                          any(trace_purpose(e) == "program" for e in same)))
+        return out
+    raise LaunchError(f"no capture folder or trace {path}")
+
+
+def _hottest_of_run(run: Path) -> Launch:
+    folders = kernel_folders(run)
+    if not folders:
+        raise LaunchError(f"{run}: the capture holds no kernel folder")
+    heat = {f: folder_heat(f) for f in folders}
+    profiled = any(h[0] for h in heat.values())
+    best = max(folders, key=lambda f: (heat[f][0], heat[f][1]) if profiled else (heat[f][1], 0))
+    if not any(heat[best]):
+        raise LaunchError(f"{run}: no kernel of the capture ran as the program's own work; name a kernel folder "
+                          f"(`irlab top {run}` or the folders of {run})")
+    launch = _from_capture(best, "", str(best))
+    rule = "GPU time (profiled)" if profiled else "the bytes its tensors span x launches (no profile recorded)"
+    launch.picked = f"the run's hottest kernel by {rule}; its launch: {launch.picked}"
+    return launch
 
 
 def _events(path: Path) -> list[dict]:
@@ -208,9 +496,13 @@ def _from_trace(path: Path, sel: str, ref: str) -> Launch:
     mine = [ev for ev in launches if not kernel or ev.get("name") == kernel]
     if not mine:
         raise LaunchError(f"{path} has no launch of kernel {kernel!r}; it has: {', '.join(names)}")
-    n = int(index) if index.isdigit() else 0
-    if not 0 <= n < len(mine):
-        raise LaunchError(f"{path} has {len(mine)} launch(es) of {mine[0].get('name')}; there is no launch #{n}")
+    if index:
+        if not index.isdigit() or not 0 <= int(index) < len(mine):
+            raise LaunchError(f"{path} has {len(mine)} launch(es) of {mine[0].get('name')}; there is no launch "
+                              f"#{index}")
+        n, why = int(index), ""
+    else:
+        n, why = _pick_trace_launch(mine)
     ev = mine[n]
     md = ev.get("compilation_metadata") or {}
     comp = compiles.get(md.get("hash"))
@@ -224,7 +516,36 @@ def _from_trace(path: Path, sel: str, ref: str) -> Launch:
     grid = tuple(ev.get("grid") or [1]) + (1,) * (3 - len(ev.get("grid") or [1]))
     return Launch(ev.get("name", "?"), Target(t.get("backend", "cuda"), str(t.get("arch", "90"))), _options(md), grid,
                   [Arg(k, v) for k, v in ev["extracted_args"].items()], ttir,
-                  f"{path}#{ev.get('name')}:{n}", extra={"python_source": comp["payload"].get("python_source")})
+                  f"{path}#{ev.get('name')}:{n}", extra={"python_source": comp["payload"].get("python_source")},
+                  purpose=trace_purpose(ev), picked=why)
+
+
+def trace_purpose(ev: dict) -> str:
+    """A tritonparse launch event's purpose, from the stack it recorded."""
+    return purpose_of_frames((f.get("filename", ""), f.get("name", "")) for f in ev.get("stack") or [])
+
+
+def _pick_trace_launch(events: list[dict]) -> tuple[int, str]:
+    """The launch of a kernel a trace name without ``:N`` means: as :func:`pick`, over the
+    distinct launches (grid, argument shapes and values), each counted as often as it ran."""
+    distinct: dict[str, dict] = {}
+    for i, ev in enumerate(events):
+        args = ev.get("extracted_args") or {}
+        key = json.dumps([ev.get("grid"), {k: _shape_of(v) for k, v in args.items()}, trace_purpose(ev)],
+                         sort_keys=True, default=str)
+        rec = distinct.setdefault(key, {"first": i, "grid": ev.get("grid"), "args": args,
+                                        "purpose": trace_purpose(ev), "count": 0})
+        rec["count"] += 1
+    records = list(distinct.values())
+    best, why = pick(records)
+    return records[best]["first"], why + f" (first of {records[best]['count']} alike in the trace)"
+
+
+def _shape_of(info: dict) -> dict:
+    """What makes two arguments the same launch: dtype and layout of a tensor, a scalar's value."""
+    if info.get("type") == "tensor":
+        return {k: info.get(k) for k in ("dtype", "shape", "stride", "storage_offset")}
+    return {k: info.get(k) for k in ("type", "value")}
 
 
 def _options(md: dict) -> dict:

@@ -105,3 +105,113 @@ def test_a_trace_recorded_on_the_gpu_machine_replays_anywhere(tmp_path):
         assert res.asm.get(res.isa_stage), target
     r = run("report", f"{GPU_TRACE}#matmul_bias_relu:1", "--target", "cuda:90", "--vs", "optimize-epilogue")
     assert r.returncode == 0, r.stderr
+
+
+# ------------------------------------------------------------------------------------------------
+# which launch a name without #N means
+
+def _t(shape, dtype="torch.float16"):
+    n = 1
+    for d in shape:
+        n *= d
+    return {"type": "tensor", "dtype": dtype, "shape": list(shape), "stride": [1] * len(shape), "numel": n,
+            "element_size": 2}
+
+
+def test_the_hottest_program_launch_is_picked_by_gpu_time_else_by_bytes():
+    recs = [{"grid": [8, 1, 1], "args": {"x": _t([4096])}, "purpose": "program", "count": 10},
+            {"grid": [64, 1, 1], "args": {"x": _t([65536])}, "purpose": "program", "count": 1},
+            {"grid": [64, 1, 1], "args": {"x": _t([1 << 20])}, "purpose": "autotune", "count": 50}]
+    # no profile: 10 x 8 KiB < 1 x 128 KiB; the autotune runs move the most but are not the program
+    assert launches.pick(recs)[0] == 1
+    assert "by the bytes its tensors span x launches (no profile recorded): 0.12 MiB x 1" in launches.pick(recs)[1]
+    timed = [dict(r, gpu_ns=ns, gpu_launches=r["count"]) for r, ns in zip(recs, (900_000, 300_000, 5_000_000))]
+    n, why = launches.pick(timed)
+    assert n == 0 and why == "the hottest of the program's launches by GPU time (profiled): 0.900 ms in 10 launch(es)"
+    only_tuning = [dict(r, purpose="autotune") for r in recs[:2]]
+    n, why = launches.pick(only_tuning)
+    assert n == 1 and "its autotune launches (it never ran as the program's own work)" in why
+
+
+def _capture_folder(root: Path, name: str, records: list[dict] | None) -> Path:
+    """A kernel folder as irlab capture writes it, from the CPU trace's add_kernel."""
+    trace = [json.loads(line) for line in TRACE.read_text().splitlines()]
+    comp = trace[0]["payload"]
+    folder = root / name
+    folder.mkdir(parents=True)
+    (folder / "add_kernel.ttir").write_text(comp["file_content"]["add_kernel.ttir"])
+    (folder / "metadata.json").write_text(json.dumps({"kernel": "add_kernel", "target": "cuda:90",
+                                                      "stages": {"ttir": {"file": "add_kernel.ttir"}},
+                                                      "triton_metadata": comp["metadata"]}))
+    if records is not None:
+        (folder / "launches.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    return folder
+
+
+def _add_args(n):
+    return {"x_ptr": _t([n], "torch.float32"), "y_ptr": _t([n], "torch.float32"), "out_ptr": _t([n], "torch.float32"),
+            "n_elements": {"type": "int", "value": n}, "BLOCK_SIZE": {"type": "int", "value": 1024}}
+
+
+def test_a_compile_only_folder_recompiles_but_has_nothing_to_run(tmp_path):
+    folder = _capture_folder(tmp_path, "add_kernel.cuda-90.w4s3.0123456789", None)
+    launch = launches.load(str(folder))
+    assert not launch.launched and launch.source == str(folder)
+    assert launch.picked == "no launch recorded (compiled only): its captured TTIR alone"
+    assert launch.recompile("cuda:80").binary
+    with pytest.raises(launches.LaunchError, match="compiled but never launched in the capture"):
+        launch.make_inputs("cpu")
+    with pytest.raises(launches.LaunchError, match="recorded no launch"):
+        launches.load(f"{folder}#0")
+    r = run("replay", str(folder), "--target", "hip:gfx942")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["target"] == "hip:gfx942" and out["picked"] == launch.picked
+    r = run("ab", "--kernel", str(folder), "--variants", "cancel-transposes", "--static-only", "--target", "cuda:90",
+            "--out", str(tmp_path / "ab"))
+    assert r.returncode == 0 and "2 of 2 candidates passed static pruning" in r.stdout, r.stderr
+
+
+def test_a_run_folder_means_its_hottest_kernel(tmp_path):
+    """`irlab replay RUN`: the kernel whose program launches took the most GPU time (profiled),
+    else moved the most tensor bytes; its own hottest launch; the rule said."""
+    run_dir = tmp_path / "run"
+    small = _capture_folder(run_dir, "add_kernel.cuda-90.w4s3.aaaaaaaaaa",
+                            [{"grid": [4, 1, 1], "args": _add_args(4096), "purpose": "program", "count": 10}])
+    big = _capture_folder(run_dir, "add_kernel.cuda-90.w4s3.bbbbbbbbbb",
+                          [{"grid": [1, 1, 1], "args": _add_args(1024), "purpose": "program", "count": 1},
+                           {"grid": [64, 1, 1], "args": _add_args(65536), "purpose": "program", "count": 2},
+                           {"grid": [64, 1, 1], "args": _add_args(1 << 20), "purpose": "autotune", "count": 9}])
+    (run_dir / "index.json").write_text("[]")
+    launch = launches.load(str(run_dir))
+    # 10 x 24 KiB (small) < 2 x 384 KiB (big); in big, its 2 launches of 64 blocks
+    assert launch.source == f"{big}#1"
+    assert launch.picked.startswith("the run's hottest kernel by the bytes its tensors span x launches")
+    # with GPU times, the many small launches win
+    rec = json.loads((small / "launches.jsonl").read_text())
+    (small / "launches.jsonl").write_text(json.dumps(dict(rec, gpu_ns=5_000_000, gpu_launches=10)) + "\n")
+    assert launches.load(str(run_dir)).source == f"{small}#0"
+    assert launches.load(str(run_dir)).picked.startswith("the run's hottest kernel by GPU time (profiled)")
+    with pytest.raises(launches.LaunchError, match="is a capture run; name one of its kernel folders"):
+        launches.load(f"{run_dir}#0")
+    r = run("report", str(run_dir))
+    assert r.returncode == 0 and f"assumed: {small}#0: its TTIR recompiled for cuda:90" in r.stdout, r.stderr
+    assert "the launch: the run's hottest kernel by GPU time (profiled)" in r.stdout
+
+
+def test_a_trace_defaults_to_the_hottest_program_launch_not_an_autotune_run(tmp_path):
+    """Launches tritonparse recorded under Triton's autotuner (its stack says so) are not picked:
+    of the program's, the one that moved the most bytes in all."""
+    lines = TRACE.read_text().splitlines()
+    comp, launch = lines[0], json.loads(lines[1])
+    autotune_stack = [{"filename": "/venv/triton/runtime/autotuner.py", "name": "_bench", "line": 1, "loc": ""}]
+    events = [dict(launch, grid=[4], extracted_args=_add_args(4096)),
+              dict(launch, grid=[64], extracted_args=_add_args(65536), stack=autotune_stack + launch["stack"]),
+              dict(launch, grid=[16], extracted_args=_add_args(16384)),
+              dict(launch, grid=[4], extracted_args=_add_args(4096))]
+    trace = tmp_path / "tuned.ndjson"
+    trace.write_text(comp + "\n" + "".join(json.dumps(e) + "\n" for e in events))
+    picked = launches.load(str(trace))
+    assert picked.source == f"{trace}#add_kernel:2" and picked.grid == (16, 1, 1) and picked.purpose == "program"
+    assert "(first of 1 alike in the trace)" in picked.picked
+    assert launches.load(f"{trace}#add_kernel:1").purpose == "autotune"

@@ -3,22 +3,39 @@ into a run directory: one folder per kernel and specialization, each stage's IR,
 size and hash, the metadata and the compile time per stage; and every launch, so that it can be
 replayed without the script (:mod:`irlab.launches`).
 
-Capture listens through ``triton.knobs.compilation.listener``. That knob is one slot, not a
-chain, so a listener installed before the capture is kept and called for every compile. Launches
-are seen by wrapping ``JITFunction.run`` for the capture's duration: each distinct launch (grid,
-every argument's dtype, shape, strides and scalar value) is written once to the kernel folder's
-``launches.jsonl`` with how often it ran; with ``save_tensors`` the tensors' contents (up to a size
-each) are saved as they were just before the launch, under ``tensors/<N>/``.
+Compiles are heard through ``triton.knobs.compilation.listener``. That knob is one slot, not a
+chain, so a listener installed before the capture is kept and called for every compile.
+
+Launches are seen through Triton's launch hooks (:func:`irlab.bridge.compat.watching_launches`),
+which every launcher goes through: the JIT, ``CompiledKernel[grid](...)``, an autotuner's
+benchmark runs, Inductor's launcher. Each distinct launch -- grid, every argument's dtype, shape,
+strides and scalar value, and its purpose -- is written once to the kernel folder's
+``launches.jsonl`` with how often it ran. The purpose says why it ran
+(:func:`irlab.launches.purpose_of_frames`): ``program`` (the script's own work), ``autotune``
+(Triton's autotuner or Inductor timing candidate configs) or ``benchmark``
+(``triton.testing.do_bench``). With ``save_tensors`` the tensors' contents (up to a size each)
+are saved as they were just before the launch, under ``tensors/<N>/``.
+
+A launched kernel whose compile the capture did not hear -- compiled before it began, in another
+process (Inductor's compile workers), or loaded from a cache in memory -- is recorded from the
+kernel object itself: every stage's text and the binary, without compile times.
+
+With ``profile``, a Proton session (CUPTI on NVIDIA, roctracer on AMD) runs around the program
+and each launch runs inside a Proton scope named after its record, so each record gets the GPU
+time its launches took (``gpu_ns``, ``gpu_launches``); ``profile.json`` keeps the whole
+program's GPU time, what the captured kernels took, and the other kernels (cuBLAS, ATen) by name.
 """
 from __future__ import annotations
 
 import contextlib
 import hashlib
-import inspect
 import json
 import re
-import shutil
+import sys
+import threading
 import time
+import weakref
+from dataclasses import dataclass
 from pathlib import Path
 
 from triton import knobs
@@ -29,6 +46,8 @@ from . import compat
 
 BINARY_STAGES = ("cubin", "hsaco")
 MAX_LAUNCHES = 64          # distinct launches kept per kernel folder; later ones are counted
+PROFILE_NAME = "profile"   # Proton's session: profile.hatchet; irlab's summary of it: profile.json
+SCOPE_PREFIX = "irlab "    # Proton scope of a launch: "irlab FOLDER#N" (N: its record, or more-PURPOSE)
 _SAFE = re.compile(r"[^A-Za-z0-9_.\-]+")
 
 
@@ -47,24 +66,42 @@ def folder_name(kernel: str, metadata: dict) -> str:
     return f"{kernel}.{_target(metadata.get('target')).slug}.w{nw}s{ns}.{str(metadata.get('hash', ''))[:10]}"
 
 
+@dataclass
+class _Launch:
+    """One launch between ``CompiledKernel.launch_metadata`` and the launch hooks."""
+
+    folder: str
+    key: str
+    record: dict            # grid, args, purpose (and cuda_graph) of a record not kept yet
+    saved: dict | None      # tensor contents before the launch, for a record not kept yet
+    scope: bool = False     # a Proton scope was entered for it
+
+
 class Capture:
     """Context manager: ``with Capture("runs/today") as cap: ...`` records every compile."""
 
     def __init__(self, run_dir: str | Path, quiet: bool = True, launches: bool = True,
-                 save_tensors: int | None = None):
+                 save_tensors: int | None = None, profile: bool = False):
         """``launches``: record every launch too; ``save_tensors``: with each distinct launch, save
         each tensor argument's contents (at most that many bytes per tensor; a larger one is noted
-        in the record, not saved)."""
+        in the record, not saved); ``profile``: time every kernel with Proton (needs a GPU)."""
+        if profile and not launches:
+            raise ValueError("a profile is attributed to launches: profile=True needs launches=True")
         self.run_dir = Path(run_dir)
         self.records: list[dict] = []
         self.quiet = quiet
         self.launches = launches
         self.save_tensors = save_tensors
-        self.launched: dict[str, dict] = {}     # folder -> {"records": [...], "index": {key: n}, "dropped": k}
+        self.profile = profile
+        self.launched: dict[str, dict] = {}     # folder -> {"records": [...], "index": {key: n}, "more": {purpose: k}}
         self.unrecorded: list[str] = []
-        self._keys: dict[int, set] = {}         # id(JITFunction) -> launch keys already kept
+        self.notes: list[str] = []
+        self.profile_summary: dict | None = None
+        self._folders = weakref.WeakKeyDictionary()   # CompiledKernel -> its folder's name
+        self._lock = threading.RLock()
         self._previous = None
         self._stack = None
+        self._session = None
 
     # --- context -------------------------------------------------------------------------------
     def __enter__(self) -> "Capture":
@@ -73,19 +110,37 @@ class Capture:
         self._previous = knobs.compilation.listener
         knobs.compilation.listener = compat.listener(self._listen)
         self._stack = contextlib.ExitStack()
-        if self.launches:
-            self._stack.enter_context(compat.watching_launches(self._before_launch, self._after_launch))
+        try:
+            if self.launches:
+                self._stack.enter_context(compat.watching_launches(self._arguments, self._enter, self._exit))
+            if self.profile:
+                import triton.profiler as proton
+                self._session = proton.start(str(self.run_dir / PROFILE_NAME), context="shadow")
+                if self._session is None:
+                    raise RuntimeError("Proton did not start a session (TRITON_PROTON_DISABLE set, or the program "
+                                       "runs under the proton command line)")
+        except BaseException:
+            self._stack.close()
+            knobs.compilation.listener = self._previous
+            raise
         return self
 
     def __exit__(self, *exc):
-        self._stack.close()
-        knobs.compilation.listener = self._previous
-        for folder in self.launched:
-            self._write_launches(folder)
-        self.write_index()
+        try:
+            if self._session is not None:
+                import triton.profiler as proton
+                proton.finalize(self._session)
+                self._session = None
+                self._read_profile()
+        finally:
+            self._stack.close()
+            knobs.compilation.listener = self._previous
+            for folder in self.launched:
+                self._write_launches(folder)
+            self.write_index()
         return False
 
-    # --- recording -----------------------------------------------------------------------------
+    # --- compiles ------------------------------------------------------------------------------
     def _listen(self, src, metadata, metadata_group, times, cache_hit):
         if self._previous is not None:
             self._previous(src=src, metadata=metadata, metadata_group=metadata_group, times=times,
@@ -96,19 +151,33 @@ class Capture:
             self.records.append({"error": f"{type(e).__name__}: {e}", "kernel": getattr(src, "name", "?")})
 
     def record(self, src, metadata, metadata_group, times, cache_hit):
-        md = plain(dict(metadata))
-        kernel = getattr(src, "name", None) or md.get("name", "kernel")
-        folder = self.run_dir / folder_name(kernel, md)
-        folder.mkdir(parents=True, exist_ok=True)
-        stages, binary = {}, None
-        for fname, path in metadata_group.items():
+        """A compile Triton's listener reported: its files are in ``metadata_group``."""
+        files = {}
+        for path in metadata_group.values():
             p = Path(path)
             ext = p.suffix.lstrip(".")
-            if ext == "json" or not p.exists():
-                continue
-            dest = folder / f"{_SAFE.sub('_', kernel.lstrip('@'))}.{ext}"
-            shutil.copyfile(p, dest)
-            data = p.read_bytes()
+            if ext != "json" and p.exists():
+                files[ext] = p.read_bytes()
+        kernel = getattr(src, "name", None) or dict(metadata).get("name", "kernel")
+        return self._write_kernel(kernel, plain(dict(metadata)), files, src, times, bool(cache_hit), "compiled")
+
+    def record_loaded(self, kernel) -> str:
+        """A launched ``CompiledKernel`` whose compile the capture did not hear: its stages from
+        the kernel object itself. Returns its folder's name."""
+        md = plain(kernel.metadata._asdict())
+        files = {stage: text.encode() if isinstance(text, str) else bytes(text)
+                 for stage, text in dict(kernel.asm).items() if stage != "json"}
+        entry = self._write_kernel(md.get("name") or kernel.name, md, files, kernel.src, None, True, "loaded")
+        return entry["folder"]
+
+    def _write_kernel(self, kernel: str, md: dict, files: dict, src, times, cache_hit: bool, origin: str) -> dict:
+        folder = self.run_dir / folder_name(kernel, md)
+        folder.mkdir(parents=True, exist_ok=True)
+        base = _SAFE.sub("_", kernel.lstrip("@"))
+        stages, binary = {}, None
+        for ext, data in files.items():
+            dest = folder / f"{base}.{ext}"
+            dest.write_bytes(data)
             stages[ext] = {"file": dest.name, "bytes": len(data)}
             if ext in BINARY_STAGES:
                 binary = {"stage": ext, "file": dest.name, "bytes": len(data),
@@ -120,7 +189,9 @@ class Capture:
             "target": _target(md.get("target")).name,
             "num_warps": md.get("num_warps"), "num_stages": md.get("num_stages"),
             "shared": md.get("shared"), "hash": md.get("hash"),
-            "cache_hit": bool(cache_hit),
+            "cache_hit": cache_hit,
+            "origin": origin if origin == "compiled" else
+            "loaded: compiled before the capture began or in another process; no compile times",
             "binary": binary,
             "stages": stages,
             "seconds": {"ir_initialization": (times.ir_initialization / 1e6) if times else None,
@@ -128,47 +199,109 @@ class Capture:
                         "total": (times.total / 1e6) if times else None},
             "specialization": {
                 "signature": plain(getattr(src, "signature", {})),
-                "constexprs": plain({str(k): v for k, v in getattr(src, "constants", {}).items()}),
-                "attrs": plain({str(k): v for k, v in getattr(src, "attrs", {}).items()}),
+                "constexprs": plain({str(k): v for k, v in (getattr(src, "constants", None) or {}).items()}),
+                "attrs": plain({str(k): v for k, v in (getattr(src, "attrs", None) or {}).items()}),
             },
             "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
         }
         write_json(folder / "metadata.json", {**entry, "triton_metadata": md})
-        self.records.append(entry)
+        with self._lock:
+            self.records.append(entry)
         if not self.quiet:
-            print(f"irlab capture: {entry['kernel']} for {entry['target']} -> {folder}")
+            how = "" if origin == "compiled" else " (from the launched binary)"
+            print(f"irlab capture: {entry['kernel']} for {entry['target']}{how} -> {folder}", file=sys.stderr)
+        return entry
 
     # --- launches ------------------------------------------------------------------------------
-    def _before_launch(self, fn, args, kwargs, grid):
-        """The launch's grid and arguments (and, for a launch not kept before, the tensors'
-        contents) before the kernel runs: the token :meth:`_after_launch` files once it is known
-        which compiled kernel ran. A recording problem is noted, never raised into the launch."""
+    def _folder_of(self, kernel) -> str:
+        folder = self._folders.get(kernel)
+        if folder is None:
+            md = plain(kernel.metadata._asdict())
+            folder = folder_name(md.get("name") or kernel.name, md)
+            if not (self.run_dir / folder / "metadata.json").exists():
+                folder = self.record_loaded(kernel)
+            self._folders[kernel] = folder
+        return folder
+
+    def _arguments(self, kernel, grid, args):
+        """From ``CompiledKernel.launch_metadata``, before the kernel runs: the launch's grid,
+        arguments and purpose (and, for a launch not kept before, the tensors' contents). A
+        recording problem is noted, never raised into the launch."""
         try:
-            from ..launches import arg_info
-            params = list(fn.params)
-            bound = {p.name: v for p, v in zip(params, args)}
-            for p in params:
-                if p.name in kwargs:
-                    bound[p.name] = kwargs[p.name]
-                elif p.name not in bound and p.default is not inspect.Parameter.empty:
-                    bound[p.name] = p.default
-            if callable(grid):
-                grid = grid(dict(bound))
+            from ..launches import arg_info, purpose_of_frames
+            folder = self._folder_of(kernel)
             grid = [int(g) for g in (tuple(grid) + (1, 1, 1))[:3]]
-            infos = {name: arg_info(v) for name, v in bound.items()}
-            key = json.dumps([grid, infos], sort_keys=True, default=str)
-            saved = self._snapshot(bound) if self.save_tensors and key not in self._keys.get(id(fn), ()) else None
-            return fn, key, grid, infos, saved
+            names = compat.launch_arg_names(kernel, len(args))
+            infos = {name: arg_info(v) for name, v in zip(names, args)}
+            record = {"grid": grid, "args": infos, "purpose": purpose_of_frames(_frames(sys._getframe(1)))}
+            if _capturing_graph():
+                record["cuda_graph"] = True
+            key = json.dumps(record, sort_keys=True, default=str)
+            state = self.launched.get(folder)
+            new = state is None or key not in state["index"]
+            saved = self._snapshot(dict(zip(names, args))) if new and self.save_tensors and \
+                not record.get("cuda_graph") else None
+            return _Launch(folder, key, record, saved)
         except Exception as e:
-            self.unrecorded.append(f"{getattr(fn, '__name__', '?')}: {type(e).__name__}: {e}")
+            self.unrecorded.append(f"{getattr(kernel, 'name', '?')}: {type(e).__name__}: {e}")
             return None
+
+    def _enter(self, token: _Launch | None):
+        """From ``launch_enter_hook``, as the kernel is launched: count it, keep it if new."""
+        if token is None:
+            return
+        try:
+            with self._lock:
+                n = self._file(token)
+            if self._session is not None:
+                import triton.profiler as proton
+                mark = f"more-{token.record['purpose']}" if n is None else n
+                proton.enter_scope(f"{SCOPE_PREFIX}{token.folder}#{mark}")
+                token.scope = True
+        except Exception as e:
+            self.unrecorded.append(f"{token.folder}: {type(e).__name__}: {e}")
+
+    def _exit(self, token: _Launch | None):
+        if token is not None and token.scope:
+            import triton.profiler as proton
+            proton.exit_scope()
+            token.scope = False
+
+    def _file(self, token: _Launch) -> int | None:
+        """The launch counted under its record (kept if new): the record's number, or None once
+        the folder holds :data:`MAX_LAUNCHES` records."""
+        state = self.launched.setdefault(token.folder, {"records": [], "index": {}, "more": {}})
+        n = state["index"].get(token.key)
+        if n is not None:
+            state["records"][n]["count"] += 1
+            return n
+        if len(state["records"]) >= MAX_LAUNCHES:
+            purpose = token.record["purpose"]
+            state["more"][purpose] = state["more"].get(purpose, 0) + 1
+            return None
+        n = len(state["records"])
+        rec = {**token.record, "count": 1}
+        for name, t in (token.saved or {}).items():
+            if isinstance(t, str):
+                rec["args"][name]["saved"] = t
+                continue
+            import torch
+            where = self.run_dir / token.folder / "tensors" / str(n)
+            where.mkdir(parents=True, exist_ok=True)
+            torch.save(t, where / f"{name}.pt")
+            rec["args"][name].update(saved=f"tensors/{n}/{name}.pt", saved_layout="span")
+        state["index"][token.key] = n
+        state["records"].append(rec)
+        if n == 0:
+            self._write_launches(token.folder)   # the folder replays even if the script dies later
+        return n
 
     def _snapshot(self, bound: dict) -> dict:
         """CPU copies of the tensor arguments, each the storage span it covers (so its strides and
         offset replay exactly), or why one was not saved."""
         out = {}
         for name, v in bound.items():
-            if not (hasattr(v, "data_ptr") and hasattr(v, "dtype")):
+            if not (hasattr(v, "data_ptr") and hasattr(v, "dtype") and hasattr(v, "as_strided")):
                 continue
             span = 1 + sum(st * (d - 1) for st, d in zip(v.stride(), v.shape)) if v.numel() else 0
             size = span * v.element_size()
@@ -178,41 +311,6 @@ class Capture:
                 out[name] = v.detach().as_strided((span,), (1,), v.storage_offset()).to("cpu", copy=True)
         return out
 
-    def _after_launch(self, token, kernel):
-        if token is None:
-            return
-        fn, key, grid, infos, saved = token
-        try:
-            md = plain(kernel.metadata._asdict())
-            folder = self.run_dir / folder_name(md.get("name") or fn.__name__, md)
-            if not (folder / "metadata.json").exists():
-                self.unrecorded.append(f"{fn.__name__}: its kernel was compiled before the capture began")
-                return
-            self._keys.setdefault(id(fn), set()).add(key)
-            state = self.launched.setdefault(folder.name, {"records": [], "index": {}, "dropped": 0})
-            if key in state["index"]:
-                state["records"][state["index"][key]]["count"] += 1
-                return
-            if len(state["records"]) >= MAX_LAUNCHES:
-                state["dropped"] += 1
-                return
-            n = len(state["records"])
-            rec = {"grid": grid, "args": infos, "count": 1}
-            for name, t in (saved or {}).items():
-                if isinstance(t, str):
-                    rec["args"][name]["saved"] = t
-                    continue
-                import torch
-                where = folder / "tensors" / str(n)
-                where.mkdir(parents=True, exist_ok=True)
-                torch.save(t, where / f"{name}.pt")
-                rec["args"][name].update(saved=f"tensors/{n}/{name}.pt", saved_layout="span")
-            state["index"][key] = n
-            state["records"].append(rec)
-            self._write_launches(folder.name)
-        except Exception as e:
-            self.unrecorded.append(f"{fn.__name__}: {type(e).__name__}: {e}")
-
     def _write_launches(self, folder: str):
         write_text(self.run_dir / folder / "launches.jsonl",
                    "".join(json.dumps(r, default=str) + "\n" for r in self.launched[folder]["records"]))
@@ -220,25 +318,135 @@ class Capture:
     def write_index(self):
         write_json(self.run_dir / "index.json", self.records)
 
+    # --- profile -------------------------------------------------------------------------------
+    def _read_profile(self):
+        """Each record's GPU time from Proton's tree (its scope's kernels), and profile.json."""
+        hatchet = self.run_dir / f"{PROFILE_NAME}.hatchet"
+        if not hatchet.is_file():
+            self.notes.append(f"Proton wrote no {hatchet.name}: no GPU times recorded")
+            return
+        summary = profile_summary(json.loads(hatchet.read_text()), backend=_proton_backend())
+        for folder, per in summary["captured"].items():
+            state = self.launched.get(folder)
+            for n, t in per["records"].items():
+                if state is not None and n.isdigit() and int(n) < len(state["records"]):
+                    rec = state["records"][int(n)]
+                    rec.update(gpu_ns=t["time_ns"], gpu_launches=t["count"])
+                    t["purpose"] = rec["purpose"]     # the profile stays readable once folders are trimmed away
+                elif n.startswith("more-"):
+                    t["purpose"] = n[len("more-"):]
+        write_json(self.run_dir / "profile.json", summary)
+        self.profile_summary = summary
+
+    # --- what was recorded ---------------------------------------------------------------------
     def summary(self) -> str:
         folders = {r.get("folder") for r in self.records if "folder" in r}
         errors = [r for r in self.records if "error" in r]
+        loaded = sum(1 for r in self.records if r.get("origin", "compiled") != "compiled")
         s = f"captured {len(self.records)} compile(s) of {len(folders)} kernel specialization(s) into {self.run_dir}"
+        if loaded:
+            s += f" ({loaded} recorded from the launched binary: compiled before the capture or in another process)"
         if errors:
             s += f"; {len(errors)} could not be recorded: " + "; ".join(r["error"] for r in errors)
         if self.launched:
-            n = sum(len(st["records"]) for st in self.launched.values())
-            runs = sum(r["count"] for st in self.launched.values() for r in st["records"])
-            s += f"; {n} distinct launch(es) ({runs} in all) of {len(self.launched)} kernel(s)"
-            dropped = sum(st["dropped"] for st in self.launched.values())
-            if dropped:
-                s += f" ({dropped} further distinct launch(es) not kept: {MAX_LAUNCHES} per kernel)"
+            recs = [r for st in self.launched.values() for r in st["records"]]
+            runs = sum(r["count"] for r in recs)
+            by = {}
+            for r in recs:
+                by[r["purpose"]] = by.get(r["purpose"], 0) + r["count"]
+            for st in self.launched.values():
+                for p, k in st["more"].items():
+                    by[p] = by.get(p, 0) + k
+            more = sum(k for st in self.launched.values() for k in st["more"].values())
+            s += (f"; {len(recs)} distinct launch(es) ({runs + more} in all: "
+                  + ", ".join(f"{by[p]} {p}" for p in sorted(by)) + f") of {len(self.launched)} kernel(s)")
+            if more:
+                s += f" ({more} launch(es) beyond {MAX_LAUNCHES} distinct ones per kernel counted, not kept)"
+            graphs = sum(r["count"] for r in recs if r.get("cuda_graph"))
+            if graphs:
+                s += (f"; {graphs} launch(es) were captured into CUDA graphs: their replays run without Triton's "
+                      "launcher and are not counted")
+        elif self.launches:
+            s += "; no launch seen"
+        if self.profile_summary:
+            p = self.profile_summary
+            s += (f"; GPU time {p['total_ns'] / 1e6:.3f} ms, {p['captured_ns'] / max(p['total_ns'], 1):.1%} of it in "
+                  f"captured kernels (`irlab top {self.run_dir}` ranks them)")
         if self.unrecorded:
             s += f"; {len(self.unrecorded)} launch(es) not recorded: " + "; ".join(sorted(set(self.unrecorded))[:3])
+        for note in self.notes:
+            s += f"; {note}"
         return s
 
 
+def _frames(frame):
+    """(file, function) of ``frame`` and every frame that called it."""
+    while frame is not None:
+        yield frame.f_code.co_filename, frame.f_code.co_name
+        frame = frame.f_back
+
+
+def _capturing_graph() -> bool:
+    """Whether the launch is being captured into a CUDA graph (it runs at each replay, unseen)."""
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return False
+    try:
+        return bool(torch.cuda.is_current_stream_capturing())
+    except Exception:
+        return False
+
+
+def _proton_backend() -> str:
+    try:
+        from ..targets import current_target
+        t = current_target()
+        return "roctracer" if t is not None and t.is_amd else "cupti"
+    except Exception:
+        return "?"
+
+
+def profile_summary(tree, backend: str = "cupti") -> dict:
+    """irlab's summary of a Proton tree recorded around a captured program: GPU time in all, per
+    captured kernel folder and record (from the ``irlab FOLDER#N`` scopes around each launch),
+    and the kernels outside any such scope (libraries, ATen) by name."""
+    if not isinstance(tree, list) or not tree or not isinstance(tree[0], dict) or "frame" not in tree[0]:
+        raise ValueError("not a Proton hatchet tree ([root, devices] with frame/metrics/children nodes)")
+    captured: dict[str, dict] = {}
+    other: dict[str, dict] = {}
+
+    def walk(node, scope):
+        name = node.get("frame", {}).get("name", "")
+        if name.startswith(SCOPE_PREFIX):
+            scope = name[len(SCOPE_PREFIX):]
+        m = node.get("metrics", {})
+        if "device_id" in m and m.get("time (ns)"):
+            t, c = int(m["time (ns)"]), int(m.get("count", 0))
+            if scope is not None:
+                folder, _, n = scope.rpartition("#")
+                f = captured.setdefault(folder, {"time_ns": 0, "count": 0, "records": {}})
+                f["time_ns"] += t
+                f["count"] += c
+                r = f["records"].setdefault(n, {"time_ns": 0, "count": 0})
+                r["time_ns"] += t
+                r["count"] += c
+            else:
+                o = other.setdefault(name, {"time_ns": 0, "count": 0})
+                o["time_ns"] += t
+                o["count"] += c
+        for child in node.get("children", []):
+            walk(child, scope)
+
+    walk(tree[0], None)
+    captured_ns = sum(f["time_ns"] for f in captured.values())
+    other_ns = sum(o["time_ns"] for o in other.values())
+    return {"source": f"Proton ({backend}), {PROFILE_NAME}.hatchet", "total_ns": captured_ns + other_ns,
+            "captured_ns": captured_ns, "captured": dict(sorted(captured.items())),
+            "other": dict(sorted(other.items(), key=lambda kv: -kv[1]["time_ns"]))}
+
+
 @contextlib.contextmanager
-def capture(run_dir: str | Path, quiet: bool = True, launches: bool = True, save_tensors: int | None = None):
-    with Capture(run_dir, quiet, launches, save_tensors) as cap:
+def capture(run_dir: str | Path, quiet: bool = True, launches: bool = True, save_tensors: int | None = None,
+            profile: bool = False):
+    with Capture(run_dir, quiet, launches, save_tensors, profile) as cap:
         yield cap

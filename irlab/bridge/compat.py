@@ -23,6 +23,9 @@ spelling changed between versions calls a function here. The differences, 3.6 ->
   option its dataclass lacks (:func:`check_options` refuses it instead).
 - **Listener.** ``knobs.compilation.listener`` is called with the same keyword arguments in
   both (:func:`listener`, which names the seam if that changes).
+- **Launches.** Both call ``CompiledKernel.launch_metadata(grid, stream, *args)`` and the
+  ``knobs.runtime.launch_enter_hook`` / ``launch_exit_hook`` hook chains around every launch, from
+  every launcher (:func:`watching_launches`).
 - **Stage names.** Triton kernels: ``ttir, ttgir, llir, ptx|amdgcn, cubin|hsaco`` in both; Gluon
   kernels gain a ``glir`` stage (the Gluon IR before ``gluon_to_ttgir``) in 3.9. irlab wraps
   whatever stages the backend registers and keeps the location-free text of TTIR and TTGIR,
@@ -82,6 +85,9 @@ SEAMS = {
     "IR parser ir.parse_mlir_module": "triton._C.libtriton.ir.parse_mlir_module",
     "JIT specialization native_specialize_impl": "triton._C.libtriton.native_specialize_impl",
     "JIT launch triton.runtime.jit.JITFunction.run": "triton.runtime.jit.JITFunction.run",
+    "launch arguments CompiledKernel.launch_metadata": "triton.compiler.compiler.CompiledKernel.launch_metadata",
+    "launch hook knobs.runtime.launch_enter_hook": "triton.knobs.runtime.launch_enter_hook",
+    "launch hook knobs.runtime.launch_exit_hook": "triton.knobs.runtime.launch_exit_hook",
     "pass adder common.add_canonicalizer": "triton._C.libtriton.passes.common.add_canonicalizer",
     "pass adder common.add_cse": "triton._C.libtriton.passes.common.add_cse",
     "pass adder ttgpuir.add_remove_layout_conversions":
@@ -191,32 +197,107 @@ def listener(fn):
 
 
 # ------------------------------------------------------------------------------------------------
-# JIT launches
+# Launches
+
+LAUNCH_HOOKS = ("launch_enter_hook", "launch_exit_hook")
+
+
+class _LaunchSeam:
+    """What :func:`watching_launches` changes, so that exactly that is undone."""
+
+    def __init__(self):
+        self.restore: list = []
+
+    def hook(self, name: str, fn) -> None:
+        """Add ``fn`` to the hook chain ``knobs.runtime.<name>`` (a ``HookChain`` in 3.6 and 3.9,
+        called once per launch by every launcher). A plain function someone set there instead
+        (tritonparse does) is kept: a chain that calls it, then ``fn``, takes its place."""
+        from triton import knobs
+        current = getattr(knobs.runtime, name)
+        if not (hasattr(current, "add") and hasattr(current, "remove") and hasattr(current, "calls")):
+            HookChain = resolve("triton.knobs.HookChain", "launch hook chain triton.knobs.HookChain")
+            chain = HookChain(reversed=name == "launch_exit_hook")
+            if current is not None:
+                chain.add(current)
+            setattr(knobs.runtime, name, chain)
+            self.restore.append(lambda before=current: setattr(knobs.runtime, name, before))
+            current = chain
+        current.add(fn)
+        self.restore.append(lambda chain=current: chain.remove(fn))
+
+    def undo(self) -> None:
+        while self.restore:
+            self.restore.pop()()
+
+
+_TOKEN = "irlab_launch"
+
 
 @contextlib.contextmanager
-def watching_launches(before, after):
-    """Every ``JITFunction.run`` (a ``kernel[grid](...)`` launch, also the one an autotuner makes)
-    calls ``token = before(fn, args, kwargs, grid)`` first and ``after(token, kernel)`` once it has
-    launched; warm-up compiles (no launch) are not reported. ``run(self, *args, grid, warmup,
-    **kwargs)`` in 3.6 and 3.9. Restored on exit."""
-    from triton.runtime.jit import JITFunction
-    original = resolve("triton.runtime.jit.JITFunction.run", "JIT launch JITFunction.run")
+def watching_launches(arguments, enter, exit):
+    """Every launch of a compiled kernel, however it is launched: the JIT (``kernel[grid](...)``,
+    also an autotuner's benchmark runs), ``CompiledKernel[grid](...)`` on what ``triton.compile``
+    or ``fn.warmup`` returned, and launchers of their own that drive a ``CompiledKernel`` (Inductor's).
+
+    Each of them calls ``CompiledKernel.launch_metadata(grid, stream, *args)`` (3.6 and 3.9) right
+    before the launch -- the one call that sees the grid and the arguments -- and then hands what
+    it returned to ``knobs.runtime.launch_enter_hook`` before the kernel starts and
+    ``launch_exit_hook`` once it is queued. Here ``token = arguments(kernel, grid, args)`` runs in
+    the first, and ``enter(token)``, ``exit(token)`` in the hooks. Warm-up compiles launch nothing
+    and are not reported. Restored on exit.
+
+    Launches that bypass Triton's launcher are not seen: Inductor's static CUDA launcher (it is
+    not used while a launch hook is installed in the process that compiled the kernel), CUDA-graph
+    replays, C++ wrappers (``cpp_wrapper``, AOTInductor)."""
+    CompiledKernel = resolve("triton.compiler.compiler.CompiledKernel", "compiled kernel CompiledKernel")
+    original = resolve("triton.compiler.compiler.CompiledKernel.launch_metadata",
+                       "launch arguments CompiledKernel.launch_metadata")
     params = list(inspect.signature(original).parameters)
-    if params[:2] != ["self", "args"] or "grid" not in params or "warmup" not in params:
-        raise SeamError("JIT launch JITFunction.run", f"its parameters are now ({', '.join(params)})")
+    if params[:3] != ["self", "grid", "stream"] or inspect.signature(original).parameters[params[3]].kind \
+            is not inspect.Parameter.VAR_POSITIONAL:
+        raise SeamError("launch arguments CompiledKernel.launch_metadata",
+                        f"its parameters are now ({', '.join(params)}), not (self, grid, stream, *args)")
+    from triton import knobs
+    for name in LAUNCH_HOOKS:
+        if not hasattr(knobs.runtime, name):
+            raise SeamError(f"launch hook knobs.runtime.{name}")
 
-    def run(self, *args, grid, warmup, **kwargs):
-        token = None if warmup else before(self, args, kwargs, grid)
-        kernel = original(self, *args, grid=grid, warmup=warmup, **kwargs)
-        if token is not None:
-            after(token, kernel)
-        return kernel
+    def launch_metadata(self, grid, stream, *args):
+        metadata = original(self, grid, stream, *args)
+        token = arguments(self, grid, args)
+        if metadata is not None and token is not None:
+            try:
+                setattr(metadata, _TOKEN, token)
+            except AttributeError:   # not Triton's LazyDict: the launch stays unrecorded
+                pass
+        return metadata
 
-    JITFunction.run = run
+    def on_enter(metadata):
+        enter(getattr(metadata, _TOKEN, None))
+
+    def on_exit(metadata):
+        exit(getattr(metadata, _TOKEN, None))
+
+    seam = _LaunchSeam()
+    CompiledKernel.launch_metadata = launch_metadata
+    seam.restore.append(lambda: setattr(CompiledKernel, "launch_metadata", original))
     try:
+        seam.hook("launch_enter_hook", on_enter)
+        seam.hook("launch_exit_hook", on_exit)
         yield
     finally:
-        JITFunction.run = original
+        seam.undo()
+
+
+def launch_arg_names(kernel, n: int) -> list[str]:
+    """The names of a launch's ``n`` arguments: the kernel function's parameters (every launcher
+    passes all of them, constexprs included, in order), else ``arg0``, ``arg1``, ... for a kernel
+    compiled from IR (no Python function)."""
+    fn = getattr(getattr(kernel, "src", None), "fn", None)
+    names = list(getattr(fn, "arg_names", None) or [])
+    if len(names) == n:
+        return names
+    return [f"arg{i}" for i in range(n)]
 
 
 # ------------------------------------------------------------------------------------------------

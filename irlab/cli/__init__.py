@@ -1,6 +1,6 @@
 """The ``irlab`` command line. ``irlab --help`` lists the commands; each has its own ``--help``.
 
-One module per subject (ir, passes, compile, golden, report, experiments, timing, calibrate); each adds its commands
+One module per subject (ir, passes, compile, capture, golden, report, experiments, timing, calibrate); each adds its commands
 with ``register(sub)`` and depends only on :mod:`irlab.cli.common`.
 
 Exit codes: 0 success; 1 the work ran and found a problem (a golden mismatch, a failing variant,
@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from . import capture as capture_cmds
 from . import compile as compile_cmds
 from . import calibrate, experiments, golden, ir, passes, profile, report, timing, verify
 from ..interrupts import INTERRUPTED, exit_interrupted, stopping_on_interrupt
@@ -25,7 +26,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action=_Version, help="print the versions of irlab, Triton and Python, and exit")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
-    for subject in (ir, passes, compile_cmds, golden, experiments, report, timing, calibrate, verify, profile):
+    for subject in (ir, passes, compile_cmds, capture_cmds, golden, experiments, report, timing, calibrate, verify, profile):
         subject.register(sub)
     return p
 

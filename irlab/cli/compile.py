@@ -1,10 +1,6 @@
-"""irlab compile | recompile | pipeline show | snapshots take | which-pass | capture | kernels | variants."""
+"""irlab compile | replay | recompile | pipeline show | snapshots take | which-pass | kernels | variants."""
 from __future__ import annotations
 
-import argparse
-import os
-import sys
-import time
 from pathlib import Path
 
 from .common import (EXIT_FAIL, EXIT_OK, EXIT_USAGE, UsageError, add_kernel_options, add_variant_options, target_arg,
@@ -55,11 +51,12 @@ def cmd_replay(args) -> int:
         for d in r.diagnostics:
             if not args.quiet or d.severity in ("warning", "error"):
                 err(f"{r.name}: {d}")
+    which = {"launch": launch.source, "purpose": launch.purpose, **({"picked": launch.picked} if launch.picked else {})}
     if args.out:
         out = _write_stages(res, args.out)
-        write_json(out / "summary.json", {**res.summary(), "launch": launch.source, "grid": list(launch.grid),
+        write_json(out / "summary.json", {**res.summary(), **which, "grid": list(launch.grid),
                                           "options": launch.options})
-    print(dumps({**res.summary(), "launch": launch.source}))
+    print(dumps({**res.summary(), **which}))
     return EXIT_OK
 
 
@@ -170,62 +167,6 @@ def _which_pass(args, directory: Path) -> int:
     return EXIT_OK
 
 
-
-def cmd_capture(args) -> int:
-    """Run a script (or -m module) and record every kernel compile into a run folder. The script
-    runs as ``python script.py`` would (its folder first on sys.path), against a Triton cache of its
-    own, so every kernel really compiles and its stage times are recorded; a run that captured
-    nothing leaves no folder behind."""
-    import importlib.util
-    import runpy
-    import shutil
-    import tempfile
-    import traceback
-    from triton import knobs
-    from ..bridge.capture import Capture
-    if args.no_launches and args.save_tensors is not None:
-        raise UsageError("--save-tensors saves the tensors of launches, which --no-launches does not record")
-    cmd = list(args.command)
-    if cmd and cmd[0] == "--":
-        cmd = cmd[1:]
-    if not cmd:
-        raise UsageError("irlab capture needs a script to run: irlab capture [--out DIR] -- script.py [args]")
-    if cmd[0] == "-m":
-        if len(cmd) < 2 or importlib.util.find_spec(cmd[1]) is None:
-            raise UsageError(f"no module {cmd[1] if len(cmd) > 1 else ''!r} to run (irlab capture -- -m MODULE)")
-    elif not Path(cmd[0]).is_file():
-        raise UsageError(f"no such script: {cmd[0]}")
-    out = Path(args.out) if args.out else Path("runs") / time.strftime("%Y%m%d-%H%M%S")
-    existed = out.exists()
-    code, old_argv, old_path = EXIT_OK, sys.argv, list(sys.path)
-    with tempfile.TemporaryDirectory(prefix="irlab-capture-cache-") as cache, knobs.cache.scope():
-        knobs.cache.dir = cache
-        save = None if args.save_tensors is None else int(args.save_tensors * 2 ** 20)
-        with Capture(out, quiet=args.quiet, launches=not args.no_launches, save_tensors=save) as cap:
-            try:
-                if cmd[0] == "-m":
-                    sys.argv = [cmd[1]] + cmd[2:]
-                    sys.path.insert(0, os.getcwd())
-                    runpy.run_module(cmd[1], run_name="__main__", alter_sys=True)
-                else:
-                    sys.argv = cmd
-                    sys.path.insert(0, str(Path(cmd[0]).resolve().parent))
-                    runpy.run_path(cmd[0], run_name="__main__")
-            except SystemExit as e:
-                code = e.code if isinstance(e.code, int) else (EXIT_FAIL if e.code else EXIT_OK)
-            except Exception:   # the script's own error: show it as Python would, then stop
-                traceback.print_exc()
-                code = EXIT_FAIL
-            finally:
-                sys.argv, sys.path[:] = old_argv, old_path
-    if not cap.records and not existed:
-        shutil.rmtree(out, ignore_errors=True)
-        err("irlab capture: the script compiled no kernel; nothing recorded" +
-            (f" (it exited with status {code})" if code else ""))
-        return code or EXIT_FAIL
-    print(cap.summary(), file=sys.stderr)
-    return code
-
 def cmd_kernels(args) -> int:
     from ..kernels import KERNELS, KernelError, all_kernels
     try:
@@ -270,7 +211,8 @@ def register(sub) -> None:
 
     c = sub.add_parser("replay", help="recompile a captured launch (irlab capture folder or tritonparse trace) for a "
                        "target as a variant, without its script")
-    c.add_argument("source", help="FOLDER[#N] written by irlab capture, or TRACE[#KERNEL[:N]] of tritonparse")
+    c.add_argument("source", help="FOLDER[#N] written by irlab capture (a run folder: its hottest kernel), or "
+                   "TRACE[#KERNEL[:N]] of tritonparse; without #N the hottest of the program's launches")
     c.add_argument("--target", default=None, help="target (default: where the launch ran)")
     c.add_argument("--variant", default=None, help="a named variant or a registered pass (default: baseline)")
     c.add_argument("--out", default=None, help="write every stage into this folder")
@@ -322,18 +264,4 @@ def register(sub) -> None:
     c.add_argument("--keep", action="store_true", help="keep the snapshots taken for the question (their folder is "
                    "printed)")
     c.set_defaults(func=cmd_which_pass)
-
-    c = sub.add_parser("capture", help="run a script and record every kernel compile and launch into a run folder",
-                       description="Run a script (as python would) and record every kernel it compiles -- each "
-                       "stage's IR, the binary, metadata, stage times -- and every distinct launch (grid, each "
-                       "argument's dtype, shape, strides and value) into one folder per kernel, which `irlab "
-                       "replay`, `irlab report` and `irlab ab` take without the script.")
-    c.add_argument("--out", default=None, help="run folder (default runs/<timestamp>)")
-    c.add_argument("--quiet", action="store_true", default=False, help="no line per captured compile")
-    c.add_argument("--save-tensors", nargs="?", const=64.0, default=None, type=positive("megabytes"), metavar="MB",
-                   help="also save each tensor argument's contents before each distinct launch, up to MB "
-                   "megabytes per tensor (default 64); larger tensors are noted, not saved")
-    c.add_argument("--no-launches", action="store_true", help="record compiles only")
-    c.add_argument("command", nargs=argparse.REMAINDER, help="-- script.py [args] | -- -m module [args]")
-    c.set_defaults(func=cmd_capture)
 

@@ -89,7 +89,8 @@ def cmd_report(args) -> int:
         target = target_arg(args.target) if args.target else launch.target
         names = [args.variant or "baseline"] + ([args.vs] if args.vs else [])
         reports = [report.from_compile(launch.recompile(target, _variant(n, target))) for n in names]
-        notes.append(f"{launch.source}: its TTIR recompiled for {target} with options {launch.options}")
+        notes.append(f"{launch.source}: its TTIR recompiled for {target} with options {launch.options}"
+                     + (f"; the launch: {launch.picked}" if launch.picked else ""))
     elif args.files:
         if len(args.files) > 2:
             raise UsageError("irlab report takes one file, or two to compare (or FILE --vs FILE2)")

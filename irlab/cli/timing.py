@@ -65,6 +65,11 @@ def build_launch_search(args):
     except LaunchError as e:
         raise UsageError(str(e)) from None
     from ..targets import current_target
+    if not args.static_only and not launch.launched:
+        raise UsageError(f"{launch.source}: {launch.picked}; there is nothing to time (--static-only compares its "
+                         "variants' compiles)")
+    if launch.picked:
+        err(f"irlab {args.command}: {launch.source}: {launch.picked}")
     target = target_arg(args.target) if args.target else (current_target() or launch.target)
     if args.shapes or args.configs or args.stages or getattr(args, "options", None):
         raise UsageError("a captured launch is replayed as it was recorded: --shapes, --configs, --stages and "
@@ -75,7 +80,8 @@ def build_launch_search(args):
         raise UsageError(str(e)) from None
     captured = TileConfig("captured", {}, launch.options.get("num_warps", 4), launch.options.get("num_stages", 2))
     out = Path(args.out or f"runs/{args.command}/{launch.name}-{time.strftime('%Y%m%d-%H%M%S')}")
-    return Search(str(Path(launch.source.split("#")[0]).resolve()) + "#" + launch.source.split("#", 1)[1],
+    path, mark, sel = launch.source.partition("#")
+    return Search(str(Path(path).resolve()) + mark + sel,
                   target, [{}], [captured], variants, out, name=f"irlab {args.command}",
                   screen_rounds=args.screen_rounds, rounds=args.rounds, method=args.method, library=False,
                   gpus=None if args.static_only else _gpus(args.gpus), workers=args.jobs,

@@ -9,10 +9,15 @@
     stages = ["ttir", "ttgir"]                     # default: ttgir
     passes_path = ["passes"]                       # folders of the project's own Python passes
     corpus = true                                  # also irlab's corpus cases (irlab's own repository)
+    captures = ["tests/data/captures/llama2"]      # irlab capture runs (or kernel folders) and tritonparse
+                                                   # traces: each kernel the program ran, recompiled from its
+                                                   # captured TTIR for the target it ran on (irlab.golden.captured)
 
 The project is the folder of the nearest ``pyproject.toml`` (looked for from the current folder
 up by ``irlab golden``, from pytest's rootdir up by the plugin), else the current folder. Paths
-in the table are relative to the pyproject.toml's folder. Variants are what
+in the table are relative to the pyproject.toml's folder. ``targets`` applies to ``kernels``; a
+captured kernel is compiled for the target it was captured on, as each variant of ``variants``
+defined there and each stage of ``stages``. Variants are what
 :func:`irlab.variants.resolve` accepts; a named variant of the experiments that exists for only
 some targets (``no-reorder`` is AMD's) is kept for those.
 
@@ -39,6 +44,7 @@ KEYS = {
     "stages": (list, f"a list of stages ({', '.join(GOLDEN_STAGES)})"),
     "passes_path": (list, "a list of folders of Python passes"),
     "corpus": (bool, "true or false"),
+    "captures": (list, "a list of capture folders (irlab capture) or tritonparse traces"),
 }
 NON_EMPTY = ("targets", "variants", "stages")   # the defaults are used only when left out
 
@@ -134,7 +140,7 @@ class Project:
 
     @property
     def has_cases(self) -> bool:
-        return bool(self.settings.get("kernels") or self.settings.get("corpus"))
+        return bool(self.settings.get("kernels") or self.settings.get("corpus") or self.settings.get("captures"))
 
     def add_passes_path(self) -> None:
         """Make the project's own passes (``passes_path``) known by name."""
@@ -153,12 +159,13 @@ class Project:
         notes = [] if notes is None else notes
         self.add_passes_path()
         out = suite.all_cases() if self.settings.get("corpus") else []
-        if not self.settings.get("kernels"):
-            return out
         ids = {c.id for c in out}
-        targets = self._targets()
         stages = self._stages()
         refs = self.settings.get("variants", ["baseline"])
+        out += self._captured_cases(stages, refs, ids, notes)
+        if not self.settings.get("kernels"):
+            return out
+        targets = self._targets()
         variants = {(ref, t): self._variant(ref, t, notes) for ref in refs for t in targets}
         for ref in refs:
             if all(variants[ref, t] is None for t in targets):
@@ -182,6 +189,46 @@ class Project:
                         if case.id in ids:
                             raise ConfigError(f"{self.pyproject}: [tool.irlab] names the golden case {case.id} "
                                               "twice (two kernels of one name?)")
+                        ids.add(case.id)
+                        out.append(case)
+        return out
+
+    def _captured_cases(self, stages: list[str], refs: list[str], ids: set, notes: list[str]) -> list:
+        """A case per kernel the captures' programs ran, variant (defined for its target) and stage."""
+        from . import suite
+        from .captured import CAPTURED, capture_name
+        from ..launches import LaunchError, captured_kernels
+        out, names, variants = [], {}, {}
+        for entry in self.settings.get("captures", []):
+            path = self.path(entry)
+            try:
+                kernels = captured_kernels(path)
+            except LaunchError as e:
+                raise ConfigError(f"{self.pyproject}: [tool.irlab] captures: {e}") from None
+            name = capture_name(path)
+            if names.setdefault(name, entry) != entry:
+                raise ConfigError(f"{self.pyproject}: [tool.irlab] captures {names[name]!r} and {entry!r} are both "
+                                  f"named {name!r} (a case's name starts with it)")
+            left = [k for k in kernels if not k.program]
+            if left:
+                notes.append(f"{len(left)} kernel(s) of capture {entry} ran only to be timed by an autotuner or a "
+                             f"benchmark, not as the program's work: no goldens ({', '.join(k.name for k in left[:3])}"
+                             + (", ..." if len(left) > 3 else "") + ")")
+            for k in kernels:
+                if not k.program:
+                    continue
+                target = k.target.name
+                for ref in refs:
+                    if (ref, target) not in variants:
+                        variants[ref, target] = self._variant(ref, target, notes)
+                    v = variants[ref, target]
+                    if v is None:
+                        continue
+                    for stage in stages:
+                        case = suite.Case(f"{name}~{k.name}", target, v.name, stage, v.base_name, CAPTURED + k.ref, v)
+                        if case.id in ids:
+                            raise ConfigError(f"{self.pyproject}: [tool.irlab] captures name the golden case "
+                                              f"{case.id} twice")
                         ids.add(case.id)
                         out.append(case)
         return out

@@ -137,6 +137,9 @@ def produce_stages(cases: list[Case]) -> list[Produced]:
     from ..kernels import get
     from ..variants import get_variant
     first = cases[0]
+    from .captured import CAPTURED, produce_captured
+    if first.kernel_ref and first.kernel_ref.startswith(CAPTURED):
+        return produce_captured(cases)
     try:
         spec = get(first.kernel_ref or first.kernel)
         variant = first.variant_def or get_variant(first.variant, first.target)
@@ -155,16 +158,10 @@ def produce_with(spec, variant: Variant, cases: list[Case]) -> list[Produced]:
         res = compile_kernel(spec, first.target, variant=variant)
     except Exception as e:  # one failing case must not take the suite down; it is reported
         return [Produced(c, None, error=f"{type(e).__name__}: {e}") for c in cases]
-    widths = check_access_widths(res)
-    if widths is not None and not widths.ok:
-        why = (f"the variant's ISA moves more bytes per lane than its TTGIR layouts allow (a miscompile, not a "
-               f"golden):\n{widths.summary()}")
+    why, resources = judge_compile(res)
+    if why:
         return [Produced(c, None, error=why) for c in cases]
     cfg = spec.config()
-    try:
-        resources = compile_resources(res)
-    except Exception as e:  # the IR goldens do not depend on it; the manifest says what went wrong
-        resources = {"error": f"{type(e).__name__}: {e}"}
     out = []
     for case in cases:
         text = res.nodebug.get(case.stage) or res.asm.get(case.stage)
@@ -180,6 +177,20 @@ def produce_with(spec, variant: Variant, cases: list[Case]) -> list[Produced]:
                 "resources": resources}
         out.append(Produced(case, normalize(text), info, description=spec.description or None))
     return out
+
+
+def judge_compile(res) -> tuple[str | None, dict]:
+    """(why the compile is no golden -- its ISA accesses wider than its layouts allow -- or None,
+    its shared memory and registers for the manifest)."""
+    widths = check_access_widths(res)
+    if widths is not None and not widths.ok:
+        return (f"the variant's ISA moves more bytes per lane than its TTGIR layouts allow (a miscompile, not a "
+                f"golden):\n{widths.summary()}"), {}
+    try:
+        resources = compile_resources(res)
+    except Exception as e:  # the IR goldens do not depend on it; the manifest says what went wrong
+        resources = {"error": f"{type(e).__name__}: {e}"}
+    return None, resources
 
 
 def check_access_widths(res):

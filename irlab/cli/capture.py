@@ -1,0 +1,162 @@
+"""irlab capture | top | trim-capture: record a program's kernels and launches, rank them by GPU
+time, and trim a capture to what is worth keeping."""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+from .common import EXIT_FAIL, EXIT_OK, UsageError, err
+
+
+def _megabytes(text: str) -> float:
+    try:
+        mb = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a size in megabytes: {text!r}") from None
+    if not mb > 0:
+        raise argparse.ArgumentTypeError(f"the size must be positive, not {text}")
+    return mb
+
+
+def cmd_capture(args) -> int:
+    """Run a script (or -m module) and record every kernel compile and launch into a run folder.
+    The script runs as ``python script.py`` would (its folder first on sys.path), against a
+    Triton cache of its own, so every kernel really compiles and its stage times are recorded; a
+    run that captured nothing leaves no folder behind."""
+    import importlib.util
+    import runpy
+    import shutil
+    import tempfile
+    import traceback
+    from triton import knobs
+    from ..bridge import inductor
+    from ..bridge.capture import Capture
+    if args.no_launches and args.save_tensors is not None:
+        raise UsageError("--save-tensors saves the tensors of launches, which --no-launches does not record")
+    if args.no_launches and args.profile:
+        raise UsageError("--profile times launches, which --no-launches does not record")
+    cmd = list(args.command)
+    if cmd and cmd[0] == "--":
+        cmd = cmd[1:]
+    if not cmd:
+        raise UsageError("irlab capture needs a script to run: irlab capture [--out DIR] -- script.py [args]")
+    if cmd[0] == "-m":
+        if len(cmd) < 2 or importlib.util.find_spec(cmd[1]) is None:
+            raise UsageError(f"no module {cmd[1] if len(cmd) > 1 else ''!r} to run (irlab capture -- -m MODULE)")
+    elif not Path(cmd[0]).is_file():
+        raise UsageError(f"no such script: {cmd[0]}")
+    if args.profile:
+        from ..targets import current_target
+        if current_target() is None:
+            raise UsageError("irlab capture --profile times kernels with Proton on a GPU (CUPTI on NVIDIA, roctracer "
+                             "on AMD) and this machine has none; capture without --profile here")
+    out = Path(args.out) if args.out else Path("runs") / time.strftime("%Y%m%d-%H%M%S")
+    existed = out.exists()
+    code, old_argv, old_path = EXIT_OK, sys.argv, list(sys.path)
+    save = None if args.save_tensors is None else int(args.save_tensors * 2 ** 20)
+    with tempfile.TemporaryDirectory(prefix="irlab-capture-cache-") as cache, knobs.cache.scope(), \
+            inductor.seen_by_capture(keep_workers=args.inductor_workers) as inductor_notes:
+        knobs.cache.dir = cache
+        with Capture(out, quiet=args.quiet, launches=not args.no_launches, save_tensors=save,
+                     profile=args.profile) as cap:
+            try:
+                if cmd[0] == "-m":
+                    sys.argv = [cmd[1]] + cmd[2:]
+                    sys.path.insert(0, os.getcwd())
+                    runpy.run_module(cmd[1], run_name="__main__", alter_sys=True)
+                else:
+                    sys.argv = cmd
+                    sys.path.insert(0, str(Path(cmd[0]).resolve().parent))
+                    runpy.run_path(cmd[0], run_name="__main__")
+            except SystemExit as e:
+                code = e.code if isinstance(e.code, int) else (EXIT_FAIL if e.code else EXIT_OK)
+            except Exception:   # the script's own error: show it as Python would, then stop
+                traceback.print_exc()
+                code = EXIT_FAIL
+            finally:
+                sys.argv, sys.path[:] = old_argv, old_path
+    if not cap.records and not existed:
+        shutil.rmtree(out, ignore_errors=True)
+        err("irlab capture: the script compiled no kernel; nothing recorded" +
+            (f" (it exited with status {code})" if code else ""))
+        return code or EXIT_FAIL
+    if inductor.used():
+        err("irlab capture: so that every Inductor compile and launch is seen: " + "; ".join(inductor_notes))
+    err("irlab capture: " + cap.summary())
+    return code
+
+
+def cmd_top(args) -> int:
+    from ..jsonio import write_json
+    from ..launches import PURPOSES
+    from ..ranking import RankingError, rank, render, to_json
+    try:
+        ranking = rank(Path(args.run), PURPOSES if args.all else ("program",))
+    except RankingError as e:
+        raise UsageError(str(e)) from None
+    print(render(ranking, limit=args.limit))
+    if args.json:
+        write_json(args.json, to_json(ranking))
+    return EXIT_OK
+
+
+def cmd_trim(args) -> int:
+    from ..ranking import KEEP_STAGES, RankingError, trim
+    stages = tuple(s.strip() for s in args.stages.split(",") if s.strip()) if args.stages else KEEP_STAGES
+    if args.top is not None and args.top < 1:
+        raise UsageError(f"--top must be at least 1, not {args.top}")
+    try:
+        report = trim(Path(args.run), Path(args.out), args.top, stages)
+    except RankingError as e:
+        raise UsageError(str(e)) from None
+    print(f"irlab trim-capture: kept {len(report['kept'])} kernel(s) ({report['rule']}), dropped "
+          f"{report['dropped_kernels']}; stages kept: {', '.join(report['stages_kept'])}; {report['profile']}; "
+          f"written to {args.out} (what was dropped: {Path(args.out) / 'trim.json'})")
+    return EXIT_OK
+
+
+def register(sub) -> None:
+    c = sub.add_parser("capture", help="run a script and record every kernel compile and launch into a run folder",
+                       description="Run a script (as python would) and record every kernel it compiles -- each "
+                       "stage's IR, the binary, metadata, stage times -- and every distinct launch (grid, each "
+                       "argument's dtype, shape, strides and value, and whether the program, an autotuner or a "
+                       "benchmark ran it) into one folder per kernel, which `irlab replay`, `irlab report` and "
+                       "`irlab ab` take without the script. Launches are seen whatever launched them (the JIT, "
+                       "a compiled kernel, torch.compile's launcher, triton.autotune). For torch.compile, Inductor "
+                       "compiles in the captured process and launches through Triton's launcher during the "
+                       "capture (TORCHINDUCTOR_COMPILE_THREADS=1, TORCHINDUCTOR_USE_STATIC_CUDA_LAUNCHER=0).")
+    c.add_argument("--out", default=None, help="run folder (default runs/<timestamp>)")
+    c.add_argument("--quiet", action="store_true", default=False, help="no line per captured compile")
+    c.add_argument("--profile", action="store_true", help="time every kernel on the GPU with Proton (CUPTI on "
+                   "NVIDIA, roctracer on AMD): `irlab top RUN` then ranks them, and replay/report/ab default to "
+                   "each kernel's hottest launch")
+    c.add_argument("--save-tensors", nargs="?", const=64.0, default=None, type=_megabytes, metavar="MB",
+                   help="also save each tensor argument's contents before each distinct launch, up to MB "
+                   "megabytes per tensor (default 64); larger tensors are noted, not saved")
+    c.add_argument("--no-launches", action="store_true", help="record compiles only")
+    c.add_argument("--inductor-workers", action="store_true", help="let Inductor compile in its worker processes "
+                   "(kernels are then recorded from the launched binary, without compile times)")
+    c.add_argument("command", nargs=argparse.REMAINDER, help="-- script.py [args] | -- -m module [args]")
+    c.set_defaults(func=cmd_capture)
+
+    c = sub.add_parser("top", help="a capture's kernels ranked by GPU time (irlab capture --profile)",
+                       description="Rank a capture run's kernels by the GPU time of their launches (from `irlab "
+                       "capture --profile`): share of the program, launches, mean time, the shapes of each "
+                       "kernel's hottest launch, and the kernel folder each maps to.")
+    c.add_argument("run", help="a run folder written by irlab capture --profile")
+    c.add_argument("--all", action="store_true", help="rank autotuning and benchmark launches too (default: the "
+                   "program's own launches)")
+    c.add_argument("--limit", type=int, default=20, help="kernels to list (default 20)")
+    c.add_argument("--json", default=None, metavar="FILE", help="also write the ranking as JSON")
+    c.set_defaults(func=cmd_top)
+
+    c = sub.add_parser("trim-capture", help="copy a capture run keeping only the kernels that matter, small "
+                       "enough to keep (test data, goldens, bug reports)")
+    c.add_argument("run", help="a run folder written by irlab capture")
+    c.add_argument("--out", required=True, help="new folder for the trimmed run")
+    c.add_argument("--top", type=int, default=None, help="keep only the N hottest kernels")
+    c.add_argument("--stages", default=None, help="stages to keep (default ttir,ttgir,source; TTIR is always kept)")
+    c.set_defaults(func=cmd_trim)
