@@ -8,17 +8,7 @@ import sys
 import time
 from pathlib import Path
 
-from .common import EXIT_FAIL, EXIT_OK, UsageError, err
-
-
-def _megabytes(text: str) -> float:
-    try:
-        mb = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a size in megabytes: {text!r}") from None
-    if not mb > 0:
-        raise argparse.ArgumentTypeError(f"the size must be positive, not {text}")
-    return mb
+from .common import EXIT_FAIL, EXIT_OK, UsageError, err, positive
 
 
 def cmd_capture(args) -> int:
@@ -133,7 +123,7 @@ def register(sub) -> None:
     c.add_argument("--profile", action="store_true", help="time every kernel on the GPU with Proton (CUPTI on "
                    "NVIDIA, roctracer on AMD): `irlab top RUN` then ranks them, and replay/report/ab default to "
                    "each kernel's hottest launch")
-    c.add_argument("--save-tensors", nargs="?", const=64.0, default=None, type=_megabytes, metavar="MB",
+    c.add_argument("--save-tensors", nargs="?", const=64.0, default=None, type=positive("megabytes"), metavar="MB",
                    help="also save each tensor argument's contents before each distinct launch, up to MB "
                    "megabytes per tensor (default 64); larger tensors are noted, not saved")
     c.add_argument("--no-launches", action="store_true", help="record compiles only")
