@@ -703,26 +703,25 @@ class Rewriter:
         _mark_dirty(op, self.module)
 
 
+def _written(op: Operation):
+    """(start, end, type) of each type written in ``op``'s own text."""
+    reader = op.reader()
+    for start, end, items, i in _type_items(op.items, op.source.text):
+        t, _ = reader.read(items, i)
+        if t is not None:
+            yield start, end, t
+
+
 def written_types(op: Operation) -> list[Type]:
     """The types written in ``op``'s own text (its signature), which a rewrite may leave behind its
     operands' values for a while."""
-    reader = op.reader()
-    out = []
-    for _, _, items, i in _type_items(op.items, op.source.text):
-        t, _ = reader.read(items, i)
-        if t is not None:
-            out.append(t)
-    return out
+    return [t for _, _, t in _written(op)]
 
 
 def _type_edits(op: Operation, new_type: Callable[[Type], str | None]) -> dict:
     """{span: new text} for the types written in ``op`` that ``new_type`` changes."""
-    reader = op.reader()
     edits = {}
-    for start, end, items, i in _type_items(op.items, op.source.text):
-        t, _ = reader.read(items, i)
-        if t is None:
-            continue
+    for start, end, t in _written(op):
         new = new_type(t)
         if new is not None and new != op.source.text[start:end]:
             edits[(start, end)] = new
