@@ -37,6 +37,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from .plan import append_record, read_records
+
 
 # option sets that make the built-in passes act (a pass not listed runs with its defaults)
 PASS_OPTIONS = {
@@ -159,23 +161,9 @@ def plan(kernels: list[str], passes: list[str], dtypes: list[str] | None, config
 # ------------------------------------------------------------------------------------------------
 # the child: one group on the GPU
 
-def _append(path: Path, row: dict) -> None:
-    with open(path, "a") as f:
-        f.write(json.dumps(row, default=str) + "\n")
-        f.flush()
-        os.fsync(f.fileno())
-
-
 def done_labels(path: Path) -> set[str]:
-    if not path.exists():
-        return set()
-    out = set()
-    for line in path.read_text().splitlines():
-        try:
-            out.add(json.loads(line)["variant"])
-        except (ValueError, KeyError, TypeError):
-            continue     # a line cut short by a kill: that variant runs again
-    return out
+    """The variants a group's results file already holds (a line cut short by a kill runs again)."""
+    return {r["variant"] for r in read_records(path) if isinstance(r, dict) and "variant" in r}
 
 
 def make_runner():
@@ -210,26 +198,26 @@ def run_group(group: Group, out: Path, cache_dir: str | None) -> int:
         except Exception as e:   # the pass's IR rejected, or no binary: recorded, never fatal
             row.update(verdict="no variant", reason=_short(e))
             if label == "baseline":    # nothing to compare with: every variant says so
-                _append(out, {**row, "verdict": "baseline failed"})
+                append_record(out, {**row, "verdict": "baseline failed"})
                 for other, _ in group.variants[1:]:
                     if other not in done:
-                        _append(out, {**row, "variant": other, "verdict": "no baseline",
+                        append_record(out, {**row, "variant": other, "verdict": "no baseline",
                                       "reason": "the baseline did not build or run"})
                 return 0
-            _append(out, row)
+            append_record(out, row)
             continue
         row.update(binary_sha256=p.info.get("binary_sha256"), changed_by_passes=p.info.get("changed_by_passes"),
                    pass_diagnostics=p.info.get("pass_diagnostics", [])[:8])
         if base is not None and p.info.get("binary_sha256") == base["sha"]:
             row.update(verdict="same binary", reason="; ".join(p.info.get("pass_diagnostics", [])[:3])
                        or "the pass changed nothing")
-            _append(out, row)
+            append_record(out, row)
             continue
         try:
             check, output = runner.check(cell, entry, p)
         except Exception as e:
             row.update(verdict="MISMATCH", reason=f"the launch failed: {_short(e)}")
-            _append(out, row)
+            append_record(out, row)
             if not runner.healthy():
                 return POISONED
             continue
@@ -247,7 +235,7 @@ def run_group(group: Group, out: Path, cache_dir: str | None) -> int:
             if label not in done:
                 row["verdict"] = "baseline" if check.get("ok") else "baseline wrong"
                 row["reason"] = check.get("reason", "")
-                _append(out, row)
+                append_record(out, row)
             continue
         cmp = runner.compare(base["out"], output)
         row.update(cmp)
@@ -266,7 +254,7 @@ def run_group(group: Group, out: Path, cache_dir: str | None) -> int:
                              f"relative difference to the baseline {diff:.3g} exceeds {base['tol']:g}")
         if not base["ok"]:
             row["note"] = "the baseline misses the reference at this shape: not counted"
-        _append(out, row)
+        append_record(out, row)
     return 0
 
 
@@ -327,7 +315,7 @@ def run(groups: list[Group], out_dir: Path, jobs: int, resume: bool, log=print) 
                 left = [v for v in g.variants if v[0] not in done_labels(path)]
                 if left:
                     tail = " | ".join((err or "").strip().splitlines()[-3:])[:400]
-                    _append(path, {"group": g.key, "kernel": g.kernel, "config": g.config, "shape": g.shape,
+                    append_record(path, {"group": g.key, "kernel": g.kernel, "config": g.config, "shape": g.shape,
                                    "variant": left[0][0], "verdict": "MISMATCH" if left[0][0] != "baseline"
                                    else "baseline failed", "reason": f"the process died ({_exit(proc.returncode)}): "
                                    f"{tail}"})
@@ -366,14 +354,7 @@ def _exit(code: int) -> str:
 
 
 def read_rows(rows_dir: Path) -> list[dict]:
-    rows = []
-    for p in sorted(rows_dir.glob("*.jsonl")):
-        for line in p.read_text().splitlines():
-            try:
-                rows.append(json.loads(line))
-            except ValueError:
-                continue
-    return rows
+    return [r for p in sorted(rows_dir.glob("*.jsonl")) for r in read_records(p)]
 
 
 VERDICTS = ("identical", "close", "same binary", "no variant", "MISMATCH")
