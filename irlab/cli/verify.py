@@ -48,14 +48,11 @@ def cmd_verify(args) -> int:
         print(f"{len(groups)} group(s), {sum(len(g.variants) for g in groups)} compile(s)")
         return EXIT_OK
     import os
-    try:
-        import torch
-        has_gpu = torch.cuda.is_available() or bool(os.environ.get("IRLAB_VERIFY_RUNNER"))
-    except ImportError:
-        has_gpu = False
-    if not has_gpu:
-        raise UsageError("irlab verify runs kernels: it needs a CUDA GPU and torch (pip install 'irlab[gpu]'); "
-                         "--list shows what it would run")
+    from .timing import why_no_timing
+    why = None if os.environ.get("IRLAB_VERIFY_RUNNER") else why_no_timing()
+    if why:
+        raise UsageError(f"irlab verify runs kernels on a CUDA GPU and {why}: run it where a GPU is, with the gpu "
+                         "extra (pip install 'irlab[gpu]'); --list shows what it would run")
     from ..kernels import get
     from ..targets import current_target
     target = os.environ.get("IRLAB_VERIFY_TARGET") if os.environ.get("IRLAB_VERIFY_RUNNER") else None
