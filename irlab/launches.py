@@ -464,8 +464,9 @@ def _hottest_of_run(run: Path) -> Launch:
 def _events(path: Path) -> list[dict]:
     try:
         from tritonparse.tools.compression import iter_lines
-    except ImportError:
-        raise LaunchError("reading tritonparse traces needs tritonparse: pip install 'irlab[traces]'") from None
+    except ImportError as e:   # tritonparse itself, or one of its own dependencies (zstandard, orjson)
+        raise LaunchError(f"reading tritonparse traces needs tritonparse and its dependencies ({e.name or e} is "
+                          f"missing): pip install 'irlab[traces]'") from None
     out = []
     for line in iter_lines(str(path)):
         if not line.strip():

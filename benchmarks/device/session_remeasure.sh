@@ -6,8 +6,9 @@
 # in every sweep: it is the baseline's own binary, reported "same binary: no change" and not timed.
 #   IRLAB_COMMIT=<sha> bash benchmarks/device/session_remeasure.sh 1|2|3
 # 1: optimize_epilogue and interleave_global_loads (the experiments' timed parts, cuda:90)
-# 2: the walkthrough kernel (ab_user_kernel), its tritonparse trace (ab_trace), the GEMM candidates
-# 3: the warp-specialized candidates (gemm_candidates_ws)
+# 2: the walkthrough kernel (ab_user_kernel), the GEMM candidates
+# 3: the warp-specialized candidates (gemm_candidates_ws), the walkthrough kernel's tritonparse trace
+#    (ab_trace; tritonparse and its dependencies zstandard, orjson, rich installed)
 # Results: $OUT/remeasure<part>.tgz (README, JSONL, CSV per folder), logs in $OUT/session.log.
 set -u
 export PYTHONUNBUFFERED=1 TRITON_PRINT_AUTOTUNING=0 IRLAB_STALL_S=${IRLAB_STALL_S:-90}
@@ -23,10 +24,10 @@ case "${1:-1}" in
    LIMIT=240 run interleave irlab experiments interleave --targets cuda:90 --out $R/interleave_global_loads ;;
 2) LIMIT=150 run ab_user_kernel irlab ab --kernel docs/walkthrough/bias_relu_gemm.py --variants optimize-epilogue,identity \
      --shapes 4096x4096x4096 --out $R/ab_user_kernel
-   LIMIT=90 run ab_trace irlab ab --kernel "$TRACE#matmul_bias_relu:0" --variants optimize-epilogue,identity --out $R/ab_trace
    LIMIT=300 run candidates python3 -m experiments.gemm_candidates --targets cuda:90 --rounds 15 --out $R/gemm_candidates ;;
 3) LIMIT=300 run candidates_ws python3 -m experiments.gemm_candidates --only tma-ws,tma-ws-s4 --targets cuda:90 \
-     --rounds 15 --out $R/gemm_candidates_ws ;;
+     --rounds 15 --out $R/gemm_candidates_ws
+   LIMIT=90 run ab_trace irlab ab --kernel "$TRACE#matmul_bias_relu:0" --variants optimize-epilogue,identity --out $R/ab_trace ;;
 esac
 cp $R/*.log $OUT/ 2>/dev/null
 (cd $R && find . -name cache -prune -o -type f -print | tar czf $OUT/remeasure${1:-1}.tgz -T -)
