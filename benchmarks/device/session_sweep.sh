@@ -3,10 +3,10 @@
 # walkthrough's kernel with optimize-epilogue and identity (identity is "same binary: no change" and
 # never timed; the headline says which variant changed the binary), the same sweep interrupted by
 # SIGINT during its timing (exit 130 within a second, no worker left) and finished with --resume,
-# then the GPU tests of ab and search. Results in $OUT/session_sweep.tgz and $OUT/*.log.
+# then every GPU test (`pytest -m gpu tests/`). Results in $OUT/session_sweep.tgz and $OUT/*.log.
 #   bash benchmarks/device/session_sweep.sh   (from the repository root, irlab's dependencies installed)
 set -u
-export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD
+export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
 R=/tmp/session_sweep; rm -rf $R; mkdir -p $R
 python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__, 'gpus', torch.cuda.device_count())" | tee -a $OUT/session.log
 AB=(ab --kernel docs/walkthrough/bias_relu_gemm.py --variants optimize-epilogue,identity --shapes 2048x2048x2048
@@ -42,6 +42,6 @@ print(f"== interrupted ab: exit {p.returncode} {took:.2f} s after SIGINT; left r
 EOF
 t0=$(date +%s); timeout 300 python3 -m irlab "${AB[@]}" --out $R/abi --resume > $R/abi-resume.log 2>&1
 echo "== ab --resume: exit $? after $(( $(date +%s) - t0 )) s" | tee -a $OUT/session.log; tail -4 $R/abi-resume.log | tee -a $OUT/session.log
-t0=$(date +%s); timeout 300 python3 -m pytest -q -m gpu tests/test_gpu_search.py -p no:cacheprovider > $R/gpu_tests.log 2>&1
+t0=$(date +%s); timeout 300 python3 -m pytest -q -m gpu tests/ -p no:cacheprovider > $R/gpu_tests.log 2>&1
 echo "== gpu tests: exit $? after $(( $(date +%s) - t0 )) s" | tee -a $OUT/session.log; tail -3 $R/gpu_tests.log | tee -a $OUT/session.log
 (cd $R && find . -name cache -prune -o -type f -print | tar czf $OUT/session_sweep.tgz -T -)
