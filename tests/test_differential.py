@@ -87,8 +87,7 @@ def test_the_built_in_passes_match_their_baselines_on_every_dtype(tmp_path):
 def test_the_run_survives_a_dying_child_records_every_verdict_and_resumes(tmp_path):
     pytest.importorskip("torch")    # the CPU stand-in computes its outputs with torch
     env = {"IRLAB_VERIFY_RUNNER": "tests.fakes.fake_verify_runner:FakeVerifyRunner",
-           "IRLAB_VERIFY_TARGET": "cuda:90", "PYTHONPATH": str(ROOT)}
-    os.environ.update({})
+           "IRLAB_VERIFY_TARGET": "cuda:90"}
     run = lambda *a: subprocess.run(  # noqa: E731
         [sys.executable, "-m", "irlab", "verify", "--out", str(tmp_path), "--kernel", "gemm_fp16", "--jobs", "2",
          "--pass", "square-output", "--pass", "wreck-addresses", "--pass", "optimize-epilogue", *a],

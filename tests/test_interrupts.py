@@ -44,7 +44,7 @@ def interrupt(args: list[str], after: float, cwd: Path, env: dict | None = None,
     with exit 130, print one line and no traceback, and leave no process."""
     what = f"irlab {args[0]}" if args else " ".join(command[1:2])
     tag = f"IRLAB_TEST_{uuid.uuid4().hex}"
-    env = {**os.environ, "PYTHONPATH": str(REPO), **(env or {}), tag: "1"}
+    env = {**os.environ, **(env or {}), tag: "1"}
     proc = subprocess.Popen(command or [sys.executable, "-m", "irlab", *args], cwd=cwd, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     time.sleep(after)
@@ -97,7 +97,7 @@ def test_ctrl_c_in_a_static_search_then_resume(tmp_path, command):
         return
     done = len(read_records(out / "static.jsonl"))
     r = subprocess.run([sys.executable, "-m", "irlab", *args, "--resume"], capture_output=True, text=True,
-                       env={**os.environ, "PYTHONPATH": str(REPO)})
+                       env=dict(os.environ))
     assert r.returncode == 0, r.stderr[-2000:]
     assert f"({66 - done} to compile, {done} already done)" in r.stderr
     keys = [rec["key"] for rec in read_records(out / "static.jsonl")]
@@ -184,5 +184,5 @@ def test_ctrl_c_inside_exec_d_code_still_exits_130(tmp_path):
     a string, even if a caller caught it: irlab exits 130 all the same."""
     (tmp_path / "interrupting.py").write_text(INTERRUPTING_PASS_FILE)
     r = subprocess.run([sys.executable, "-m", "irlab", "passes"], capture_output=True, text=True, timeout=60,
-                       env={**os.environ, "PYTHONPATH": str(REPO), "IRLAB_PASS_PATH": str(tmp_path)})
+                       env={**os.environ, "IRLAB_PASS_PATH": str(tmp_path)})
     assert r.returncode == 130 and r.stderr == "irlab: interrupted\n", (r.returncode, r.stderr[-2000:])
