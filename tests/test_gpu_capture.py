@@ -22,6 +22,10 @@ ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(Path(irlab.
 
 COMPILED = textwrap.dedent("""
     import torch
+    import torch._inductor.config
+
+    # Triton templates only: with cuBLAS among the candidates, which one wins depends on the GPU
+    torch._inductor.config.max_autotune_gemm_backends = "TRITON"
 
     def f(x, w, b, z):
         y = torch.relu(x @ w + b)                 # GEMM template (max-autotune) with a pointwise epilogue

@@ -61,7 +61,10 @@ torch.cuda.synchronize()
     assert r.returncode == 0, r.stderr[-3000:]
     screen = [json.loads(line) for p in (tmp_path / "ab").glob("screen*.jsonl") for line in p.read_text().splitlines()]
     status = {e["label"]: e["status"] for e in screen if e.get("type") == "entry"}
-    assert status == {"baseline": "ok", "identity": "ok", "square-output": "wrong"}, status
+    assert status == {"baseline": "ok", "square-output": "wrong"}, status   # identity is the baseline's binary
+    static = [json.loads(line) for line in (tmp_path / "ab" / "static.jsonl").read_text().splitlines()]
+    same = {r["variant"]["name"]: r.get("same_binary_as") for r in static if r["status"] == "no-change"}
+    assert same == {"identity": "baseline"}, same
 
 
 def test_capture_records_launches_that_replay_and_time_without_the_script(tmp_path):
@@ -90,7 +93,7 @@ for n in SHAPES:
 """)
     r = irlab("capture", "--out", str(tmp_path / "cap"), "--save-tensors", "--", str(script))
     assert r.returncode == 0, r.stderr[-3000:]
-    assert "2 distinct launch(es) (3 in all)" in r.stderr
+    assert "2 distinct launch(es) (3 in all: 3 program)" in r.stderr
     folder = next((tmp_path / "cap").glob("*.w*s*.*"))
     recs = [json.loads(line) for line in (folder / "launches.jsonl").read_text().splitlines()]
     assert [r["count"] for r in recs] == [2, 1]

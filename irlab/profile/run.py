@@ -227,8 +227,9 @@ def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     mode, job_path, result_path = argv
     job = Job.from_json(json.loads(Path(job_path).read_text()))
+    import torch
     from ..timing.gpu import install_scratch_allocator
-    install_scratch_allocator()
+    install_scratch_allocator(torch)
     result = MODES[mode](job, Subject(job))
     Path(result_path).write_text(json.dumps(result, indent=1))
     return 0
