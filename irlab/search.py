@@ -407,14 +407,16 @@ def headline_rows(search: Search, result: dict) -> list[dict]:
             on_best = entries.get(f"{v.name}@{best_cfg}", {})
             on_own = entries.get(f"{v.name}@{own}", {}) if own else {}
             mine = [r for (_, name), r in static.items() if name == v.name]
-            unchanged = bool(mine) and all(r["status"] == "no-change" for r in mine)
+            built = [r for r in mine if r["status"] in ("ok", "no-change")]   # the rest were pruned
+            unchanged = bool(built) and all(r["status"] == "no-change" for r in built)
+            where = "every config" if len(built) == len(mine) else "every config it compiled for"
             rows.append({"shape": shape, "variant": v.name, "library_tflops": lib.get("tflops"),
                          "best_config": best_cfg, "best_tflops": b.get("tflops"),
                          "binary": _binary_cell(static.get((best_cfg, v.name))),
                          "on_best_tflops": on_best.get("tflops"), "on_best": on_best,
                          "on_best_static": static.get((best_cfg, v.name)),
                          "own_config": own, "own_tflops": on_own.get("tflops"), "own": on_own,
-                         "own_note": "same binary as the baseline on every config: no change" if unchanged else None,
+                         "own_note": f"same binary as the baseline on {where}: no change" if unchanged else None,
                          "method": b.get("method"), "rounds": b.get("rounds")})
     return rows
 

@@ -96,12 +96,13 @@ def test_search_never_times_an_unchanged_binary_and_survives_crashing_compiles(t
     """Static pruning on two configs (4 and 8 warps) with: identity (the baseline's binary on both);
     the epilogue rewrite chained with a pass that aborts on 8 warps (timed on 4, crashed on 8:
     Triton's best); a pass that segfaults. Nothing unchanged, crashed or pruned is timed anywhere,
-    the headline says which variants changed the binary, and --resume recompiles nothing."""
+    the headline says which variants changed the binary, and --resume recompiles nothing. A pass
+    that aborts on 8 warps alone is the baseline's binary where it compiled."""
     target = Target.parse("cuda:80")
     spec = get("gemm_fp16")
     configs = [spec.config("64x64x32-w4"), spec.config("128x128x64-w8")]
     variants = [load_variants(["identity"], target)[0].__class__.baseline()] + load_variants(
-        ["identity", "optimize-epilogue+abort-compile:warps=8", "segfault-compile"], target)
+        ["identity", "optimize-epilogue+abort-compile:warps=8", "segfault-compile", "abort-compile:warps=8"], target)
     mixed = variants[2].name
     assert mixed == "optimize-epilogue+abort-compile-warps8"
     monkeypatch.setenv("IRLAB_FAKE", json.dumps({"times": {"128x128x64-w8/baseline": 0.5, "64x64x32-w4/baseline": 1.0,
@@ -138,13 +139,16 @@ def test_search_never_times_an_unchanged_binary_and_survives_crashing_compiles(t
     rows = {r["variant"]: r for r in headline_rows(s, result)}
     assert rows["identity"]["binary"] == "same binary as baseline: no change"
     assert rows["identity"]["own_note"] == "same binary as the baseline on every config: no change"
+    # unchanged where it compiled, crashed on the other config: never "not timed: missing"
+    assert rows["abort-compile-warps8"]["own_note"] == ("same binary as the baseline on every config it compiled "
+                                                        "for: no change")
     assert rows[mixed]["binary"] == "not timed: crashed" and rows[mixed]["own_config"] == "64x64x32-w4"
     readme = (tmp_path / "README.md").read_text()
     assert "| identity | same binary as baseline: no change | - | same binary as baseline: no change |" in readme
     assert f"| {mixed} | not timed: crashed | - | not timed: crashed | 64x64x32-w4 |" in readme
     assert readme == render(s, result) + "\n"
     summary = json.loads((tmp_path / "summary.json").read_text())
-    assert summary["static"]["crashed"] == 3 and summary["static"]["no-change"] == 2
+    assert summary["static"]["crashed"] == 4 and summary["static"]["no-change"] == 3
 
     before = (tmp_path / "static.jsonl").read_text()
     again = search().run(resume=True)

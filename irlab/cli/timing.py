@@ -134,11 +134,13 @@ def cmd_search(args) -> int:
     if args.static_only:
         return EXIT_OK if counts["ok"] + counts["no-change"] else EXIT_FAIL
     rows = headline_rows(search, result)
+    tflops = lambda x: "" if x is None else f" {x:.1f} TFLOP/s"   # noqa: E731 (None: no FLOP count, e.g. a trace)
     for r in rows:
-        own = r["own_note"] or (f"best {r['own_config']} {r['own_tflops'] or 0:.1f}" if r["own_config"] else
+        own = r["own_note"] or (f"best {r['own_config']}{tflops(r['own_tflops'])}" if r["own_config"] else
                                 "not timed on any config")
-        print(f"  {'x'.join(map(str, r['shape'].values()))}: Triton's best {r['best_config']} "
-              f"{r['best_tflops'] or 0:.1f} TFLOP/s; {r['variant']} (binary on it: {r['binary']}) {own}")
+        shape = "x".join(map(str, r["shape"].values())) or "as captured"
+        print(f"  {shape}: Triton's best {r['best_config']}{tflops(r['best_tflops'])}; {r['variant']} "
+              f"(binary on it: {r['binary']}) {own}")
     if not rows:
         err(f"{search.name}: nothing reached the headline (see {search.out}/README.md for why)")
         return EXIT_FAIL
