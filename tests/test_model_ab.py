@@ -70,7 +70,8 @@ def two_runs(tmp_path_factory):
     root = tmp_path_factory.mktemp("run")
     out = {}
     for ref in ("baseline", "square-output"):
-        r = irlab("run", "--variant", ref, "--target", "cuda:90", "--out", str(root / ref), "--quiet", "--", str(MODEL))
+        r = irlab("run", "--variant", ref, "--target", "cuda:90", "--out", str(root / ref), "--quiet", "--save-outputs", "8",
+                  "--", str(MODEL))
         assert r.returncode == 0, r.stderr
         out[ref] = (json.loads((root / ref / "run.json").read_text()), r)
     return out
@@ -93,6 +94,9 @@ def test_run_records_the_marked_region_and_checks(two_runs):
     assert base["regions"]["step"]["method"] == "wall-clock" and len(base["regions"]["step"]["ms"]) == 3
     assert base["checks"]["ptx_multiplies"] == ["checks/ptx_multiplies.0.json"]
     assert base["exit_code"] == 0
+    # every program launch is listed for the launch-for-launch comparison (FakeTensors hold no data to save)
+    assert [(o["kernel"], o["occurrence"], o["file"]) for o in base["outputs"]] == [("scale_kernel", k, None)
+                                                                                     for k in range(3)]
 
 
 def test_run_usage_errors(tmp_path):

@@ -277,7 +277,9 @@ def run_program(cmd: list[str], variant: Variant | None = None, out: str | Path 
         stack.enter_context(isolated_triton(session, keep_nodebug=False, cache_dir=str(cache / "triton")))
         cap = None
         if out is not None:
-            cap = stack.enter_context(OutputCapture(out, save_outputs=save_outputs, quiet=quiet, profile=profile))
+            # launches are recorded only where they are asked for (each costs CPU time in the program)
+            cap = stack.enter_context(OutputCapture(out, save_outputs=save_outputs, quiet=quiet, profile=profile,
+                                                    launches=profile or save_outputs > 0))
         recorder = MarkRecorder(out)
         previous = marks.install(recorder)
         t0 = time.perf_counter()
