@@ -27,12 +27,15 @@ def _map_checkout_folders() -> None:
 
 _map_checkout_folders()
 
-__all__ = ["KernelError", "KernelSpec", "Problem", "TileConfig", "__version__"]
+__all__ = ["KernelError", "KernelSpec", "Problem", "TileConfig", "__version__", "check", "region"]
 
 
 def __getattr__(name: str):
     # loaded when first used, so that ``python -m irlab`` reaches its Ctrl-C handling
     # (:mod:`irlab.interrupts`) before the heavier imports
+    if name in ("region", "check"):   # a program's marks for irlab run / ab-model (irlab.marks)
+        from . import marks
+        return getattr(marks, name)
     if name in __all__:
         from . import kernel_spec
         return getattr(kernel_spec, name)

@@ -104,14 +104,66 @@ class Problem:
     options: dict       # num_warps, num_stages, ...
 
 
+def unwrap(fn) -> tuple[Any, list, dict]:
+    """The ``@triton.jit`` function under ``@triton.autotune`` / ``@triton.heuristics`` wrappers,
+    the autotuner's ``triton.Config`` list (empty without one) and the heuristics (name ->
+    function of the launch's arguments), outermost first."""
+    configs, heuristics = [], {}
+    try:
+        from triton.runtime.autotuner import Autotuner, Heuristics
+    except ImportError:   # pragma: no cover (every supported Triton has both)
+        return fn, configs, heuristics
+    while isinstance(fn, (Autotuner, Heuristics)):
+        if isinstance(fn, Autotuner) and not configs:
+            configs = list(fn.configs)
+        if isinstance(fn, Heuristics):
+            for k, f in fn.values.items():
+                heuristics.setdefault(k, f)
+        fn = fn.fn
+    return fn, configs, heuristics
+
+
+def tile_configs(autotune_configs: list) -> dict[str, TileConfig]:
+    """``triton.Config`` objects as TileConfigs, named from their meta-parameters (the tile sizes,
+    and every other meta-parameter that differs between them)."""
+    metas = [dict(c.kwargs) for c in autotune_configs]
+    vary = tuple(k for k in dict.fromkeys(k for m in metas for k in m) if len({repr(m.get(k)) for m in metas}) > 1)
+    out: dict[str, TileConfig] = {}
+    for c, meta in zip(autotune_configs, metas):
+        extra = {k: v for k, v in (("num_ctas", getattr(c, "num_ctas", 1)), ("maxnreg", getattr(c, "maxnreg", None)))
+                 if v not in (None, 1)}
+        name = config_name(meta, c.num_warps, c.num_stages, extra, vary=vary)
+        while name in out:
+            name += "'"
+        out[name] = TileConfig(name, meta, c.num_warps, c.num_stages, extra)
+    return out
+
+
+def _takes_target(bind) -> bool:
+    """Whether ``bind`` takes the target as a third argument (``bind(shape, cfg, target)``)."""
+    import inspect
+    try:
+        params = list(inspect.signature(bind).parameters.values())
+    except (TypeError, ValueError):
+        return False
+    if any(p.kind is p.VAR_POSITIONAL for p in params) or any(p.name == "target" for p in params):
+        return True
+    return len([p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]) >= 3
+
+
 @dataclass(frozen=True)
 class KernelSpec:
+    """A kernel and how to bind it. ``fn`` may be ``@triton.autotune``d (its configs become
+    ``configs`` unless given, the first the default) or ``@triton.heuristics``-wrapped (the
+    heuristics fill the meta-parameters ``bind`` leaves out); ``bind(shape, cfg)`` may also take the
+    target, ``bind(shape, cfg, target)``, to bind per architecture."""
+
     name: str
     fn: Any
-    configs: Mapping[str, TileConfig]
-    default_config: str
-    default_shape: Mapping[str, int]
-    bind: Callable[[Mapping[str, int], TileConfig], Problem]
+    configs: Mapping[str, TileConfig] = None
+    default_config: str = ""
+    default_shape: Mapping[str, int] = None
+    bind: Callable[[Mapping[str, int], TileConfig], Problem] = None
     language: str = ""                 # "triton" or "gluon"; read from fn when not given
     description: str = ""
     # targets this kernel cannot be compiled for, with the reason (reported, never skipped silently)
@@ -136,6 +188,19 @@ class KernelSpec:
     dtypes: tuple = ()
 
     def __post_init__(self):
+        jit, autotuned, heuristics = unwrap(self.fn)
+        object.__setattr__(self, "wrapper", self.fn if jit is not self.fn else None)
+        object.__setattr__(self, "heuristics", heuristics)
+        object.__setattr__(self, "fn", jit)
+        if not self.configs:
+            if not autotuned:
+                raise KernelError(f"kernel {self.name}: give configs (TileConfigs), or an @triton.autotune'd fn "
+                                  "whose configs become them")
+            object.__setattr__(self, "configs", tile_configs(autotuned))
+        if not self.default_config:
+            object.__setattr__(self, "default_config", next(iter(self.configs)))
+        if self.default_shape is None or self.bind is None:
+            raise KernelError(f"kernel {self.name}: a KernelSpec needs default_shape and bind")
         if not self.language:
             is_gluon = getattr(self.fn, "is_gluon", None)
             object.__setattr__(self, "language", "gluon" if callable(is_gluon) and is_gluon() else "triton")
@@ -180,9 +245,27 @@ class KernelSpec:
             out[k] = v
         return out
 
-    def problem(self, shape: Mapping[str, int] | None = None, config: str | TileConfig | None = None) -> Problem:
+    def problem(self, shape: Mapping[str, int] | None = None, config: str | TileConfig | None = None,
+                target=None) -> Problem:
         cfg = config if isinstance(config, TileConfig) else self.config(config)
-        return self.bind(self.shape(shape), cfg)
+        return self.bind_problem(self.shape(shape), cfg, target)
+
+    def bind_problem(self, shape: Mapping[str, int], cfg: TileConfig, target=None) -> Problem:
+        """``bind`` called as it takes it (with the target or without), then the meta-parameters it
+        left out filled by the kernel's ``@triton.heuristics`` from the bound values."""
+        problem = self.bind(shape, cfg, target) if _takes_target(self.bind) else self.bind(shape, cfg)
+        if not self.heuristics:
+            return problem
+        constexprs = dict(problem.constexprs)
+        values = {**{k: v for k, v in problem.args.items() if not isinstance(v, str)}, **constexprs}
+        for name, f in self.heuristics.items():
+            if name not in constexprs:
+                try:
+                    constexprs[name] = values[name] = f(values)
+                except KeyError as e:
+                    raise KernelError(f"kernel {self.name}: its heuristic for {name} reads {e.args[0]!r}, which "
+                                      "bind gives no value (a pointer, or missing)") from None
+        return Problem(problem.args, constexprs, problem.options)
 
     def rel_tolerance(self, dtype: str) -> float:
         """The relative (Frobenius) error the correctness gate allows for an output of ``dtype``

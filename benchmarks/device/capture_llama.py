@@ -11,18 +11,35 @@ autotuning candidates); the other two are the program's steady state.
 
 ``TORCHINDUCTOR_FORCE_DISABLE_CACHES=1`` makes Inductor compile and autotune again even where an
 earlier run left its caches behind (otherwise the capture sees no autotuning).
+
+The steady-state calls are the program's work for ``irlab ab-model`` (``irlab.region("step")``,
+the first call left out as it compiles) and the logits are checked between its arms
+(``irlab.check``); outside irlab both do nothing. ``--mode default`` compiles without autotuning
+(a model-level A/B's processes start faster):
+
+    python -m irlab ab-model --variant optimize-epilogue -- benchmarks/device/capture_llama.py --mode default
 """
+import argparse
+
 import torch
 from transformers import LlamaConfig, LlamaForCausalLM
+
+import irlab
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--mode", default="max-autotune-no-cudagraphs", help="torch.compile mode")
+mode = parser.parse_args().mode
 
 config = LlamaConfig(vocab_size=8192, hidden_size=1024, intermediate_size=2816, num_hidden_layers=2,
                      num_attention_heads=8, num_key_value_heads=8, max_position_embeddings=1024)
 torch.manual_seed(0)
 model = LlamaForCausalLM(config).to(device="cuda", dtype=torch.bfloat16).eval()
-compiled = torch.compile(model, mode="max-autotune-no-cudagraphs")
+compiled = torch.compile(model, mode=mode)
 ids = torch.randint(0, config.vocab_size, (4, 512), device="cuda")
 with torch.no_grad():
     for _ in range(3):
-        logits = compiled(ids).logits
+        with irlab.region("step"):
+            logits = compiled(ids).logits
 torch.cuda.synchronize()
+irlab.check("logits", logits)
 print(f"2-layer Llama, batch 4 x 512 tokens: logits {tuple(logits.shape)}, finite: {bool(logits.isfinite().all())}")

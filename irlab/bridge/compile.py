@@ -235,7 +235,7 @@ def compile_kernel(kernel, target: str | Target, *, args: dict | None = None, co
     if isinstance(kernel, KernelSpec):
         if not kernel.supports(tname):
             raise VariantError(f"kernel {kernel.name} cannot be compiled for {tname}: {kernel.unsupported[tname]}")
-        problem = kernel.problem(shape, config)
+        problem = kernel.problem(shape, config, tname)
         fn = kernel.fn
         args = {**problem.args, **(args or {})}
         constexprs = {**problem.constexprs, **(constexprs or {})}

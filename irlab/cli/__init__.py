@@ -16,6 +16,7 @@ import sys
 from . import capture as capture_cmds
 from . import compile as compile_cmds
 from . import calibrate, experiments, golden, ir, passes, profile, report, timing, verify
+from . import run as run_cmds
 from ..interrupts import INTERRUPTED, exit_interrupted, stopping_on_interrupt
 from .common import EXIT_FAIL, EXIT_OK, EXIT_USAGE, ShortErrorParser, UsageError, err
 
@@ -26,7 +27,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action=_Version, help="print the versions of irlab, Triton and Python, and exit")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
-    for subject in (ir, passes, compile_cmds, capture_cmds, golden, experiments, report, timing, calibrate, verify, profile):
+    for subject in (ir, passes, compile_cmds, capture_cmds, golden, experiments, report, timing, calibrate, verify, profile,
+                    run_cmds):
         subject.register(sub)
     return p
 

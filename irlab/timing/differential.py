@@ -129,7 +129,7 @@ def _refuses(spec, cfg, shape) -> str | None:
     try:
         full = spec.shape(shape)
         c = cfg if cfg is not None else spec.config()
-        spec.bind(full, c)
+        spec.bind_problem(full, c)
         if spec.make_inputs is not None and spec.launch_args is not None:
             try:
                 import torch  # noqa: F401

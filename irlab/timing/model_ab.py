@@ -1,0 +1,483 @@
+"""A model-level A/B: a whole program run as the baseline and as a variant, in interleaved fresh
+processes, timed end to end, its kernels compared binary for binary and launch for launch.
+
+Each arm is one ``irlab run`` of the program (:func:`irlab.bridge.program.run_program`) in a
+process of its own, with caches of its own (a variant's binary is never served to the baseline or
+the other way round; an arm's later processes reuse the compiles of its first). First a **check
+run** per arm, untimed: every tensor argument of the program's first launches is kept as it was
+after the launch, and the variant's are compared with the baseline's launch for launch (by kernel
+name and which of that kernel's launches it was), with the tensors the program checks
+(:func:`irlab.check`). Then **rounds**: each round runs every arm once, in an order drawn at random
+for that round, and measures the program's own work:
+
+* the region the program marks (:func:`irlab.region`): the median of its entries, leaving out the
+  first (which usually compiles) when there are several -- CUDA events on the GPU;
+* without one, the summed GPU time of the program's own kernel launches (Proton, autotuning and
+  benchmark launches left out).
+
+The ratio of the variant to the baseline is the Hodges-Lehmann estimate of the per-round ratios
+with the Wilcoxon signed-rank 95% interval (:mod:`irlab.timing.stats`); from
+:data:`~irlab.timing.stats.MIN_ROUNDS` rounds on, the baseline also runs a second time per round
+(the A/A arm) and a difference is called only beyond that A/A floor. Each kernel whose binary
+differs between the arms is listed with its own time change (its GPU time per round, same
+statistics). What runs an arm is a *runner*: :class:`SubprocessRunner` starts
+``python -m irlab run``; tests give a fake one.
+"""
+from __future__ import annotations
+
+import math
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from ..jsonio import write_json, write_text
+from .stats import ESTIMATOR, MIN_ROUNDS, RatioEstimate, ratio_estimate, round_orders
+
+BASELINE, VARIANT, AA = "baseline", "variant", "baseline-again"
+DEFAULT_SAVE_OUTPUTS = 256   # program launches whose outputs the check runs keep
+
+
+# ------------------------------------------------------------------------------------------------
+# running an arm
+
+class SubprocessRunner:
+    """Runs an arm as ``python -m irlab run --variant V --out DIR ... -- program`` in a fresh
+    process and returns its ``run.json`` (with ``error`` set when the program failed)."""
+
+    def __init__(self, cmd: list[str], target: str | None = None, timeout_s: float | None = None):
+        self.cmd, self.target, self.timeout_s = list(cmd), target, timeout_s
+
+    def __call__(self, arm: str, variant_ref: str, out: Path, *, cache_dir: Path, save_outputs: int = 0,
+                 profile: bool = False) -> dict:
+        from ..bridge.program import RUN_FILE, read_run
+        argv = [sys.executable, "-m", "irlab", "run", "--variant", variant_ref, "--out", str(out),
+                "--cache-dir", str(cache_dir), "--quiet"]
+        if self.target:
+            argv += ["--target", self.target]
+        if save_outputs:
+            argv += ["--save-outputs", str(save_outputs)]
+        if profile:
+            argv += ["--profile"]
+        argv += ["--", *self.cmd]
+        out.mkdir(parents=True, exist_ok=True)
+        try:
+            p = subprocess.run(argv, capture_output=True, text=True, timeout=self.timeout_s)
+            log, code = p.stdout + p.stderr, p.returncode
+        except subprocess.TimeoutExpired as e:
+            log, code = f"{e.stdout or ''}{e.stderr or ''}", None
+        write_text(out / "log.txt", log if isinstance(log, str) else log.decode(errors="replace"))
+        if not (out / RUN_FILE).is_file():
+            last = [line for line in str(log).splitlines() if line.strip()][-1:] or ["no output"]
+            why = f"timed out after {self.timeout_s:.0f} s" if code is None else f"exit {code}"
+            return {"error": f"{why}: {last[0]}"}
+        result = read_run(out)
+        if result.get("exit_code"):
+            result["error"] = f"the program exited with status {result['exit_code']} (see {out / 'log.txt'})"
+        return result
+
+
+# ------------------------------------------------------------------------------------------------
+# what a run measured
+
+def program_ms(result: dict, region: str | None = None) -> tuple[float | None, str]:
+    """The program's own time in one run (ms), and how it was measured."""
+    regions = result.get("regions") or {}
+    if regions:
+        if region is None:
+            if len(regions) > 1:
+                raise ValueError(f"the program marks {len(regions)} regions ({', '.join(sorted(regions))}); "
+                                 "name the one to time (--region)")
+            region = next(iter(regions))
+        if region not in regions:
+            raise ValueError(f"the program marks no region {region!r} (it marks: {', '.join(sorted(regions))})")
+        ms = regions[region]["ms"]
+        kept = ms[1:] if len(ms) > 1 else ms
+        how = (f"region {region!r} ({regions[region]['method']}): median of {len(kept)} entr"
+               f"{'y' if len(kept) == 1 else 'ies'}" + (", the first left out" if len(ms) > 1 else ""))
+        return statistics.median(kept), how
+    if region is not None:
+        raise ValueError(f"the program marks no region {region!r} (it marks none: irlab.region)")
+    ns = result.get("program_gpu_ns")
+    if ns is None:
+        return None, "no region marked and no GPU time profiled"
+    return ns / 1e6, f"summed GPU time of the program's kernel launches ({result.get('gpu_time_source') or '?'})"
+
+
+# ------------------------------------------------------------------------------------------------
+# outputs, launch for launch
+
+def tolerance(dtype: str) -> float:
+    """Relative (Frobenius) difference allowed between the arms' tensors: 2e-3 for 16-bit floats,
+    1e-5 for other floats, none for integers and booleans."""
+    dtype = str(dtype).replace("torch.", "")
+    if dtype in ("float16", "bfloat16") or dtype.startswith("float8"):
+        return 2e-3
+    if dtype.startswith(("float", "complex")):
+        return 1e-5
+    return 0.0
+
+
+def compare_tensors(a, b, rel: float | None = None) -> dict:
+    """``identical``, ``close`` (within the dtype's tolerance) or ``MISMATCH``, with the numbers."""
+    import torch
+    if tuple(a.shape) != tuple(b.shape) or a.dtype != b.dtype:
+        return {"status": "MISMATCH", "why": f"{tuple(a.shape)} {a.dtype} vs {tuple(b.shape)} {b.dtype}"}
+    if torch.equal(a, b) or (a.is_floating_point() and torch.equal(a.isnan(), b.isnan())
+                             and torch.equal(torch.nan_to_num(a), torch.nan_to_num(b))):
+        return {"status": "identical"}
+    if not a.is_floating_point():
+        return {"status": "MISMATCH", "why": f"{int((a != b).sum())} of {a.numel()} elements differ"}
+    rel = tolerance(str(a.dtype)) if rel is None else rel
+    if not torch.equal(a.isnan(), b.isnan()):
+        return {"status": "MISMATCH", "why": f"NaN in {int((a.isnan() != b.isnan()).sum())} other places"}
+    x, y = torch.nan_to_num(a.double()), torch.nan_to_num(b.double())
+    err = float(torch.linalg.vector_norm(x - y)) / max(float(torch.linalg.vector_norm(x)), 1e-30)
+    out = {"rel_fro": err, "max_abs": float((x - y).abs().max()), "tolerance": rel}
+    out["status"] = "close" if err <= rel else "MISMATCH"
+    return out
+
+
+def _values(v, prefix=""):
+    """(label, tensor) of a saved value: a tensor, or lists/dicts of them."""
+    if isinstance(v, dict):
+        for k, x in v.items():
+            yield from _values(x, f"{prefix}[{k!r}]")
+    elif isinstance(v, (list, tuple)):
+        for i, x in enumerate(v):
+            yield from _values(x, f"{prefix}[{i}]")
+    else:
+        yield prefix, v
+
+
+def _load(path: Path):
+    """A saved value: torch's file, or JSON for plain values."""
+    if path.suffix == ".json":
+        import json
+        return json.loads(path.read_text())
+    import torch
+    return torch.load(path)
+
+
+def compare_values(a, b, rel: float | None = None) -> dict:
+    """Two checked values: tensors by :func:`compare_tensors`, anything else by equality."""
+    if hasattr(a, "dtype") and hasattr(a, "shape") and hasattr(b, "dtype"):
+        return compare_tensors(a, b, rel)
+    if a == b:
+        return {"status": "identical"}
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b) and \
+            all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in a + b):
+        r = 1e-5 if rel is None else rel
+        norm = math.sqrt(sum(x * x for x in a))
+        err = math.sqrt(sum((x - y) ** 2 for x, y in zip(a, b))) / max(norm, 1e-30)
+        out = {"rel_fro": err, "max_abs": max(abs(x - y) for x, y in zip(a, b)), "tolerance": r}
+        if err <= r:
+            return {**out, "status": "close"}
+        return {**out, "status": "MISMATCH", "why": f"{sum(x != y for x, y in zip(a, b))} of {len(a)} elements differ"}
+    if isinstance(a, float) and isinstance(b, (int, float)) and not isinstance(b, bool):
+        r = 1e-5 if rel is None else rel
+        err = abs(a - b) / max(abs(a), 1e-30)
+        return {"status": "close" if err <= r else "MISMATCH", "rel": err, "tolerance": r,
+                **({} if err <= r else {"why": f"{a!r} vs {b!r}"})}
+    return {"status": "MISMATCH", "why": f"{a!r} vs {b!r}"}
+
+
+def compare_outputs(base_dir: Path, base: dict, var_dir: Path, var: dict, rel: float | None = None) -> dict:
+    """Every saved launch of the baseline against the variant's launch of the same kernel and
+    count, every tensor argument; and every checked tensor. Rows in the baseline's launch order."""
+    launches, checks = [], []
+    theirs = {(o["kernel"], o["occurrence"]): o for o in var.get("outputs") or []}
+    for o in base.get("outputs") or []:
+        row = {"n": o["n"], "kernel": o["kernel"], "occurrence": o["occurrence"], "args": {}}
+        other = theirs.get((o["kernel"], o["occurrence"]))
+        if other is None:
+            row["status"] = "MISMATCH"
+            row["why"] = "the variant has no such launch"
+        elif not o.get("file") or not other.get("file"):
+            row["status"] = "not compared"
+            row["why"] = "no tensor saved" + (f" ({o.get('error') or other.get('error')})"
+                                              if o.get("error") or other.get("error") else "")
+        else:
+            mine = _load(base_dir / o["file"])
+            yours = _load(var_dir / other["file"])
+            for name, t in mine.items():
+                row["args"][name] = compare_values(t, yours[name], rel) if name in yours else \
+                    {"status": "MISMATCH", "why": "not saved by the variant"}
+            row["status"] = _worst(a["status"] for a in row["args"].values())
+        launches.append(row)
+    var_checks = var.get("checks") or {}
+    for name, files in (base.get("checks") or {}).items():
+        for k, f in enumerate(files):
+            row = {"name": name, "k": k}
+            other = (var_checks.get(name) or [None] * (k + 1))[k:k + 1]
+            if not other or other[0] is None or f is None:
+                row.update(status="MISMATCH" if not other or other[0] is None else "not compared",
+                           why="the variant did not check it" if not other or other[0] is None else "not saved")
+            else:
+                pairs = dict(_values(_load(base_dir / f)))
+                theirs_v = dict(_values(_load(var_dir / other[0])))
+                parts = {label: compare_values(t, theirs_v[label], rel) if label in theirs_v else
+                         {"status": "MISMATCH", "why": "missing in the variant's value"} for label, t in pairs.items()}
+                row["parts"] = parts
+                row["status"] = _worst(p["status"] for p in parts.values())
+            checks.append(row)
+    first = next((r for r in launches if r["status"] == "MISMATCH"), None)
+    return {"launches": launches, "checks": checks,
+            "counts": _counts([r["status"] for r in launches]), "check_counts": _counts([r["status"] for r in checks]),
+            "first_mismatch": first}
+
+
+_ORDER = ("identical", "close", "not compared", "MISMATCH")
+
+
+def _worst(statuses) -> str:
+    statuses = list(statuses)
+    return max(statuses, key=_ORDER.index) if statuses else "not compared"
+
+
+def _counts(statuses: list[str]) -> dict:
+    return {s: statuses.count(s) for s in _ORDER if s in statuses}
+
+
+# ------------------------------------------------------------------------------------------------
+# the A/B
+
+@dataclass
+class ModelAB:
+    """``irlab ab-model``: see the module docstring."""
+
+    cmd: list[str]
+    variant: str                      # the variant reference, as `irlab run --variant` takes it
+    out: Path
+    rounds: int = MIN_ROUNDS
+    runner: Callable | None = None    # default: SubprocessRunner(cmd)
+    region: str | None = None
+    aa: bool | None = None            # the A/A arm (default: from MIN_ROUNDS rounds on)
+    save_outputs: int = DEFAULT_SAVE_OUTPUTS
+    profile: bool = True              # per-kernel GPU times in the timed rounds (Proton)
+    rel: float | None = None          # tolerance override for output comparisons
+    seed: int = 0
+    keep_caches: bool = False
+    progress: Callable[[str], None] = field(default=lambda msg: None)
+
+    def run(self) -> dict:
+        out = Path(self.out)
+        out.mkdir(parents=True, exist_ok=True)
+        runner = self.runner or SubprocessRunner(self.cmd)
+        aa = self.rounds >= MIN_ROUNDS if self.aa is None else self.aa
+        refs = {BASELINE: "baseline", VARIANT: self.variant, AA: "baseline"}
+        caches = {BASELINE: out / "cache" / BASELINE, VARIANT: out / "cache" / VARIANT, AA: out / "cache" / BASELINE}
+        result = {"command": self.cmd, "variant": self.variant, "rounds": self.rounds, "aa": aa,
+                  "estimator": ESTIMATOR, "runs": {}}
+        t0 = time.monotonic()
+        try:
+            checks = {}
+            for arm in (BASELINE, VARIANT):
+                self.progress(f"check run of the {arm} (compiles; keeps the outputs of up to "
+                              f"{self.save_outputs} launches)")
+                checks[arm] = runner(arm, refs[arm], out / "check" / arm, cache_dir=caches[arm],
+                                     save_outputs=self.save_outputs, profile=False)
+            result["runs"]["check"] = {arm: _brief(r) for arm, r in checks.items()}
+            failed = {arm: r["error"] for arm, r in checks.items() if r.get("error")}
+            if failed:
+                result["error"] = "; ".join(f"{arm}: {why}" for arm, why in failed.items())
+                return self._finish(out, result)
+            if checks[BASELINE].get("regions"):
+                try:
+                    program_ms(checks[BASELINE], self.region)
+                except ValueError as e:
+                    result["error"] = str(e)
+                    return self._finish(out, result)
+            elif not self.profile:
+                result["error"] = ("nothing to time: the program marks no region (irlab.region) and kernel times "
+                                   "are not profiled")
+                return self._finish(out, result)
+            result["isolation"] = checks[VARIANT].get("isolation")
+            result["variant_passes"] = checks[VARIANT].get("python_passes")
+            result["correctness"] = compare_outputs(out / "check" / BASELINE, checks[BASELINE],
+                                                    out / "check" / VARIANT, checks[VARIANT], self.rel)
+            arms = [BASELINE, VARIANT] + ([AA] if aa else [])
+            per_round: list[dict] = []
+            orders = round_orders(arms, self.seed)
+            for r in range(self.rounds):
+                order = next(orders)
+                self.progress(f"round {r + 1}/{self.rounds}: {', '.join(order)}")
+                got = {}
+                for arm in order:
+                    got[arm] = runner(arm, refs[arm], out / "rounds" / f"{r:03d}" / arm, cache_dir=caches[arm],
+                                      save_outputs=0, profile=self.profile)
+                per_round.append(got)
+                bad = {arm: g["error"] for arm, g in got.items() if g.get("error")}
+                if bad:
+                    result["error"] = f"round {r + 1}: " + "; ".join(f"{arm}: {why}" for arm, why in bad.items())
+                    break
+            try:
+                result.update(self._analyse(checks, per_round, aa))
+            except ValueError as e:
+                result["error"] = str(e)
+        finally:
+            if not self.keep_caches:
+                shutil.rmtree(out / "cache", ignore_errors=True)
+            result["seconds"] = time.monotonic() - t0
+        return self._finish(out, result)
+
+    def _analyse(self, checks: dict, per_round: list[dict], aa: bool) -> dict:
+        done = [g for g in per_round if not any(x.get("error") for x in g.values())]
+        times = {arm: [] for arm in (BASELINE, VARIANT, AA)}
+        how = None
+        for g in done:
+            for arm, res in g.items():
+                ms, how = program_ms(res, self.region)
+                if ms is None:
+                    raise ValueError(f"nothing to time: {how} (mark the program's work with irlab.region, or time it "
+                                     "on a GPU where Proton profiles its kernels)")
+                times[arm].append(ms)
+        out = {"measure": how, "rounds_done": len(done), "times_ms": {a: t for a, t in times.items() if t}}
+        if not done:
+            return out
+        floor_est = None
+        if aa and times[AA]:
+            floor_est = ratio_estimate(times[AA], times[BASELINE])
+            out["aa"] = floor_est.to_json()
+        floor = floor_est.aa_floor() if floor_est is not None and not floor_est.ranking_only else None
+        est = ratio_estimate(times[VARIANT], times[BASELINE], floor)
+        out["end_to_end"] = est.to_json()
+        out["kernels"] = kernel_breakdown(checks, done, floor)
+        return out
+
+    def _finish(self, out: Path, result: dict) -> dict:
+        write_json(out / "ab_model.json", result)
+        write_text(out / "README.md", render(result))
+        return result
+
+
+def _brief(r: dict) -> dict:
+    return {k: r.get(k) for k in ("exit_code", "seconds", "error", "python_passes") if k in r}
+
+
+def kernel_breakdown(checks: dict, rounds: list[dict], floor: float | None) -> list[dict]:
+    """Per kernel name: whether the arms' binaries differ, its launches, and its GPU time per arm
+    (median over the rounds) with the variant/baseline ratio and interval."""
+    names = set()
+    for g in [checks, *rounds]:
+        for arm in (BASELINE, VARIANT):
+            names |= set((g.get(arm) or {}).get("kernels") or {})
+    rows = []
+    for name in sorted(names):
+        bins = {}
+        for arm in (BASELINE, VARIANT):
+            found = set()
+            for g in [checks, *rounds]:
+                found |= set((((g.get(arm) or {}).get("kernels") or {}).get(name) or {}).get("binaries") or [])
+            bins[arm] = found
+        if not bins[BASELINE] or not bins[VARIANT]:
+            binary = f"only in the {BASELINE if bins[BASELINE] else VARIANT}"
+        else:
+            binary = "same" if bins[BASELINE] == bins[VARIANT] else "different"
+        b, v = [], []
+        for g in rounds:
+            tb = ((g[BASELINE].get("kernels") or {}).get(name) or {}).get("gpu_ns")
+            tv = ((g[VARIANT].get("kernels") or {}).get(name) or {}).get("gpu_ns")
+            if tb and tv:
+                b.append(tb / 1e6)
+                v.append(tv / 1e6)
+        launches = ((checks[BASELINE].get("kernels") or {}).get(name) or {}).get("launches", 0)
+        row = {"kernel": name, "binary": binary, "launches": launches,
+               "baseline_ms": statistics.median(b) if b else None, "variant_ms": statistics.median(v) if v else None}
+        if b:
+            row["ratio"] = ratio_estimate(v, b, floor).to_json()
+        rows.append(row)
+    total = sum(r["baseline_ms"] or 0 for r in rows)
+    for r in rows:
+        r["share"] = (r["baseline_ms"] or 0) / total if total else None
+    order = {"different": 0, "only in the variant": 1, "only in the baseline": 1, "same": 2}
+    rows.sort(key=lambda r: (order[r["binary"]], -(r["baseline_ms"] or 0), r["kernel"]))
+    return rows
+
+
+# ------------------------------------------------------------------------------------------------
+# the report
+
+def _ratio(j: dict | None) -> str:
+    if not j:
+        return "-"
+    s = f"{j['ratio']:.4f}"
+    if j.get("ci95"):
+        s += f" [{j['ci95'][0]:.4f}, {j['ci95'][1]:.4f}]"
+    return s
+
+
+def summary_lines(result: dict) -> list[str]:
+    """The result in a few lines: end to end, the kernels whose binary changed, correctness."""
+    lines = []
+    if result.get("error"):
+        lines.append(f"stopped: {result['error']}")
+    e2e = result.get("end_to_end")
+    if e2e:
+        t = result["times_ms"]
+        lines.append(f"end to end ({result['measure']}): variant/baseline {_ratio(e2e)} -- {e2e['verdict']}; "
+                     f"baseline {statistics.median(t[BASELINE]):.4g} ms, variant {statistics.median(t[VARIANT]):.4g} ms "
+                     f"(medians of {result['rounds_done']} rounds" +
+                     (f"; A/A {_ratio(result['aa'])})" if result.get("aa") else "; no A/A arm)"))
+    rows = result.get("kernels") or []
+    changed = [r for r in rows if r["binary"] != "same"]
+    if rows:
+        lines.append(f"kernels: {len(changed)} of {len(rows)} got a different binary" +
+                     (": " + ", ".join(f"{r['kernel']} ({r['binary']}"
+                                       + (f", {_ratio(r.get('ratio'))}" if r.get("ratio") else "") + ")"
+                                       for r in changed[:6]) + (" ..." if len(changed) > 6 else "") if changed else ""))
+    c = result.get("correctness")
+    if c:
+        counts = ", ".join(f"{n} {s}" for s, n in c["counts"].items()) or "none saved"
+        line = f"outputs, launch for launch: {counts}"
+        if c["check_counts"]:
+            line += "; checked tensors: " + ", ".join(f"{n} {s}" for s, n in c["check_counts"].items())
+        lines.append(line)
+        f = c.get("first_mismatch")
+        if f:
+            why = f.get("why") or "; ".join(f"{a}: {x.get('why') or 'rel. error %.3g' % x.get('rel_fro', math.nan)}"
+                                            for a, x in f["args"].items() if x["status"] == "MISMATCH")
+            lines.append(f"first MISMATCH: launch {f['n']} ({f['kernel']}, its launch {f['occurrence']}): {why}")
+        for r in c["checks"]:
+            if r["status"] == "MISMATCH":
+                lines.append(f"checked tensor {r['name']} #{r['k']}: MISMATCH "
+                             + (r.get("why") or "; ".join(f"{p or 'value'}: {x.get('why') or 'rel. error %.3g' % x.get('rel_fro', math.nan)}"
+                                                          for p, x in r["parts"].items() if x["status"] == "MISMATCH")))
+    return lines
+
+
+def failed(result: dict) -> bool:
+    c = result.get("correctness") or {}
+    return bool(result.get("error") or c.get("counts", {}).get("MISMATCH") or c.get("check_counts", {}).get("MISMATCH"))
+
+
+def render(result: dict) -> str:
+    lines = [f"# irlab ab-model: {result['variant']} against the baseline", "",
+             f"Program: `{' '.join(result['command'])}`; {result['rounds']} rounds, each a fresh process per arm in "
+             f"an order drawn at random per round{'; with an A/A arm' if result.get('aa') else ''}. "
+             f"{result['estimator']}.", ""]
+    lines += [f"- {s}" for s in summary_lines(result)]
+    iso = result.get("isolation")
+    if iso:
+        lines += ["", "Isolation: every arm compiles into caches of its own; " + "; ".join(iso.get("inductor") or [])]
+    rows = result.get("kernels") or []
+    if rows:
+        lines += ["", "| kernel | binary | launches | baseline ms | variant ms | ratio [95% CI] | share |",
+                  "| --- | --- | --- | --- | --- | --- | --- |"]
+        for r in rows:
+            fmt = (lambda x: "-" if x is None else f"{x:.4g}")
+            lines.append(f"| {r['kernel']} | {r['binary']} | {r['launches']} | {fmt(r['baseline_ms'])} | "
+                         f"{fmt(r['variant_ms'])} | {_ratio(r.get('ratio'))} | "
+                         f"{'-' if r['share'] is None else format(r['share'], '.1%')} |")
+    c = result.get("correctness")
+    if c and any(r["status"] in ("close", "MISMATCH") for r in c["launches"]):
+        lines += ["", "Launches whose outputs differ (in the baseline's order):", ""]
+        for r in [r for r in c["launches"] if r["status"] in ("close", "MISMATCH")][:50]:
+            lines.append(f"- launch {r['n']} {r['kernel']} #{r['occurrence']}: {r['status']}" +
+                         (f" ({r['why']})" if r.get("why") else ""))
+    lines += ["", "Raw data: `ab_model.json`; each run's `run.json` and log under `check/` and `rounds/`.", ""]
+    return "\n".join(lines)

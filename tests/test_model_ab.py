@@ -1,0 +1,234 @@
+"""irlab run and irlab ab-model without a GPU: a program run with a variant applied to every
+Triton compile (the CPU stand-in of Triton's driver launches its kernel, tests/fakes/fake_model.py),
+and the model-level A/B's statistics, kernel breakdown and mismatch reporting with a stand-in
+for the process that runs an arm (tests/fakes/fake_arm_runner.py)."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from fakes.fake_arm_runner import FakeArmRunner
+from irlab import marks
+from irlab.timing.model_ab import (AA, BASELINE, VARIANT, ModelAB, SubprocessRunner, failed, program_ms,
+                                   summary_lines)
+
+TESTS = Path(__file__).parent
+MODEL = TESTS / "fakes" / "fake_model.py"
+TEST_PASSES = str(TESTS / "passes_for_tests")
+
+
+def irlab(*args, cwd=None):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TORCHINDUCTOR_")}
+    env["IRLAB_PASS_PATH"] = TEST_PASSES
+    return subprocess.run([sys.executable, "-m", "irlab", *args], capture_output=True, text=True, cwd=cwd, env=env)
+
+
+# ------------------------------------------------------------------------------------------------
+# the marks
+
+def test_marks_do_nothing_outside_irlab():
+    assert not marks.active()
+    import irlab
+    with irlab.region("step"):
+        irlab.check("x", 1.0)
+
+
+def test_marks_reach_the_installed_recorder():
+    seen = []
+
+    class Rec:
+        def enter(self, name):
+            seen.append(("enter", name))
+            return name
+
+        def exit(self, token):
+            seen.append(("exit", token))
+
+        def check(self, name, value):
+            seen.append(("check", name, value))
+
+    previous = marks.install(Rec())
+    try:
+        import irlab
+        with irlab.region("step"):
+            irlab.check("loss", 2.5)
+    finally:
+        marks.install(previous)
+    assert seen == [("enter", "step"), ("check", "loss", 2.5), ("exit", "step")]
+
+
+# ------------------------------------------------------------------------------------------------
+# irlab run: the variant reaches every compile of the program
+
+@pytest.fixture(scope="module")
+def two_runs(tmp_path_factory):
+    root = tmp_path_factory.mktemp("run")
+    out = {}
+    for ref in ("baseline", "square-output"):
+        r = irlab("run", "--variant", ref, "--target", "cuda:90", "--out", str(root / ref), "--quiet", "--save-outputs", "8",
+                  "--", str(MODEL))
+        assert r.returncode == 0, r.stderr
+        out[ref] = (json.loads((root / ref / "run.json").read_text()), r)
+    return out
+
+
+def test_run_applies_the_variant_to_the_program_s_compiles(two_runs):
+    base, _ = two_runs["baseline"]
+    var, r = two_runs["square-output"]
+    assert var["variant"]["name"] == "square-output" and var["python_passes"] == {"ran": 1, "changed": 1}
+    assert base["python_passes"]["ran"] == 0
+    assert base["kernels"]["scale_kernel"]["launches"] == 3
+    assert base["kernels"]["scale_kernel"]["binaries"] != var["kernels"]["scale_kernel"]["binaries"]
+    # the isolation is said, Inductor's in-process compiles included
+    assert "TORCHINDUCTOR_COMPILE_THREADS=1" in r.stderr and "isolated cache" in r.stderr
+
+
+def test_run_records_the_marked_region_and_checks(two_runs):
+    base, _ = two_runs["baseline"]
+    var, _ = two_runs["square-output"]
+    assert base["regions"]["step"]["method"] == "wall-clock" and len(base["regions"]["step"]["ms"]) == 3
+    assert base["checks"]["ptx_multiplies"] == ["checks/ptx_multiplies.0.json"]
+    assert base["exit_code"] == 0
+    # every program launch is listed for the launch-for-launch comparison (FakeTensors hold no data to save)
+    assert [(o["kernel"], o["occurrence"], o["file"]) for o in base["outputs"]] == [("scale_kernel", k, None)
+                                                                                     for k in range(3)]
+
+
+def test_run_usage_errors(tmp_path):
+    r = irlab("run", "--variant", "no-such-variant", "--", str(MODEL))
+    assert r.returncode == 2 and "no-such-variant" in r.stderr and "Traceback" not in r.stderr
+    r = irlab("run", "--variant", "baseline", "--", str(tmp_path / "missing.py"))
+    assert r.returncode == 2 and "no such script" in r.stderr
+    r = irlab("run", "--", str(MODEL))
+    assert r.returncode == 2 and "--variant" in r.stderr
+
+
+def test_ab_model_refuses_without_a_gpu_in_one_line():
+    r = irlab("ab-model", "--variant", "optimize-epilogue", "--", str(MODEL))
+    assert r.returncode == 2
+    assert len(r.stderr.strip().splitlines()) == 1 and "GPU" in r.stderr and "Traceback" not in r.stderr
+
+
+# ------------------------------------------------------------------------------------------------
+# the A/B with real processes on the CPU stand-in
+
+def test_ab_model_in_fresh_processes(tmp_path):
+    runner = SubprocessRunner([str(MODEL)], target="cuda:90", timeout_s=300)
+    env_before = os.environ.get("IRLAB_PASS_PATH")
+    os.environ["IRLAB_PASS_PATH"] = TEST_PASSES
+    try:
+        result = ModelAB([str(MODEL)], "square-output", tmp_path / "ab", rounds=2, runner=runner, profile=False).run()
+    finally:
+        if env_before is None:
+            os.environ.pop("IRLAB_PASS_PATH")
+        else:
+            os.environ["IRLAB_PASS_PATH"] = env_before
+    assert "error" not in result, result.get("error")
+    assert result["rounds_done"] == 2 and len(result["times_ms"][BASELINE]) == 2 and AA not in result["times_ms"]
+    assert result["measure"].startswith("region 'step' (wall-clock): median of 2 entries, the first left out")
+    assert [(r["kernel"], r["binary"]) for r in result["kernels"]] == [("scale_kernel", "different")]
+    checks = result["correctness"]["checks"]
+    assert checks[0]["name"] == "ptx_multiplies" and checks[0]["status"] == "MISMATCH"
+    assert failed(result)
+    assert not (tmp_path / "ab" / "cache").exists()    # the arms' caches are removed
+    assert "| scale_kernel | different | 3 |" in (tmp_path / "ab" / "README.md").read_text()
+
+
+# ------------------------------------------------------------------------------------------------
+# statistics, breakdown and mismatches with the stand-in runner
+
+KERNELS = {"mm": {"binary": {BASELINE: "aa", VARIANT: "bb"}, "ns": {BASELINE: 800_000, VARIANT: 960_000}},
+           "add": {"binary": {BASELINE: "cc", VARIANT: "cc"}, "ns": {BASELINE: 200_000, VARIANT: 200_000}},
+           "only_var": {"binary": {VARIANT: "dd"}, "ns": {VARIANT: 10_000}}}
+
+
+def test_a_slower_variant_is_called_slower(tmp_path):
+    runner = FakeArmRunner({BASELINE: 10.0, VARIANT: 10.5}, KERNELS, noise=0.005)
+    result = ModelAB(["m.py"], "v", tmp_path, rounds=12, runner=runner).run()
+    e2e = result["end_to_end"]
+    assert 1.04 < e2e["ratio"] < 1.06 and e2e["ci95"][0] > 1.0 and e2e["called"] and e2e["verdict"] == "slower"
+    assert result["aa"]["ci95"][0] < 1.0 < result["aa"]["ci95"][1]     # the A/A arm gives the floor
+    assert e2e["aa_floor"] is not None
+    # each round: every arm once, a fresh run each; the orders differ between rounds
+    timed = [c for c in runner.calls if c[2]]
+    assert len(timed) == 36
+    orders = {tuple(c[0] for c in timed[i:i + 3]) for i in range(0, 36, 3)}
+    assert len(orders) > 1 and all(sorted(o) == sorted((BASELINE, VARIANT, AA)) for o in orders)
+    assert {c[1] for c in runner.calls if c[0] == AA} == {"baseline"}
+
+
+def test_no_difference_is_not_called(tmp_path):
+    result = ModelAB(["m.py"], "v", tmp_path, rounds=12, runner=FakeArmRunner({BASELINE: 10.0, VARIANT: 10.0})).run()
+    assert not result["end_to_end"]["called"] and result["end_to_end"]["ci95"][0] < 1.0 < result["end_to_end"]["ci95"][1]
+
+
+def test_few_rounds_rank_only_without_an_aa_arm(tmp_path):
+    runner = FakeArmRunner({BASELINE: 10.0, VARIANT: 12.0})
+    result = ModelAB(["m.py"], "v", tmp_path, rounds=3, runner=runner).run()
+    assert result["end_to_end"]["ranking_only"] and not result["end_to_end"]["called"]
+    assert AA not in {c[0] for c in runner.calls}
+
+
+def test_the_kernel_breakdown_names_changed_binaries_and_their_time(tmp_path):
+    result = ModelAB(["m.py"], "v", tmp_path, rounds=10, runner=FakeArmRunner({BASELINE: 10.0, VARIANT: 10.0},
+                                                                                KERNELS)).run()
+    rows = {r["kernel"]: r for r in result["kernels"]}
+    assert [r["kernel"] for r in result["kernels"]][0] == "mm"    # changed binaries first
+    assert rows["mm"]["binary"] == "different" and 1.17 < rows["mm"]["ratio"]["ratio"] < 1.23
+    assert rows["add"]["binary"] == "same" and abs(rows["add"]["ratio"]["ratio"] - 1) < 0.02
+    assert rows["only_var"]["binary"] == "only in the variant" and "ratio" not in rows["only_var"]
+    assert abs(rows["mm"]["share"] - 0.8) < 0.02
+    text = "\n".join(summary_lines(result))
+    assert "2 of 3 got a different binary: mm (different, 1.1" in text
+
+
+def test_without_a_region_the_kernels_gpu_time_is_the_program_s_time(tmp_path):
+    runner = FakeArmRunner({BASELINE: 10.0, VARIANT: 10.0}, KERNELS, noise=0.002, region=False)
+    result = ModelAB(["m.py"], "v", tmp_path, rounds=10, runner=runner).run()
+    assert result["measure"].startswith("summed GPU time of the program's kernel launches")
+    assert 1.14 < result["end_to_end"]["ratio"] < 1.18      # (0.96 + 0.2 + 0.01) / (0.8 + 0.2)
+    r = ModelAB(["m.py"], "v", tmp_path / "np", rounds=2, runner=runner, profile=False).run()
+    assert "nothing to time" in r["error"] and failed(r)
+
+
+def test_outputs_are_compared_launch_for_launch(tmp_path):
+    outputs = {BASELINE: [("mm", {"c": [1.0, 2.0]}), ("add", {"y": [3.0, 4.0]}), ("add", {"y": [5.0, 6.0]})],
+               VARIANT: [("mm", {"c": [1.0, 2.0]}), ("add", {"y": [3.0, 4.0000001]}), ("add", {"y": [5.0, 7.0]})]}
+    checks = {BASELINE: {"loss": 2.5, "n": 3}, VARIANT: {"loss": 2.75, "n": 3}}
+    result = ModelAB(["m.py"], "v", tmp_path, rounds=2, runner=FakeArmRunner({BASELINE: 1.0}, outputs=outputs,
+                                                                               checks=checks)).run()
+    c = result["correctness"]
+    assert [r["status"] for r in c["launches"]] == ["identical", "close", "MISMATCH"]
+    assert c["first_mismatch"]["n"] == 2 and c["first_mismatch"]["occurrence"] == 1
+    assert {r["name"]: r["status"] for r in c["checks"]} == {"loss": "MISMATCH", "n": "identical"}
+    text = "\n".join(summary_lines(result))
+    assert "first MISMATCH: launch 2 (add, its launch 1): y: 1 of 2 elements differ" in text
+    assert "checked tensor loss #0: MISMATCH" in text and failed(result)
+    assert "launch 2 add #1: MISMATCH" in (tmp_path / "README.md").read_text()
+
+
+def test_a_launch_the_variant_lacks_is_a_mismatch(tmp_path):
+    outputs = {BASELINE: [("mm", {"c": [1.0]}), ("mm", {"c": [2.0]})], VARIANT: [("mm", {"c": [1.0]})]}
+    result = ModelAB(["m.py"], "v", tmp_path, rounds=1, runner=FakeArmRunner({BASELINE: 1.0}, outputs=outputs)).run()
+    assert result["correctness"]["first_mismatch"]["why"] == "the variant has no such launch"
+
+
+def test_a_failing_arm_stops_the_ab_and_says_why(tmp_path):
+    runner = FakeArmRunner({BASELINE: 1.0}, fail={VARIANT: "always"})
+    result = ModelAB(["m.py"], "v", tmp_path, rounds=3, runner=runner).run()
+    assert result["error"].startswith("variant: exit 1: RuntimeError: CUDA error") and failed(result)
+    assert "end_to_end" not in result and (tmp_path / "ab_model.json").is_file()
+
+
+def test_program_ms_picks_the_region():
+    res = {"regions": {"a": {"method": "wall-clock", "ms": [9.0, 1.0, 3.0]}, "b": {"method": "x", "ms": [2.0]}}}
+    assert program_ms(res, "a")[0] == 2.0 and program_ms(res, "b")[0] == 2.0
+    with pytest.raises(ValueError, match="marks 2 regions"):
+        program_ms(res)
+    with pytest.raises(ValueError, match="no region 'c'"):
+        program_ms(res, "c")
