@@ -62,8 +62,8 @@ torch.cuda.synchronize()
     screen = [json.loads(line) for p in (tmp_path / "ab").glob("screen*.jsonl") for line in p.read_text().splitlines()]
     status = {e["label"]: e["status"] for e in screen if e.get("type") == "entry"}
     assert status == {"baseline": "ok", "square-output": "wrong"}, status   # identity is the baseline's binary
-    static = [json.loads(line) for line in (tmp_path / "ab" / "static.jsonl").read_text().splitlines()]
-    same = {r["variant"]["name"]: r.get("same_binary_as") for r in static if r["status"] == "no-change"}
+    summary = json.loads((tmp_path / "ab" / "summary.json").read_text())
+    same = {r["variant"]: r["same_binary_as"] for r in summary["no_change"]}
     assert same == {"identity": "baseline"}, same
 
 
