@@ -1,4 +1,4 @@
-"""The capture of a torch.compile'd model recorded on an H200 (tests/data/captures/llama2-h200:
+"""The capture of a torch.compile'd model recorded on an H100 (tests/data/captures/llama2-h100:
 benchmarks/device/capture_llama.py, trimmed with irlab trim-capture) exercised on this machine,
 without a GPU: the ranking from its recorded profile, replay of each kernel family for every
 target, report, every pass's account of each family, and its golden cases."""
@@ -16,7 +16,7 @@ import irlab
 from irlab import launches
 from irlab.variants import resolve
 
-DATA = Path(__file__).parent / "data" / "captures" / "llama2-h200"
+DATA = Path(__file__).parent / "data" / "captures" / "llama2-h100"
 ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(Path(irlab.__file__).parent.parent),
                                                                os.environ.get("PYTHONPATH")]))}
 FAMILIES = {"pointwise": "triton_poi_", "reduction": ("triton_red_", "triton_per_"), "template": "triton_tem_"}
@@ -89,7 +89,7 @@ def test_every_kernel_the_model_ran_is_a_golden_case(tmp_path):
     assert r.returncode == 0, r.stderr
     ids = [line.split()[0] for line in r.stdout.splitlines() if not line.startswith("#")]
     assert len(ids) == len(_program_folders())
-    assert all(i.startswith("llama2-h200~") and i.endswith("/baseline.ttgir") for i in ids)
+    assert all(i.startswith("llama2-h100~") and i.endswith("/baseline.ttgir") for i in ids)
     r = irlab_cmd("golden", "update", "--jobs", "2", cwd=tmp_path)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     r = irlab_cmd("golden", "check", "--quiet", "--jobs", "2", cwd=tmp_path)

@@ -1,13 +1,13 @@
 """A 2-layer Llama (random weights built from its config: nothing downloaded) under
 ``torch.compile(mode="max-autotune-no-cudagraphs")``, run three times: the program irlab captures
-on the GPU machine for its test data (tests/data/captures/llama2-h200). The first call compiles
+on the GPU machine for its test data (tests/data/captures/llama2-h100). The first call compiles
 and autotunes (pointwise, reduction and persistent-reduction kernels, GEMM templates and their
 autotuning candidates); the other two are the program's steady state.
 
     TORCHINDUCTOR_FORCE_DISABLE_CACHES=1 python -m irlab capture --profile --out runs/llama2 -- \\
         benchmarks/device/capture_llama.py
     python -m irlab top runs/llama2
-    python -m irlab trim-capture runs/llama2 --out tests/data/captures/llama2-h200
+    python -m irlab trim-capture runs/llama2 --out tests/data/captures/llama2-h100
 
 ``TORCHINDUCTOR_FORCE_DISABLE_CACHES=1`` makes Inductor compile and autotune again even where an
 earlier run left its caches behind (otherwise the capture sees no autotuning).
