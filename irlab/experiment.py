@@ -157,7 +157,7 @@ def compare_variants(spec, target: str, config: str, old_name: str, new_name: st
     """Compile ``spec``'s ``config`` for ``target`` as variants ``old_name`` and ``new_name``."""
     from .bridge.compile import compile_kernel
     from .report import from_compile
-    from .variants import get_variant
+    from .named_variants import get_variant
     old = compile_kernel(spec, target, config=config, variant=get_variant(old_name, target))
     new = compile_kernel(spec, target, config=config, variant=get_variant(new_name, target))
     return Comparison(f"{spec.name}, {config}, {target}: {old_name} vs {new_name}", old, new,

@@ -15,7 +15,7 @@ from irlab.golden.suite import filecheck
 from irlab.kernels import KERNELS
 from irlab.pass_api import PassError
 from irlab.registry import make_pass
-from irlab.variants import get_variant
+from irlab.named_variants import get_variant
 
 CHECKS = Path(__file__).resolve().parent.parent / "docs" / "results" / "amd_schedules"
 DEFAULT = "128x128x64-w8"   # gemm_fp16's default config: the one its goldens hold

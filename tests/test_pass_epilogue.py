@@ -11,7 +11,7 @@ from irlab import ir
 from irlab.bridge.compile import compile_kernel, recompile
 from irlab.kernels import KERNELS
 from irlab.registry import make_pass
-from irlab.variants import AMD_NO_EPILOGUE, get_variant
+from irlab.named_variants import AMD_NO_EPILOGUE, get_variant
 from tests.kernels import persistent_gemm
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden"

@@ -7,7 +7,7 @@ from irlab import ir
 from irlab.bridge.compile import compile_kernel, recompile
 from irlab.kernels import KERNELS
 from irlab.registry import make_pass
-from irlab.variants import AMD_NO_REORDER
+from irlab.named_variants import AMD_NO_REORDER
 
 
 @pytest.fixture(scope="module")

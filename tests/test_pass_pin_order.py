@@ -12,7 +12,7 @@ from irlab.bridge.compile import compile_kernel, recompile
 from irlab.kernels import KERNELS
 from irlab.pass_api import PassError
 from irlab.registry import make_pass
-from irlab.variants import AMD_NO_REORDER
+from irlab.named_variants import AMD_NO_REORDER
 
 TALK = "global_load:0,local_load,global_load:1,dot"
 

@@ -68,8 +68,8 @@ def _amdgcn_arch(text: str) -> str | None:
 
 def _variant(name: str, target):
     """A named variant for the target, a variant file, or registered Python passes
-    (:func:`irlab.variants.resolve`)."""
-    from ..variants import resolve
+    (:func:`irlab.named_variants.resolve`)."""
+    from ..named_variants import resolve
     return resolve(name, target)
 
 

@@ -91,7 +91,7 @@ class Outcome:
 def all_cases() -> list[Case]:
     """Every kernel x default target x variant the experiments use (baseline also as TTIR)."""
     from ..kernels import KERNELS
-    from ..variants import variants_for
+    from ..named_variants import variants_for
     out = []
     for name, spec in KERNELS.items():
         for target in DEFAULT_TARGETS:
@@ -135,7 +135,7 @@ def produce(case: Case) -> Produced:
 def produce_stages(cases: list[Case]) -> list[Produced]:
     """Compile once for cases that differ only in their stage (same kernel, target and variant)."""
     from ..kernels import get
-    from ..variants import get_variant
+    from ..named_variants import get_variant
     first = cases[0]
     from .captured import CAPTURED, produce_captured
     if first.kernel_ref and first.kernel_ref.startswith(CAPTURED):
