@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from irlab.experiment import command_line, header, log, write_json
+from irlab.experiment_kit import command_line, header, log, write_json
 
 
 def main(argv=None) -> int:

@@ -23,7 +23,7 @@ from triton.compiler import ASTSource
 
 from irlab import ir, report
 from irlab.bridge.specialize import specialize
-from irlab.experiment import command_line, header, log
+from irlab.experiment_kit import command_line, header, log
 from irlab.kernels import get
 from irlab.registry import make_pass
 from irlab.targets import Target

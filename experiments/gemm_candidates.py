@@ -22,7 +22,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from irlab.experiment import common_args, log, parse_shapes, run_experiment
+from irlab.experiment_kit import common_args, log, parse_shapes, run_experiment
 from irlab.kernel_spec import TileConfig
 from irlab.variant import Insert, Variant
 

@@ -23,7 +23,7 @@ import sys
 from irlab import report
 from irlab.bridge.compat import has_pass
 from irlab.bridge.compile import compile_kernel
-from irlab.experiment import (common_args, compare_variants, config_list, log, parse_shapes, pass_diff, run_experiment,
+from irlab.experiment_kit import (common_args, compare_variants, config_list, log, parse_shapes, pass_diff, run_experiment,
                               timed_search)
 from irlab.kernels import get
 from irlab.targets import Target

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from irlab import ir
 from irlab.bridge.compile import compile_kernel
-from irlab.experiment import command_line, common_args, header, log, write_json
+from irlab.experiment_kit import command_line, common_args, header, log, write_json
 from irlab.kernels import KERNELS
 from irlab.registry import make_pass
 from irlab.report.findings import render_table

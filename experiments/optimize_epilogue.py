@@ -22,7 +22,7 @@ import sys
 
 from irlab import report
 from irlab.bridge.compile import compile_kernel
-from irlab.experiment import common_args, compare_variants, config_list, log, parse_shapes, run_experiment, timed_search
+from irlab.experiment_kit import common_args, compare_variants, config_list, log, parse_shapes, run_experiment, timed_search
 from irlab.kernels import get
 from irlab.targets import Target
 from irlab.named_variants import get_variant

@@ -13,7 +13,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from irlab.experiment import command_line, gpu, header, log, write_json
+from irlab.experiment_kit import command_line, gpu, header, log, write_json
 from irlab.kernels import KERNELS
 from irlab.named_variants import variants_for
 

@@ -9,7 +9,7 @@ from .common import EXIT_FAIL, EXIT_OK, UsageError, err, percent, seconds
 
 
 def cmd_calibrate(args) -> int:
-    from ..experiment import gpu
+    from ..experiment_kit import gpu
     from ..timing import calibration
     methods = [m for m in args.methods.split(",") if m]
     bad = [m for m in methods if m not in calibration.METHODS]
