@@ -29,7 +29,7 @@ from .pipeline import PassCall, PipelineError, PipelineSession, Snapshot, Verifi
 from .services import captured_stderr, save_rejected
 from .specialize import Specialization, specialize
 from ..variant import Insert, Variant, VariantError
-from .identity import validate_variant, variant_key
+from .variant_identity import validate_variant, variant_key
 
 MLIR_STAGES = ("ttir", "ttgir")
 
