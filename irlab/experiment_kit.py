@@ -173,7 +173,7 @@ def timed_search(experiment: str, kernel: str, variant: str, shapes, configs: li
     from .kernels import get
     from .search import Search, load_variants, render
     from .timing.harness import visible_gpus
-    from .timing.space import config_space
+    from .tile_configs import config_space
     from .variant import Variant
     spec, target = get(kernel), Target.parse(target)
     search = Search(kernel, target, shapes, config_space(spec, names=configs), [Variant.baseline()] +

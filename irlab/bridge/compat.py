@@ -44,6 +44,8 @@ import importlib
 import inspect
 import os
 import re
+import sys
+import tempfile
 
 import triton
 
@@ -69,6 +71,26 @@ class SeamError(Exception):
         super().__init__(f"irlab needs Triton's {seam}, which the installed Triton {TRITON_VERSION} "
                          f"does not provide{': ' + detail if detail else ''}")
         self.seam = seam
+
+
+@contextlib.contextmanager
+def captured_stderr():
+    """Collect what native code writes to file descriptor 2 (MLIR diagnostics go there)."""
+    try:
+        sys.stderr.flush()
+    except Exception:  # pragma: no cover
+        pass
+    saved = os.dup(2)
+    holder: list[str] = []
+    with tempfile.TemporaryFile() as tmp:
+        os.dup2(tmp.fileno(), 2)
+        try:
+            yield holder
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            tmp.seek(0)
+            holder.append(tmp.read().decode("utf-8", "replace"))
 
 
 # ------------------------------------------------------------------------------------------------
@@ -480,7 +502,6 @@ def _llvm_knows(triple: str, proc: str) -> bool:
     falls back to a generic processor when it does not)."""
     from triton._C.libtriton import llvm
 
-    from .services import captured_stderr
     llvm.init_targets()
     more = (False,) if _V > (3, 6) else ()   # 3.9 adds canonicalize_gep
     with captured_stderr() as err:

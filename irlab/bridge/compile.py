@@ -26,7 +26,8 @@ from triton.compiler.compiler import ASTSource
 from ..targets import Target
 from . import compat
 from .pipeline import PassCall, PipelineError, PipelineSession, Snapshot, VerifierError, split_occurrence
-from .services import captured_stderr, save_rejected
+from .compat import captured_stderr
+from .services import save_rejected
 from .specialize import Specialization, specialize
 from ..variant import Insert, Variant, VariantError
 from .variant_identity import validate_variant, variant_key

@@ -8,10 +8,8 @@ source the ``loc(...)`` attributes name.
 """
 from __future__ import annotations
 
-import contextlib
 import os
 import re
-import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +17,7 @@ from pathlib import Path
 from ..ir.locations import strip_locations
 from ..targets import Target
 from . import compat
+from .compat import captured_stderr
 
 
 class ServiceError(RuntimeError):
@@ -36,26 +35,6 @@ class Rejection:
 
     def __str__(self):
         return "\n".join(self.messages) or self.first
-
-
-@contextlib.contextmanager
-def captured_stderr():
-    """Collect what native code writes to file descriptor 2 (MLIR diagnostics go there)."""
-    try:
-        sys.stderr.flush()
-    except Exception:  # pragma: no cover
-        pass
-    saved = os.dup(2)
-    holder: list[str] = []
-    with tempfile.TemporaryFile() as tmp:
-        os.dup2(tmp.fileno(), 2)
-        try:
-            yield holder
-        finally:
-            os.dup2(saved, 2)
-            os.close(saved)
-            tmp.seek(0)
-            holder.append(tmp.read().decode("utf-8", "replace"))
 
 
 _DIAG_START = re.compile(r"^(?P<file>[^\n]*?):(?P<line>\d+):(?P<col>\d+): (?P<sev>error|warning|note|remark): ",
