@@ -15,8 +15,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     # plain helpers that know nothing of IR or kernels (targets: names like cuda:90)
-    ("base", ("irlab.interrupts", "irlab.jsonio", "irlab.pyfile", "irlab.suggest", "irlab.targets",
-              "irlab.workers")),
+    ("base", ("irlab.interrupts", "irlab.jsonio", "irlab.launch_records", "irlab.pyfile", "irlab.suggest",
+              "irlab.targets", "irlab.workers")),
     ("ir", ("irlab.ir",)),                               # the IR object model
     ("analysis", ("irlab.analysis",)),                   # read-only facts about IR
     ("pass API", ("irlab.pass_api", "irlab.registry", "irlab.variant")),
