@@ -59,6 +59,11 @@ class CompileResult:
     def variant_key(self) -> str:
         return variant_key(self.variant)
 
+    @property
+    def tools(self):
+        """The CUDA tools Triton assembled this compile with (what the static report runs)."""
+        return compat.NVIDIA_TOOLS
+
     # --- stages --------------------------------------------------------------------------------
     @property
     def binary_stage(self) -> str:

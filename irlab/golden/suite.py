@@ -248,7 +248,7 @@ def compile_resources(res) -> dict:
         r = isa.parse_amdgcn(res.asm["amdgcn"]).resources
         out.update({k: r.get(k) for k in ("vgpr_count", "agpr_count", "sgpr_count", "vgpr_spill_count")})
     else:
-        r = static.cuobjdump_resources(res.binary)
+        r = static.cuobjdump_resources(res.binary, res.tools)
         out.update({"registers": r["registers"], "local": r["local"]})
     return out
 
