@@ -158,11 +158,12 @@ def _apply_ttir_edits(ttir: str, variant, source: str):
                                "which already ran when the TTIR was captured; a replay continues from that TTIR, so "
                                "only Python passes at the end of the TTIR stage apply")
     from . import ir
+    from .bridge.pass_runner import run_pass
     from .registry import make_pass
     results, seen = [], []
     for e in mine:
         module = ir.parse(ttir, filename="<ttir>")
-        result = make_pass(e.pass_name, dict(e.options)).apply(module, verify=False, stage="ttir")
+        result = run_pass(make_pass(e.pass_name, dict(e.options)), module, verify=False, stage="ttir")
         results.append(("ttir", result))
         after = str(module)
         if e.cleanup and result.changed:

@@ -11,6 +11,7 @@ from irlab import ir, report
 from irlab.analysis import amdgpu_sched
 from irlab.bridge import compat
 from irlab.bridge.compile import compile_kernel
+from irlab.bridge.pass_runner import run_pass
 from irlab.golden.suite import filecheck
 from irlab.kernels import KERNELS
 from irlab.pass_api import PassError
@@ -115,7 +116,7 @@ def test_group_sizes_match_the_machine_code(compiled, target):
 
 def apply(text, verify=True, **options):
     m = ir.parse(text)
-    return m, make_pass("interleave-global-loads", options).apply(m, verify=verify)
+    return m, run_pass(make_pass("interleave-global-loads", options), m, verify=verify)
 
 
 def group_masks(m):

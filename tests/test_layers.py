@@ -27,9 +27,9 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("launches", ("irlab.named_variants", "irlab.launches", "irlab.ranking", "irlab.corpus")),
     ("timing", ("irlab.timing",)),
     ("tools", ("irlab.search", "irlab.golden", "irlab.profile")),
-    ("experiments", ("irlab.experiment_kit", "irlab.experiments")),
-    # the command line and the package's exports ("irlab" is the package's __init__ alone)
-    ("entry", ("irlab", "irlab.__main__", "irlab.cli")),
+    # the command line, the experiments it runs (scripts that share its argument parsing), and the
+    # package's exports ("irlab" is the package's __init__ alone)
+    ("entry", ("irlab", "irlab.__main__", "irlab.cli", "irlab.experiment_kit", "irlab.experiments")),
 ]
 
 # layers that never import Triton or torch: what they know of Triton reaches them through
@@ -201,3 +201,17 @@ def test_the_architecture_document_lists_every_layer():
         for p in prefixes:
             if p != "irlab":
                 assert f"`{p.removeprefix('irlab.')}" in doc, f"docs/architecture.md does not place {p}"
+
+
+def test_the_package_exports_its_entry_points_lazily():
+    """``import irlab`` stays cheap (``python -m irlab`` installs its Ctrl-C handling before the
+    heavy imports), and every documented entry point it exports resolves."""
+    import subprocess
+    import sys
+    code = ("import sys, irlab\nheavy = [m for m in ('triton', 'torch', 'lark', 'irlab.bridge') if m in sys.modules]\n"
+            "assert not heavy, heavy\nmissing = [n for n in irlab.__all__ if getattr(irlab, n, None) is None]\n"
+            "assert not missing, missing\nprint(len(irlab.__all__))")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
+                       env={**__import__("os").environ, "PYTHONPATH": str(ROOT)})
+    assert r.returncode == 0, r.stderr
+    assert int(r.stdout) >= 20

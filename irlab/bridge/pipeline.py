@@ -35,6 +35,7 @@ from ..registry import make_pass
 from ..variant import Drop, Insert
 from . import compat
 from .compat import captured_stderr
+from .pass_runner import run_pass
 from .services import save_rejected
 
 # --------------------------------------------------------------------------------------------
@@ -471,7 +472,7 @@ class PipelineSession:
         pobj = make_pass(edit.pass_name, dict(edit.options))
         text = mod.str()
         module = irlab_ir.parse(text, filename=f"<{stage}>")
-        result = pobj.apply(module, verify=False, stage=stage)   # Triton's parser verifies it just below
+        result = run_pass(pobj, module, verify=False, stage=stage)   # Triton's parser verifies it just below
         self.python_results.append((stage, result))
         new_text = str(module)
         self.python_ir.append((edit.pass_name, text, new_text))

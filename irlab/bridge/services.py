@@ -1,6 +1,7 @@
 """What Python passes and ``irlab ir check`` ask of Triton: parse and verify IR text, and run
-Triton's shared-memory allocation on a copy of a module. Passes reach these through their
-context (``ctx.services``) and never import the bridge themselves.
+Triton's shared-memory allocation on a copy of a module. :class:`TritonServices` implements the
+pass API's :class:`irlab.pass_api.PassServices`; passes reach it through their context
+(``ctx.services``) and never import the bridge themselves.
 
 Verification parses the text with Triton's own MLIR parser, with every Triton dialect loaded,
 and runs the verifier. An error points at the line of the IR text, not at the kernel's Python
@@ -8,6 +9,7 @@ source the ``loc(...)`` attributes name.
 """
 from __future__ import annotations
 
+import functools
 import os
 import re
 import tempfile
@@ -108,6 +110,15 @@ class TritonServices:
         3.9: ``64x64xf16``): passes that write descriptors ask here, not the bridge."""
         return compat.tensordesc_block(shape, element)
 
+    def sched_masks_are_keywords(self) -> bool:
+        """Whether the installed Triton's ROCDL dialect reads sched-barrier masks as keywords (3.9)
+        rather than integers (3.6): Triton's own parser is asked once per process."""
+        return _sched_masks_are_keywords()
+
+    def proton_dialect_active(self) -> bool:
+        """Whether compiles load Proton's ``proton`` dialect now (an instrumentation session)."""
+        return compat.proton_dialect_active()
+
     def allocate_shared_memory(self, text: str, target: Target | str) -> str:
         """``text`` after Triton's shared-memory allocation for ``target`` (ops that got scratch
         space carry ``allocation.offset``), without locations."""
@@ -124,6 +135,20 @@ class TritonServices:
                 raise ServiceError(f"Triton's shared-memory allocation failed: {(err[0] if err else '') or e}") \
                     from None
         return mod.str_nodebug()
+
+
+_SCHED_MASK_PROBE = """module {
+  tt.func @probe() {
+    rocdl.sched.barrier none
+    tt.return
+  }
+}
+"""
+
+
+@functools.cache
+def _sched_masks_are_keywords() -> bool:
+    return TritonServices().verify(_SCHED_MASK_PROBE, "<rocdl mask probe>") is None
 
 
 def rejected_root() -> Path:
