@@ -187,10 +187,6 @@ class Rewriter:
         self.changes: list[Change] = []
         self.touched: list[Operation] = []     # ops changed, created or moved (the driver revisits them)
 
-    @property
-    def has_done_action(self) -> bool:
-        return bool(self.changes)
-
     def _will_change(self) -> None:
         """Called right before the model is changed (the pattern driver takes its undo snapshot here)."""
 
