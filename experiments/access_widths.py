@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from irlab.experiment import command_line, header, log, write_json
+from irlab.experiment_kit import command_line, header, log, write_json
 
 
 def main(argv=None) -> int:
@@ -27,7 +27,7 @@ def main(argv=None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     from irlab.bridge.compile import compile_kernel
     from irlab.kernels import get
-    from irlab.variants import get_variant
+    from irlab.named_variants import get_variant
     seen, rows = set(), []
     for case in suite.select(suite.all_cases(), args.only):
         key = (case.kernel, case.target, case.variant)

@@ -22,8 +22,9 @@ from triton import knobs
 from triton.compiler import ASTSource
 
 from irlab import ir, report
+from irlab.bridge.pass_runner import run_pass
 from irlab.bridge.specialize import specialize
-from irlab.experiment import command_line, header, log
+from irlab.experiment_kit import command_line, header, log
 from irlab.kernels import get
 from irlab.registry import make_pass
 from irlab.targets import Target
@@ -70,7 +71,7 @@ def one_config(spec, target: Target, config: str) -> list[str]:
                                                      "ttg.local_load", "tt.dot")]
     for name, pass_name, options in EDITS:
         m = ir.parse(default.asm["ttgir"])
-        res = make_pass(pass_name, options).apply(m)
+        res = run_pass(make_pass(pass_name, options), m)
         if not res.changed:
             notes.append(f"{name}: unchanged ({'; '.join(d.message for d in res.diagnostics)})")
             continue

@@ -22,7 +22,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from irlab.experiment import common_args, log, parse_shapes, run_experiment
+from irlab.experiment_kit import common_args, log, parse_shapes, run_experiment
 from irlab.kernel_spec import TileConfig
 from irlab.variant import Insert, Variant
 
@@ -131,21 +131,21 @@ def main_loop(sass: str):
 
 
 def disassemble(cubin: bytes) -> str:
-    from irlab.report.static import _tool
+    from irlab.bridge.compat import nvidia_tool
     with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
         f.write(cubin)
         f.flush()
-        return subprocess.run([_tool("nvdisasm"), "-c", f.name], capture_output=True, text=True, check=True).stdout
+        return subprocess.run([nvidia_tool("nvdisasm"), "-c", f.name], capture_output=True, text=True, check=True).stdout
 
 
 def ptxas_serializes_wgmma(ptx: str, arch: str = "sm_90a") -> str | None:
     """ptxas's C7515 note ("wgmma.mma_async instructions are serialized ..."), if it gives one: the
     wgmmas then wait for each other whatever warp_group_dot_wait says."""
-    from irlab.report.static import _tool
+    from irlab.bridge.compat import nvidia_tool
     with tempfile.TemporaryDirectory() as d:
         src = Path(d) / "k.ptx"
         src.write_text(ptx)
-        p = subprocess.run([_tool("ptxas"), "-v", f"--gpu-name={arch}", str(src), "-o", str(Path(d) / "k.o")],
+        p = subprocess.run([nvidia_tool("ptxas"), "-v", f"--gpu-name={arch}", str(src), "-o", str(Path(d) / "k.o")],
                            capture_output=True, text=True)
     note = next((ln for ln in p.stderr.splitlines() if "C7515" in ln or "serialized" in ln), None)
     return note.split("Potential Performance Loss: ", 1)[-1] if note else None

@@ -14,7 +14,8 @@ from pathlib import Path
 
 from irlab import ir
 from irlab.bridge.compile import compile_kernel
-from irlab.experiment import command_line, common_args, header, log, write_json
+from irlab.bridge.pass_runner import run_pass
+from irlab.experiment_kit import command_line, common_args, header, log, write_json
 from irlab.kernels import KERNELS
 from irlab.registry import make_pass
 from irlab.report.findings import render_table
@@ -23,7 +24,7 @@ FA_SNIPPET = Path(__file__).parent / "data" / "fa_decode_int4.ttgir"   # the doc
 
 
 def analyse(module) -> dict:
-    res = make_pass("lds-transposes").apply(module)
+    res = run_pass(make_pass("lds-transposes"), module)
     return {"findings": res.data["findings"], "summary": res.data["summary"],
             "lds_decided_by": res.data["lds_decided_by"]}
 

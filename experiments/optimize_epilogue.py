@@ -22,10 +22,10 @@ import sys
 
 from irlab import report
 from irlab.bridge.compile import compile_kernel
-from irlab.experiment import common_args, compare_variants, config_list, log, parse_shapes, run_experiment, timed_search
+from irlab.experiment_kit import common_args, compare_variants, config_list, log, parse_shapes, run_experiment, timed_search
 from irlab.kernels import get
 from irlab.targets import Target
-from irlab.variants import get_variant
+from irlab.named_variants import get_variant
 
 SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192), (4864, 4096, 4160)]
 STATIC_CONFIGS = ["128x128x32-w4", "128x128x64-w8", "128x256x32-w8"]

@@ -18,7 +18,7 @@ from experiments.gemm_candidates import BASELINE, BEST, CANDIDATES, EXTRA, tile
 from irlab.profile.report import collect, modes_for, render, run_sessions
 from irlab.profile.run import Job, config_to_json
 from irlab.variant import Insert, Variant
-from irlab.variants import get_variant
+from irlab.named_variants import get_variant
 
 _BY_LABEL = {c.label: c for c in CANDIDATES + EXTRA}
 HYPOTHESES = {

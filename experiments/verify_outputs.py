@@ -13,9 +13,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from irlab.experiment import command_line, gpu, header, log, write_json
+from irlab.experiment_kit import command_line, gpu, header, log, write_json
 from irlab.kernels import KERNELS
-from irlab.variants import variants_for
+from irlab.named_variants import variants_for
 
 SHAPES = {"gemm_fp16": {"M": 1024, "N": 768, "K": 512}, "gluon_gemm_prefetch": {"M": 1024, "N": 768, "K": 512},
           "gemm_splitk": {"M": 512, "N": 512, "K": 2048}, "softmax": {"M": 512, "N": 1000},

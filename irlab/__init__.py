@@ -1,5 +1,12 @@
 """irlab: hook Triton's compile stages, rewrite TTIR/TTGIR with Python passes, keep golden IR, and
-A/B time variants. The kernel description a user writes for their own kernels is public here."""
+A/B time variants.
+
+The documented entry points are public here, each loaded when first used: compiling
+(``compile_kernel``, ``recompile``, ``capture``, ``jit_variant``), variants (``Variant``, ``Drop``,
+``Insert``), the pass API (``ModulePass``, ``PassContext``, ``register``, ``run_pass``, ...) and the
+kernel description a user writes for their own kernels (``KernelSpec``, ``TileConfig``,
+``Problem``). How the packages depend on each other: docs/architecture.md."""
+import importlib as _importlib
 import importlib.util as _util
 import sys as _sys
 from pathlib import Path as _Path
@@ -27,16 +34,28 @@ def _map_checkout_folders() -> None:
 
 _map_checkout_folders()
 
-__all__ = ["KernelError", "KernelSpec", "Problem", "TileConfig", "__version__", "check", "region"]
+# name -> the module that defines it
+_EXPORTS = {
+    **dict.fromkeys(("KernelError", "KernelSpec", "Problem", "TileConfig"), "kernel_spec"),
+    **dict.fromkeys(("CompileResult", "compile_kernel", "recompile"), "bridge.compile"),
+    "capture": "bridge.capture",
+    "jit_variant": "bridge.jit",
+    "run_pass": "bridge.pass_runner",
+    **dict.fromkeys(("Drop", "Insert", "Variant"), "variant"),
+    **dict.fromkeys(("Diagnostic", "ModulePass", "PassContext", "PassError", "PassRejected", "PassResult",
+                     "PassServices", "option"), "pass_api"),
+    **dict.fromkeys(("get_pass", "make_pass", "register"), "registry"),
+    **dict.fromkeys(("check", "region"), "marks"),   # a program's marks for irlab run / ab-model
+}
+
+__all__ = sorted(_EXPORTS) + ["__version__"]
 
 
 def __getattr__(name: str):
     # loaded when first used, so that ``python -m irlab`` reaches its Ctrl-C handling
     # (:mod:`irlab.interrupts`) before the heavier imports
-    if name in ("region", "check"):   # a program's marks for irlab run / ab-model (irlab.marks)
-        from . import marks
-        return getattr(marks, name)
-    if name in __all__:
-        from . import kernel_spec
-        return getattr(kernel_spec, name)
+    if name in _EXPORTS:
+        value = getattr(_importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
+        globals()[name] = value
+        return value
     raise AttributeError(f"module 'irlab' has no attribute {name!r}")

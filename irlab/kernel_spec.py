@@ -14,85 +14,11 @@ the library a user would otherwise call (cuBLAS through ``torch.matmul``).
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
-
-class KernelError(ValueError):
-    """A kernel, config or shape that does not exist or does not fit (the message says which)."""
-
-
-@dataclass(frozen=True)
-class TileConfig:
-    """Constexpr meta-parameters plus launch options for one tile shape. ``options`` holds further
-    compile options (``maxnreg``, ``num_ctas``, ...) beside num_warps and num_stages."""
-
-    name: str
-    meta: Mapping[str, Any]
-    num_warps: int = 4
-    num_stages: int = 2
-    extra: Mapping[str, Any] = field(default_factory=dict)
-
-    def __post_init__(self):
-        if self.num_warps < 1 or self.num_warps & (self.num_warps - 1):
-            raise KernelError(f"config {self.name}: num_warps must be a power of two, not {self.num_warps}")
-        if self.num_stages < 1:
-            raise KernelError(f"config {self.name}: num_stages must be at least 1, not {self.num_stages}")
-
-    def options(self) -> dict:
-        return {"num_warps": self.num_warps, "num_stages": self.num_stages, **self.extra}
-
-    def with_options(self, **changes) -> "TileConfig":
-        """The same tile with other launch options (num_warps, num_stages, or extra ones)."""
-        own = {k: changes.pop(k) for k in ("num_warps", "num_stages") if k in changes}
-        extra = {**self.extra, **changes}
-        nw, ns = own.get("num_warps", self.num_warps), own.get("num_stages", self.num_stages)
-        if not (own or changes):
-            return self
-        suffix = config_suffix(self.num_warps, self.num_stages, self.extra)
-        if self.name.endswith(suffix):   # a name of irlab's making: keep its tile part, say the new options
-            name = self.name[:-len(suffix)] + config_suffix(nw, ns, extra)
-        else:
-            name = config_name(self.meta, nw, ns, extra, self.name)
-        return TileConfig(name, self.meta, nw, ns, extra)
-
-
-# a meta-parameter that sizes a block or tile: BLOCK_M, BLOCK_SIZE_N, BM, TILE_K, XBLOCK, BLOCK
-_SIZE_KEY = re.compile(r"BLOCK|TILE|^B[A-Z]$", re.I)
-
-
-def size_keys(meta: Mapping) -> list[str]:
-    """The meta-parameters that size the tile, whatever the kernel calls them: the M, N and K ones
-    first (``BLOCK_M``, ``BLOCK_SIZE_M``, ``BM``, ``TILE_M``), then the others in the kernel's order."""
-    keys = [k for k in meta if _SIZE_KEY.search(k) and "GROUP" not in k.upper()]
-    mnk = [dim_key(meta, d) for d in "MNK"]
-    first = [k for k in mnk if k is not None]
-    return first + [k for k in keys if k not in first]
-
-
-def dim_key(meta: Mapping, dim: str) -> str | None:
-    """The size meta-parameter of dimension ``dim`` (M, N or K), if exactly one is named for it."""
-    found = [k for k in meta if _SIZE_KEY.search(k) and "GROUP" not in k.upper()
-             and re.fullmatch(rf"(?:.*_|B|BLOCK|TILE){dim}", k, re.I)]
-    return found[0] if len(found) == 1 else None
-
-
-def config_suffix(num_warps: int, num_stages: int, extra: Mapping | None = None) -> str:
-    return f"-w{num_warps}-s{num_stages}" + "".join(f"-{k}{v}" for k, v in sorted((extra or {}).items()))
-
-
-def config_name(meta: Mapping, num_warps: int, num_stages: int, extra: Mapping | None = None,
-                base: str | None = None, vary: tuple = ()) -> str:
-    """``128x256x64-w8-s3`` (+ ``-maxnreg128`` ...): a config's name from the kernel's own tile-size
-    meta-parameters (whatever they are called, :func:`size_keys`) and options; ``vary`` names the
-    other meta-parameters to spell out (``-GROUP_SIZE_M4``): those that differ between the configs
-    the name must tell apart."""
-    blocks = [meta[k] for k in size_keys(meta)]
-    parts = ["x".join(map(str, blocks))] if blocks else []
-    parts += [f"{k}{meta.get(k)}" for k in vary if k not in size_keys(meta)]
-    head = "-".join(parts) or (base or "config").split("-")[0]
-    return head + config_suffix(num_warps, num_stages, extra)
+from .tile_configs import (KernelError, TileConfig, config_name, config_space, config_suffix, dim_key,  # noqa: F401
+                           named_config, size_keys)
 
 
 @dataclass(frozen=True)
@@ -217,7 +143,6 @@ class KernelSpec:
         name = name or self.default_config
         if name in self.configs:
             return self.configs[name]
-        from .timing.space import config_space, named_config
         found = named_config(self, name)
         if found is not None:
             return found

@@ -16,7 +16,7 @@ Both encode arguments the same way (tritonparse's ``extracted_args`` form). A la
 ``RUN`` (the hottest kernel of a capture), ``FOLDER``, ``FOLDER#N`` (its N-th launch),
 ``TRACE``, ``TRACE#KERNEL`` or ``TRACE#KERNEL:N``.
 
-Each launch has a purpose (:func:`purpose_of_frames`): ``program``, the script's own work;
+Each launch has a purpose (:func:`irlab.launch_records.purpose_of_frames`): ``program``, the script's own work;
 ``autotune``, a candidate config timed by Triton's autotuner or Inductor; ``benchmark``, a run
 inside ``triton.testing.do_bench``. Where a name leaves the launch open, the default is the
 hottest of the program's launches (:func:`pick`): by GPU time where the capture was profiled
@@ -35,41 +35,10 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .jsonio import plain
+from .launch_records import purpose_of_frames
 from .targets import Target
 
 TRACE_SUFFIXES = (".ndjson", ".gz", ".zst", ".json")
-PURPOSES = ("program", "autotune", "benchmark")
-
-# Frames a launch runs under when it is not the program's own work: (end of the file's path, the
-# functions (None: any), the purpose). Autotuning wins over benchmarking wherever both are on the
-# stack: autotuners time their candidates with do_bench.
-BENCHMARK_FRAMES = (
-    ("triton/runtime/autotuner.py", ("_bench",), "autotune"),                  # triton.autotune
-    ("torch/_inductor/runtime/benchmarking.py", None, "autotune"),             # Inductor's benchmarker
-    ("torch/_inductor/runtime/triton_heuristics.py",
-     ("bench", "benchmark_all_configs", "autotune_to_one_config", "coordinate_descent_tuning"), "autotune"),
-    ("torch/_inductor/runtime/coordinate_descent_tuner.py", None, "autotune"),
-    ("torch/_inductor/select_algorithm.py", None, "autotune"),                 # max-autotune's choices
-    ("torch/_inductor/autotune_process.py", None, "autotune"),
-    ("triton/testing.py", ("do_bench", "do_bench_cudagraph"), "benchmark"),
-)
-
-
-def purpose_of_frames(frames) -> str:
-    """Why a launch ran, from the (file, function) of each frame on its stack (innermost first
-    or not: any order): ``autotune``, ``benchmark`` or ``program`` (:data:`BENCHMARK_FRAMES`)."""
-    found = "program"
-    for filename, function in frames:
-        path = str(filename).replace("\\", "/")
-        for ending, functions, purpose in BENCHMARK_FRAMES:
-            if path.endswith(ending) and (functions is None or function in functions):
-                if purpose == "autotune":
-                    return purpose
-                found = purpose
-    return found
-
-
 class LaunchError(ValueError):
     """A capture or trace that cannot be read, or holds no such launch (the message says which)."""
 
@@ -189,11 +158,12 @@ def _apply_ttir_edits(ttir: str, variant, source: str):
                                "which already ran when the TTIR was captured; a replay continues from that TTIR, so "
                                "only Python passes at the end of the TTIR stage apply")
     from . import ir
+    from .bridge.pass_runner import run_pass
     from .registry import make_pass
     results, seen = [], []
     for e in mine:
         module = ir.parse(ttir, filename="<ttir>")
-        result = make_pass(e.pass_name, dict(e.options)).apply(module, verify=False, stage="ttir")
+        result = run_pass(make_pass(e.pass_name, dict(e.options)), module, verify=False, stage="ttir")
         results.append(("ttir", result))
         after = str(module)
         if e.cleanup and result.changed:
@@ -551,16 +521,3 @@ def _shape_of(info: dict) -> dict:
 
 def _options(md: dict) -> dict:
     return {k: md[k] for k in ("num_warps", "num_stages", "num_ctas", "maxnreg") if md.get(k) is not None}
-
-
-def arg_info(value) -> dict:
-    """One argument of a launch in tritonparse's ``extracted_args`` form (what irlab capture records)."""
-    if hasattr(value, "data_ptr") and hasattr(value, "dtype"):
-        return {"type": "tensor", "dtype": str(value.dtype), "shape": list(value.shape), "stride": list(value.stride()),
-                "storage_offset": int(value.storage_offset()), "device": str(value.device),
-                "numel": int(value.numel()), "element_size": int(value.element_size())}
-    if isinstance(value, bool):
-        return {"type": "bool", "value": value}
-    if isinstance(value, (int, float)):
-        return {"type": type(value).__name__, "value": value}
-    return {"type": type(value).__name__, "repr": str(plain(value))[:200]}

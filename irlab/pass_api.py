@@ -1,7 +1,6 @@
 """The Python pass API: a pass is a small frozen dataclass with a kebab-case ``name``, typed
-option fields and ``run(ctx)``; ``apply(module)`` runs it, hands what it produced to Triton's
-parser and verifier, and returns whether it changed anything, what it changed and why it did or
-did not act.
+option fields and ``run(ctx)``; ``apply(module, services)`` runs it and returns whether it changed
+anything, what it changed and why it did or did not act.
 
     @register
     @dataclass(frozen=True)
@@ -24,14 +23,13 @@ import dataclasses
 import types
 import typing
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
 from .ir import Module, Operation
 from .ir.driver import DriverResult, PatternRewriter, RewritePattern, apply_patterns
 from .ir.errors import RewriteError
-from .ir.rewrite import Change, describe
+from .ir.rewrite import Change
 from .ir.snapshot import Snapshot
-from .ir.triton_guards import triton_would_crash
 
 
 @dataclass(frozen=True)
@@ -94,11 +92,30 @@ class PassRejected(PassError):
                          f"  the rejected IR is saved at {saved}")
 
 
+class PassServices(Protocol):
+    """What a pass may ask of Triton. The bridge implements it
+    (:class:`irlab.bridge.services.TritonServices`) and hands it to :meth:`ModulePass.apply`; a
+    test can hand in its own."""
+
+    def tensordesc_block(self, shape, element: str) -> str:
+        """The block of ``!tt.tensordesc<...>`` in the installed Triton's syntax."""
+
+    def allocate_shared_memory(self, text: str, target: str) -> str:
+        """``text`` after Triton's shared-memory allocation for ``target`` (``cuda:90``)."""
+
+    def sched_masks_are_keywords(self) -> bool:
+        """Whether ROCDL sched-barrier masks are written as keywords (3.9) rather than integers."""
+
+    def proton_dialect_active(self) -> bool:
+        """Whether compiles load Proton's ``proton`` dialect now."""
+
+
 class PassContext:
     """What a running pass works with: the module, a rewriter, Triton's services and its
     diagnostics. ``stage`` names the pipeline stage when the pass runs inside a compile."""
 
-    def __init__(self, module: Module, pass_name: str, services=None, stage: str | None = None):
+    def __init__(self, module: Module, pass_name: str, services: PassServices | None = None,
+                 stage: str | None = None):
         self.module = module
         self.rewriter = PatternRewriter(module)
         self.pass_name = pass_name
@@ -109,10 +126,11 @@ class PassContext:
         self._services = services
 
     @property
-    def services(self):
-        """Triton's parser, verifier and shared-memory allocation (:mod:`irlab.bridge.services`)."""
+    def services(self) -> PassServices:
+        """What the pass may ask of Triton (:class:`PassServices`), as handed in by the runner."""
         if self._services is None:
-            self._services = default_services()
+            raise PassError(f"pass {self.pass_name!r} asks Triton, but was run without services: run it with "
+                            "irlab.bridge.pass_runner.run_pass, or hand services to apply()")
         return self._services
 
     def _diag(self, severity: str, message: str, op: Operation | None):
@@ -131,9 +149,6 @@ class PassContext:
     def warning(self, message: str, op: Operation | None = None):
         self._diag("warning", message, op)
 
-    def describe(self, op: Operation) -> str:
-        return describe(op)
-
     def apply_patterns(self, *patterns: RewritePattern) -> DriverResult:
         """Run ``patterns`` to a fixpoint with this context's rewriter; every op a pattern declined
         (and never rewrote) gets a note with the pattern's reason."""
@@ -143,11 +158,6 @@ class PassContext:
         if result.cancelled:
             self.note(f"{result.rewrites} rewrite(s) cancelled out: the module is unchanged")
         return result
-
-
-def default_services():
-    from .bridge.services import TritonServices
-    return TritonServices()
 
 
 def option(default: Any, help: str = "", choices: tuple | None = None):
@@ -170,9 +180,9 @@ class ModulePass:
     def run(self, ctx: PassContext) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def apply(self, module: Module, services=None, verify: bool = True, stage: str | None = None) -> PassResult:
-        """Run the pass on ``module`` (changed in place). With ``verify`` (the default), a module it
-        changed is handed to Triton's parser and verifier; :class:`PassRejected` if they refuse."""
+    def apply(self, module: Module, services: PassServices | None = None, stage: str | None = None) -> PassResult:
+        """Run the pass on ``module`` (changed in place). Nothing here asks Triton whether the output
+        is valid: :func:`irlab.bridge.pass_runner.run_pass` does, and is how commands run a pass."""
         before = str(module)
         ctx = PassContext(module, self.name, services, stage)
         snapshot = Snapshot(module)
@@ -181,32 +191,14 @@ class ModulePass:
         except RewriteError as e:   # a change the rewriter refused outside the pattern driver
             snapshot.restore()
             raise PassError(f"pass {self.name!r} stopped: {e} (the module is left as it was given)") from None
-        after = str(module)
-        changed = after != before
+        changed = str(module) != before
         changes = list(ctx.rewriter.changes) if changed else []
         if not changed and ctx.rewriter.changes and not any("cancelled out" in d.message for d in ctx.diagnostics):
             ctx.note(f"{len(ctx.rewriter.changes)} rewrite(s) cancelled out: the module is unchanged")
         if not changed and not any(d.severity in ("note", "warning", "error") for d in ctx.diagnostics) \
                 and not ctx.data:
             ctx.note("changed nothing and gave no reason (a pass should say why it did not act)")
-        verified = None
-        if verify and changed:   # a fragment too: Triton reads top-level ops in an implicit module
-            crash = triton_would_crash(module)
-            if crash is not None:   # what Triton would crash on, not report
-                from .bridge.services import save_rejected
-                raise PassRejected(self.name, crash.render(), str(save_rejected(after, f"{self.name}-output",
-                                                                                 stage or "mlir")))
-            rejected = ctx.services.verify(after, module.filename)
-            if rejected is not None:
-                given = ctx.services.verify(before, module.filename)
-                if given is not None:
-                    raise PassError(f"Triton rejects the IR given to pass {self.name!r} already, before the pass "
-                                    f"ran: {given.first}")
-                from .bridge.services import save_rejected
-                saved = save_rejected(after, f"{self.name}-output", stage or "mlir")
-                raise PassRejected(self.name, str(rejected), str(saved))
-            verified = True
-        return PassResult(self.name, changed, ctx.diagnostics, changes, ctx.data, verified)
+        return PassResult(self.name, changed, ctx.diagnostics, changes, ctx.data)
 
     # --- options -----------------------------------------------------------------------------
     @classmethod
@@ -247,9 +239,6 @@ class ModulePass:
             return cls(**kwargs)
         except (ValueError, TypeError) as e:   # a pass's own __post_init__ checks
             raise PassError(f"{cls.name}: {e}") from None
-
-    def options_dict(self) -> dict:
-        return {f.name: getattr(self, f.name) for f in self.option_fields()}
 
     def spec(self) -> str:
         """``name{k=v,...}`` with only the non-default options: how variants print a pass."""
@@ -296,5 +285,5 @@ def _convert(raw: Any, t: Any, what: str) -> Any:
         raise PassError(f"{what}: cannot read {raw!r} as {getattr(t, '__name__', t)}") from None
 
 
-__all__ = ["Diagnostic", "ModulePass", "PassContext", "PassError", "PassRejected", "PassResult", "PatternRewriter",
-           "RewritePattern", "option"]
+__all__ = ["Diagnostic", "ModulePass", "PassContext", "PassError", "PassRejected", "PassResult", "PassServices",
+           "PatternRewriter", "RewritePattern", "option"]

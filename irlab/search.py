@@ -503,9 +503,9 @@ def write_figures(search: Search, result: dict) -> None:
 
 
 def load_variants(names: list[str], target: Target) -> list[Variant]:
-    """The variants ``names`` refer to (:func:`irlab.variants.resolve`: named variants, variant
+    """The variants ``names`` refer to (:func:`irlab.named_variants.resolve`: named variants, variant
     files, ``+``-joined registered passes with ``:key=value`` options)."""
-    from .variants import resolve
+    from .named_variants import resolve
     return [resolve(name, target) for name in names]
 
 

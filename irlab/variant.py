@@ -14,7 +14,7 @@ followed by Triton cleanup passes. An edit that matches nothing in the pipeline 
 unless it is ``optional``: a variant never silently degrades to the baseline.
 
 A variant is plain data: it names passes but does not load them. The bridge checks it against
-the registered passes and hashes it (:func:`irlab.bridge.identity.variant_key`: the edits, the
+the registered passes and hashes it (:func:`irlab.bridge.variant_identity.variant_key`: the edits, the
 source of every Python pass it runs and irlab's version), which is its cache identity.
 """
 from __future__ import annotations

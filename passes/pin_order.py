@@ -277,7 +277,8 @@ class PinLoopOrder(RewritePattern):
             last = max(g, key=body.index)
             nxt = body.ops[body.index(last) + 1]
             if not sched.is_pin(nxt, self.opts.mask):
-                rw.insert_after(last, sched.sched_barrier(self.opts.mask), reason="pin-order")
+                pin = sched.sched_barrier(self.opts.mask, keywords=self.ctx.services.sched_masks_are_keywords())
+                rw.insert_after(last, pin, reason="pin-order")
                 added += 1
         return added
 

@@ -33,7 +33,6 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from irlab.ir import Operation, describe
-from irlab.profile.instrument import proton_dialect_active
 from irlab.pass_api import ModulePass, PassContext, PassError, option
 from irlab.registry import register
 
@@ -103,7 +102,7 @@ class ProtonScopes(ModulePass):
         parse_scopes(self.scopes)
 
     def run(self, ctx: PassContext) -> None:
-        if not proton_dialect_active():
+        if not ctx.services.proton_dialect_active():
             raise PassError("proton-scopes writes proton.record ops, and Triton loads the proton dialect only while "
                             "Proton's instrumentation is active (Triton aborts on an unloaded dialect): run it through "
                             "`irlab profile --scopes ...`")

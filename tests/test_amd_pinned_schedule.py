@@ -11,11 +11,12 @@ from irlab import ir, report
 from irlab.analysis import amdgpu_sched
 from irlab.bridge import compat
 from irlab.bridge.compile import compile_kernel
+from irlab.bridge.pass_runner import run_pass
 from irlab.golden.suite import filecheck
 from irlab.kernels import KERNELS
 from irlab.pass_api import PassError
 from irlab.registry import make_pass
-from irlab.variants import get_variant
+from irlab.named_variants import get_variant
 
 CHECKS = Path(__file__).resolve().parent.parent / "docs" / "results" / "amd_schedules"
 DEFAULT = "128x128x64-w8"   # gemm_fp16's default config: the one its goldens hold
@@ -115,7 +116,7 @@ def test_group_sizes_match_the_machine_code(compiled, target):
 
 def apply(text, verify=True, **options):
     m = ir.parse(text)
-    return m, make_pass("interleave-global-loads", options).apply(m, verify=verify)
+    return m, run_pass(make_pass("interleave-global-loads", options), m, verify=verify)
 
 
 def group_masks(m):

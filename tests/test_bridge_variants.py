@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from irlab import registry
-from irlab.bridge.identity import validate_variant, variant_key
+from irlab.bridge.variant_identity import validate_variant, variant_key
 from irlab.variant import Drop, Insert, Variant, VariantError
 
 

@@ -122,7 +122,7 @@ def test_cells_hold_the_a_a_entries_and_the_planted_problem():
 
 
 def test_without_a_gpu_the_command_stops_at_once_naming_the_gpu_extra(capsys, monkeypatch):
-    monkeypatch.setattr("irlab.experiment.gpu", lambda: None)
+    monkeypatch.setattr("irlab.experiment_kit.gpu", lambda: None)
     assert main(["calibrate", "--out", "unused"]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "pip install 'irlab[gpu]'" in err and "Traceback" not in err

@@ -23,7 +23,7 @@ from fakes.fake_driver import fake_gpu  # noqa: E402
 
 from irlab import launches  # noqa: E402
 from irlab.bridge.capture import Capture  # noqa: E402
-from irlab.variants import resolve  # noqa: E402
+from irlab.named_variants import resolve  # noqa: E402
 
 PASSES = ("optimize-epilogue", "interleave-global-loads", "cancel-transposes", "lds-transposes", "descriptor-loads",
           "loop-attributes")

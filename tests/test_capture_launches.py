@@ -14,7 +14,7 @@ from triton import knobs
 from triton.backends.compiler import GPUTarget
 from triton.compiler.compiler import ASTSource, CompiledKernel
 
-from irlab import launches
+from irlab import launch_records, launches
 from irlab.bridge import compat
 from irlab.bridge.capture import SCOPE_PREFIX, Capture, profile_summary
 
@@ -138,7 +138,7 @@ def test_launches_inside_a_benchmark_are_benchmarks(tmp_path):
     ([("C:\\x\\torch\\_inductor\\select_algorithm.py", "autotune")], "autotune"),
 ])
 def test_purpose_of_a_launch_from_its_frames(frames, purpose):
-    assert launches.purpose_of_frames(frames) == purpose
+    assert launch_records.purpose_of_frames(frames) == purpose
 
 
 def test_a_launch_hook_someone_replaced_by_a_function_is_kept(tmp_path):

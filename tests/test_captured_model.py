@@ -14,7 +14,7 @@ import pytest
 
 import irlab
 from irlab import launches
-from irlab.variants import resolve
+from irlab.named_variants import resolve
 
 DATA = Path(__file__).parent / "data" / "captures" / "llama2-h100"
 ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(Path(irlab.__file__).parent.parent),

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from irlab.kernel_spec import config_name
 from irlab.kernels import get
-from irlab.timing.space import config_space
+from irlab.tile_configs import config_space
 
 TUTORIAL = str(Path(__file__).parent / "kernels" / "tutorial_matmul.py")
 

@@ -9,7 +9,7 @@ from irlab.bridge import compat
 from irlab import ir, report
 from irlab.bridge.compile import compile_kernel
 from irlab.kernels import KERNELS
-from irlab.variants import get_variant, variants_for
+from irlab.named_variants import get_variant, variants_for
 
 TARGET = "hip:gfx950"
 

@@ -401,7 +401,7 @@ def test_a_bad_tool_irlab_table_stops_pytest_with_a_usage_error(tmp_path):
 
 def test_the_one_variant_resolver_reads_variant_files(tmp_path):
     from irlab.variant import VariantError
-    from irlab.variants import resolve
+    from irlab.named_variants import resolve
     (tmp_path / "vs.py").write_text(VARIANTS + "\nOTHER = Variant('other', ())\n")
     (tmp_path / "passes").mkdir()
     (tmp_path / "passes/user_square_stores.py").write_text(USER_PASS)

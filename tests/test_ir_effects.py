@@ -6,6 +6,7 @@ import pytest
 
 from irlab import ir
 from irlab.bridge.compile import compile_kernel
+from irlab.bridge.pass_runner import run_pass
 from irlab.ir.effects import Effect, conflict, effects, is_known
 from irlab.kernels import KERNELS
 from irlab.registry import make_pass
@@ -68,7 +69,7 @@ def test_a_load_never_crosses_an_op_with_conflicting_effects(gluon80, name):
     text = _with_op_before_local_loads(gluon80, BLOCKERS[name])
     m = ir.parse(text)
     op = next(o for o in m.walk() if o.name == name and o.enclosing("scf.for") is not None)
-    res = make_pass("interleave-global-loads").apply(m)
+    res = run_pass(make_pass("interleave-global-loads"), m)
     assert not res.changed and str(m) == text
     message = " | ".join(d.message for d in res.diagnostics)
     assert f"would cross {ir.describe(op)}" in message and f"line {op.line}" in message, message
@@ -79,7 +80,7 @@ def test_a_pure_op_between_does_not_stop_the_move_and_attributes_count(gluon80):
                     f'%asm = "tt.elementwise_inline_asm"(%z) <{{asm_string = "mov.b16 $0, $1;", constraints = "=h,h", '
                     f'packed_element = 1 : i32, pure = true}}> : ({VAL}) -> {VAL}'):
         m = ir.parse(_with_op_before_local_loads(gluon80, op_text))
-        assert make_pass("interleave-global-loads").apply(m, verify=False).changed
+        assert run_pass(make_pass("interleave-global-loads"), m, verify=False).changed
 
 
 def test_the_table_knows_every_op_triton_prints():

@@ -222,6 +222,7 @@ def test_a_pass_output_triton_would_crash_on_is_rejected_not_verified(tmp_path):
     and saved, and Triton's verifier never sees it (run in a child process, as above)."""
     script = '''
 from irlab import ir
+from irlab.bridge.pass_runner import run_pass
 from irlab.pass_api import ModulePass, PassRejected
 
 class BadAxis(ModulePass):
@@ -239,7 +240,7 @@ m = ir.parse("""module {
 }
 """, "k.ttir")
 try:
-    BadAxis().apply(m)
+    run_pass(BadAxis(), m)
 except PassRejected as e:
     print(e.message.splitlines()[0])
 '''

@@ -10,6 +10,7 @@ import triton.language as tl
 
 from irlab import KernelSpec, Problem, TileConfig, ir
 from irlab.bridge.compile import compile_kernel
+from irlab.bridge.pass_runner import run_pass
 from irlab.bridge.services import TritonServices
 from irlab.ir import RewriteError
 from irlab.ir.printer import print_module
@@ -75,7 +76,7 @@ def test_a_partitions_value_does_not_move_out_of_it(ws_text):
 
 def test_a_pass_rewrites_the_partitions_epilogue_and_triton_accepts_it(ws_text):
     m = ir.parse(ws_text)
-    result = get_pass("optimize-epilogue")().apply(m, TritonServices())
+    result = run_pass(get_pass("optimize-epilogue")(), m, TritonServices())
     assert result.changed and result.verified
     ws = m.first("ttg.warp_specialize")
     stores = [op for op in ws.walk() if op.name == "tt.store"]

@@ -272,7 +272,7 @@ def test_a_pass_reports_the_undone_application_as_a_note_without_its_remarks():
             ctx.apply_patterns(_HalfWay(ctx))
 
     m = ir.parse(LOOP)
-    res = HalfWayPass().apply(m, verify=False)
+    res = HalfWayPass().apply(m)
     assert not res.changed and str(m) == LOOP
     assert [(d.severity, d.line) for d in res.diagnostics] == [("note", 10)]
     assert "cannot move %v = tt.load (line 10)" in res.diagnostics[0].message
@@ -291,7 +291,7 @@ def test_a_refusal_outside_the_driver_is_a_pass_error_and_leaves_the_module():
 
     m = ir.parse(LOOP)
     with pytest.raises(PassError, match="pass 'direct' stopped: cannot erase %p = tt.splat .*left as it was given"):
-        Direct().apply(m, verify=False)
+        Direct().apply(m)
     assert str(m) == LOOP and "isVolatile" not in m.first("tt.load").text
 
 

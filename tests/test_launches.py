@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from irlab import launches
-from irlab.variants import get_variant
+from irlab.named_variants import get_variant
 
 TRACE = Path(__file__).parent / "data" / "traces" / "add_kernel.launch-hook-on-cpu.ndjson"
 

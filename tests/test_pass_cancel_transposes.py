@@ -5,6 +5,7 @@ refusal that leaves the module as it was."""
 from __future__ import annotations
 
 from irlab import ir
+from irlab.bridge.pass_runner import run_pass
 from irlab.registry import make_pass
 
 HEAD = """#blocked = #ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
@@ -21,7 +22,7 @@ TAIL = "    tt.return\n  }\n}\n"
 def apply(body):
     text = HEAD + body + TAIL
     m = ir.parse(text)
-    return text, m, make_pass("cancel-transposes").apply(m)
+    return text, m, run_pass(make_pass("cancel-transposes"), m)
 
 
 def notes(res):

@@ -8,6 +8,7 @@ import pytest
 from irlab import ir, report
 from irlab.bridge import compat
 from irlab.bridge.compile import compile_kernel
+from irlab.bridge.pass_runner import run_pass
 from irlab.kernel_spec import TileConfig
 from irlab.kernels import KERNELS
 from irlab.registry import make_pass
@@ -26,7 +27,7 @@ def ttir():
 
 def apply(text, **options):
     m = ir.parse(text)
-    return m, make_pass("descriptor-loads", options).apply(m)
+    return m, run_pass(make_pass("descriptor-loads", options), m)
 
 
 def notes(res):

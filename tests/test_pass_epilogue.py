@@ -9,9 +9,10 @@ import pytest
 
 from irlab import ir
 from irlab.bridge.compile import compile_kernel, recompile
+from irlab.bridge.pass_runner import run_pass
 from irlab.kernels import KERNELS
 from irlab.registry import make_pass
-from irlab.variants import AMD_NO_EPILOGUE, get_variant
+from irlab.named_variants import AMD_NO_EPILOGUE, get_variant
 from tests.kernels import persistent_gemm
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden"
@@ -94,7 +95,7 @@ def sm80() -> Epilogue:
 
 def apply(text, verify=True, **options):
     m = ir.parse(text)
-    return m, make_pass("optimize-epilogue", options).apply(m, verify=verify)
+    return m, run_pass(make_pass("optimize-epilogue", options), m, verify=verify)
 
 
 def notes(res):

@@ -5,9 +5,10 @@ import pytest
 
 from irlab import ir
 from irlab.bridge.compile import compile_kernel, recompile
+from irlab.bridge.pass_runner import run_pass
 from irlab.kernels import KERNELS
 from irlab.registry import make_pass
-from irlab.variants import AMD_NO_REORDER
+from irlab.named_variants import AMD_NO_REORDER
 
 
 @pytest.fixture(scope="module")
@@ -21,7 +22,7 @@ def body_names(m):
 
 def apply(text, verify=True, **options):
     m = ir.parse(text)
-    return m, make_pass("interleave-global-loads", options).apply(m, verify=verify)
+    return m, run_pass(make_pass("interleave-global-loads", options), m, verify=verify)
 
 
 def notes(res):

@@ -5,6 +5,7 @@ import pytest
 
 from irlab import ir
 from irlab.bridge.compile import compile_kernel, recompile
+from irlab.bridge.pass_runner import run_pass
 from irlab.kernels import KERNELS
 from irlab.registry import make_pass
 from irlab.report.findings import render_table
@@ -12,7 +13,7 @@ from irlab.report.findings import render_table
 
 def run(text, **options):
     m = ir.parse(text)
-    return m, make_pass("lds-transposes", options).apply(m)
+    return m, run_pass(make_pass("lds-transposes", options), m)
 
 
 def kinds(res):
@@ -101,7 +102,7 @@ def _add_cancelling_pair(text, between=""):
 
 def cancel(text):
     m = ir.parse(text)
-    return m, make_pass("cancel-transposes").apply(m)
+    return m, run_pass(make_pass("cancel-transposes"), m)
 
 
 def test_the_analysis_reports_a_cancelling_pair_and_the_fix_pass_removes_it(gfx942_int4):

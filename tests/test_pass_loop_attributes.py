@@ -6,6 +6,7 @@ import pytest
 
 from irlab import ir
 from irlab.bridge.compile import compile_kernel, recompile
+from irlab.bridge.pass_runner import run_pass
 from irlab.kernels import KERNELS
 from irlab.registry import make_pass
 
@@ -17,7 +18,7 @@ def ttir():
 
 def apply(text, **options):
     m = ir.parse(text)
-    return m, make_pass("loop-attributes", options).apply(m)
+    return m, run_pass(make_pass("loop-attributes", options), m)
 
 
 def notes(res):

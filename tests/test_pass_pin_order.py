@@ -9,10 +9,12 @@ import pytest
 from irlab import ir, report
 from irlab.analysis.amdgpu_sched import mask_text
 from irlab.bridge.compile import compile_kernel, recompile
+from irlab.bridge.pass_runner import run_pass
+from irlab.bridge.services import TritonServices
 from irlab.kernels import KERNELS
 from irlab.pass_api import PassError
 from irlab.registry import make_pass
-from irlab.variants import AMD_NO_REORDER
+from irlab.named_variants import AMD_NO_REORDER
 
 TALK = "global_load:0,local_load,global_load:1,dot"
 
@@ -26,7 +28,7 @@ def gfx942():
 
 def run(text, verify=True, **options):
     m = ir.parse(text)
-    return m, make_pass("pin-order", options).apply(m, verify=verify)
+    return m, run_pass(make_pass("pin-order", options), m, verify=verify)
 
 
 def body(m):
@@ -94,7 +96,7 @@ def test_running_twice_changes_nothing_more(gfx942):
 def test_a_mask_lets_instruction_classes_cross(gfx942):
     m, res = run(gfx942[0], order=TALK, mask="0x64F")
     pins = [o for o in body(m) if o.name == "rocdl.sched.barrier"]
-    assert len(pins) == 3 and all(p.text.strip() == f"rocdl.sched.barrier {mask_text(0x64F)}" for p in pins)
+    assert len(pins) == 3 and all(p.text.strip() == f"rocdl.sched.barrier {mask_text(0x64F, TritonServices().sched_masks_are_keywords())}" for p in pins)
 
 
 def test_pin_none_reorders_only(gfx942):

@@ -8,6 +8,7 @@ import triton
 
 from irlab import ir, report
 from irlab.bridge.compile import compile_kernel
+from irlab.bridge.pass_runner import run_pass
 from irlab.kernel_spec import TileConfig
 from irlab.kernels import KERNELS
 from irlab.registry import make_pass
@@ -25,7 +26,7 @@ def test_pendings_zero_reaches_the_sass():
     res = compile_kernel(KERNELS["gemm_fp16"], "cuda:90", config=BEST, variant=v)
     waits = [o for o in res.module("ttgir").walk() if o.name == "ttng.warp_group_dot_wait"]
     assert [w.attr("pendings") for w in waits] == [0, 0]
-    sass = report.static.sass_text(res.asm["cubin"])
+    sass = report.static.sass_text(res.asm["cubin"], res.tools)
     loop = report.from_compile(res).loop
     assert "WARPGROUP.DEPBAR.LE gsb0, 0x0" in sass and "gsb0, 0x1" not in sass
     assert "4 x HGMMA" in loop["schedule_text"]
@@ -34,13 +35,13 @@ def test_pendings_zero_reaches_the_sass():
 def test_raising_pendings_is_refused_and_outside_loops_is_left_alone():
     text = compile_kernel(KERNELS["gemm_fp16"], "cuda:90", config=BEST).text("ttgir", locations=False)
     m = ir.parse(text)
-    res = make_pass("wgmma-wait-pendings", {"pendings": 2}).apply(m)
+    res = run_pass(make_pass("wgmma-wait-pendings", {"pendings": 2}), m)
     assert not res.changed and "would let the next copies overwrite" in notes(res)
     m = ir.parse(text)
-    res = make_pass("wgmma-wait-pendings", {"pendings": 1}).apply(m)
+    res = run_pass(make_pass("wgmma-wait-pendings", {"pendings": 1}), m)
     assert not res.changed and "already has pendings = 1" in notes(res)
     sm80 = compile_kernel(KERNELS["gemm_fp16"], "cuda:80").text("ttgir", locations=False)
-    res = make_pass("wgmma-wait-pendings", {}).apply(ir.parse(sm80))
+    res = run_pass(make_pass("wgmma-wait-pendings", {}), ir.parse(sm80))
     assert not res.changed and "no ttng.warp_group_dot_wait inside a loop" in notes(res)
 
 
@@ -62,7 +63,7 @@ def test_each_wait_is_judged_on_its_own_and_the_drain_is_left_alone():
              "tensor<128x128xf32, #mma>\n"
     text = text.replace(in_loop.group(0), in_loop.group(0) + second)
     m = ir.parse(text)
-    res = make_pass("wgmma-wait-pendings", {"pendings": 1}).apply(m)
+    res = run_pass(make_pass("wgmma-wait-pendings", {"pendings": 1}), m)
     assert not res.changed and str(m) == text
     loop_line = text[:in_loop.start()].count("\n") + 1
     assert [(d.line, d.message.split(":")[0]) for d in res.diagnostics] == [
@@ -70,7 +71,7 @@ def test_each_wait_is_judged_on_its_own_and_the_drain_is_left_alone():
         (loop_line + 1, "refused")]   # and nothing about the drain after the loop
     assert "raising pendings 0 -> 1" in res.diagnostics[1].message
     m = ir.parse(text)
-    res = make_pass("wgmma-wait-pendings", {"pendings": 0}).apply(m)
+    res = run_pass(make_pass("wgmma-wait-pendings", {"pendings": 0}), m)
     assert res.changed and res.verified
     assert str(m) == text.replace(in_loop.group(0), in_loop.group(0).replace("{pendings = 1 : i32}",
                                                                              "{pendings = 0 : i32}"))

@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from irlab.bridge.pass_runner import run_pass
 from irlab.cli import main
 from irlab.profile import attribute, lines, proton_data, scopes
 from irlab.profile.report import render
@@ -237,7 +238,7 @@ def test_proton_scopes_refuses_outside_proton_instrumentation():
     from irlab.registry import make_pass
     m = ir.parse("module {\n  tt.func public @k() {\n    tt.return\n  }\n}\n")
     with pytest.raises(PassError, match="irlab profile --scopes"):
-        make_pass("proton-scopes").apply(m)
+        run_pass(make_pass("proton-scopes"), m)
 
 
 def test_compile_only_places_scopes_and_keeps_the_sass_of_the_relined_ptx(capsys, tmp_path):

@@ -11,6 +11,7 @@ import pytest
 
 from irlab import ir
 from irlab.bridge.compile import compile_kernel
+from irlab.bridge.pass_runner import run_pass
 from irlab.kernels import KERNELS
 from irlab.registry import make_pass
 
@@ -29,7 +30,7 @@ def hoist_splats(tmp_path_factory):
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
     spec.loader.exec_module(module)
-    return lambda m: make_pass("hoist-splats").apply(m)
+    return lambda m: run_pass(make_pass("hoist-splats"), m)
 
 
 NESTED = """module attributes {"ttg.num-warps" = 4 : i32, "ttg.threads-per-warp" = 32 : i32, ttg.target = "cuda:80"} {

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from irlab import report
+from irlab.bridge.compat import NVIDIA_TOOLS
 from irlab.report import isa
 from irlab.report.occupancy import amd_occupancy, nvidia_occupancy
 
@@ -179,7 +180,7 @@ def test_gfx950_keeps_gfx942_registers_and_has_160_kib_of_lds():
 def _nv(name):
     md = _meta(name)
     return report.from_cubin((DATA / f"{name}.cubin").read_bytes(), (DATA / f"{name}.ptx").read_text(), md["shared"],
-                             md["num_warps"], int(md["target"].split(":")[1]), kernel=md["kernel"])
+                             md["num_warps"], int(md["target"].split(":")[1]), kernel=md["kernel"], tools=NVIDIA_TOOLS)
 
 
 def test_nvidia_sm80_gemm():

@@ -11,7 +11,7 @@ from irlab.kernel_spec import KernelError
 from irlab.kernels import get
 from irlab.search import Search, headline_rows, load_variants, parse_option_sets
 from irlab.targets import Target
-from irlab.timing.space import config_space, tutorial_configs, with_options
+from irlab.tile_configs import config_space, tutorial_configs, with_options
 from irlab.variant import Variant
 
 FAKE = str(Path(__file__).parent / "fakes" / "fake_runner.py") + ":FakeRunner"

@@ -17,11 +17,11 @@ TTGIR and carry them to the assembly (``; sched_barrier``, ``; sched_group_barri
 The mask is spelled differently across Triton versions: an integer in 3.6's ROCDL dialect
 (``rocdl.sched.barrier 0``, ``rocdl.sched.group.barrier 256, 16, 0``), a ``SchedGroupMask``
 keyword set in 3.9's (``rocdl.sched.barrier none``, ``rocdl.sched.group.barrier ds_read, 16,
-0``, ``valu|mfma_wmma``). :func:`mask_text` asks the installed Triton's parser which one it reads.
+0``, ``valu|mfma_wmma``). :func:`mask_text` writes either; a pass asks its services which one the installed Triton's parser
+reads (``ctx.services.sched_masks_are_keywords()``).
 """
 from __future__ import annotations
 
-import functools
 import math
 
 from irlab.ir import Operation, TensorType, describe
@@ -36,27 +36,12 @@ KEYWORDS = {0x1: "non_mem_non_sideeffect", 0x2: "valu", 0x4: "salu", 0x8: "mfma_
             0x400: "transcendental", 0x800: "ldsdma"}
 SCHED_OPS = ("rocdl.sched.barrier", "rocdl.sched.group.barrier", "rocdl.iglp.opt")
 
-_PROBE = """module {
-  tt.func @probe() {
-    rocdl.sched.barrier none
-    tt.return
-  }
-}
-"""
 
-
-@functools.cache
-def masks_are_keywords() -> bool:
-    """Whether the installed Triton's ROCDL dialect reads sched-barrier masks as keywords (3.9)
-    rather than integers (3.6): Triton's own parser is asked once."""
-    from irlab.bridge.services import TritonServices
-    return TritonServices().verify(_PROBE, "<rocdl mask probe>") is None
-
-
-def mask_text(mask: int) -> str:
-    """``mask`` as the installed Triton's parser reads it: ``1615`` or
+def mask_text(mask: int, keywords: bool) -> str:
+    """``mask`` as the installed Triton's parser reads it: ``1615``, or with ``keywords``
+    (``ctx.services.sched_masks_are_keywords()``)
     ``non_mem_non_sideeffect|valu|salu|mfma_wmma|vmem_write|ds_write|transcendental``."""
-    if not masks_are_keywords():
+    if not keywords:
         return str(mask)
     if mask == 0:
         return "none"
@@ -68,13 +53,13 @@ def is_amd(module) -> bool:
     return str(module.target or "").startswith("hip:")
 
 
-def sched_barrier(mask: int = 0) -> str:
-    return f"rocdl.sched.barrier {mask_text(mask)}"
+def sched_barrier(mask: int = 0, *, keywords: bool) -> str:
+    return f"rocdl.sched.barrier {mask_text(mask, keywords)}"
 
 
-def group_barrier(mask: int, size: int, sync_id: int = 0) -> str:
+def group_barrier(mask: int, size: int, sync_id: int = 0, *, keywords: bool) -> str:
     """The op as Triton prints it (3.6 writes the mask in decimal: 0x100, DS reads, as 256)."""
-    return f"rocdl.sched.group.barrier {mask_text(mask)}, {size}, {sync_id}"
+    return f"rocdl.sched.group.barrier {mask_text(mask, keywords)}, {size}, {sync_id}"
 
 
 def is_pin(op: Operation | None, mask: int | None = None) -> bool:
@@ -210,12 +195,13 @@ def pin_sunk_load(ctx, rw, body, load: Operation, dot: Operation, mode: str, mfm
     """
     if not is_amd(ctx.module):
         return warn_not_amd(ctx, load, f"pin={mode}")
+    keywords = ctx.services.sched_masks_are_keywords()
     if mode == "barriers":
         i = body.index(load)
         if not (i > 0 and is_pin(body.ops[i - 1], 0)):
-            rw.insert_before(load, sched_barrier(0), reason="pin the sunk load")
+            rw.insert_before(load, sched_barrier(0, keywords=keywords), reason="pin the sunk load")
         if not is_pin(body.ops[body.index(load) + 1], 0):
-            rw.insert_after(load, sched_barrier(0), reason="pin the sunk load")
+            rw.insert_after(load, sched_barrier(0, keywords=keywords), reason="pin the sunk load")
         ctx.remark(f"pinned {describe(load)} with rocdl.sched.barrier 0 before and after it: nothing "
                    "crosses them (each also ends a scheduling region)", load)
         return
@@ -235,7 +221,7 @@ def pin_sunk_load(ctx, rw, body, load: Operation, dot: Operation, mode: str, mfm
     groups += [("mfma", before, f"{before} of {n_mfma} MFMAs")] if before else []
     groups += [("vmem_read", sunk, describe(load))]
     groups += [("mfma", n_mfma - before, "the other MFMAs")] if n_mfma - before else []
-    rw.insert_after(dot, "\n".join(group_barrier(MASKS[k], n) for k, n, _ in groups), reason="pin the talk's schedule")
+    rw.insert_after(dot, "\n".join(group_barrier(MASKS[k], n, keywords=keywords) for k, n, _ in groups), reason="pin the talk's schedule")
     said = ", ".join(f"{n} x {k} ({why})" for k, n, why in groups)
     ctx.remark(f"pinned the schedule with {len(groups)} rocdl.sched.group.barrier after {describe(dot)}: "
                f"{said}; counts estimated from the layouts", dot)

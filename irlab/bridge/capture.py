@@ -11,7 +11,7 @@ which every launcher goes through: the JIT, ``CompiledKernel[grid](...)``, an au
 benchmark runs, Inductor's launcher. Each distinct launch -- grid, every argument's dtype, shape,
 strides and scalar value, and its purpose -- is written once to the kernel folder's
 ``launches.jsonl`` with how often it ran. The purpose says why it ran
-(:func:`irlab.launches.purpose_of_frames`): ``program`` (the script's own work), ``autotune``
+(:func:`irlab.launch_records.purpose_of_frames`): ``program`` (the script's own work), ``autotune``
 (Triton's autotuner or Inductor timing candidate configs) or ``benchmark``
 (``triton.testing.do_bench``). With ``save_tensors`` the tensors' contents (up to a size each)
 are saved as they were just before the launch, under ``tensors/<N>/``.
@@ -41,6 +41,7 @@ from pathlib import Path
 from triton import knobs
 
 from ..jsonio import plain, write_json, write_text
+from ..launch_records import arg_info, purpose_of_frames
 from ..targets import Target
 from . import compat
 
@@ -228,7 +229,6 @@ class Capture:
         arguments and purpose (and, for a launch not kept before, the tensors' contents). A
         recording problem is noted, never raised into the launch."""
         try:
-            from ..launches import arg_info, purpose_of_frames
             folder = self._folder_of(kernel)
             grid = [int(g) for g in (tuple(grid) + (1, 1, 1))[:3]]
             names = compat.launch_arg_names(kernel, len(args))

@@ -23,6 +23,9 @@ spelling changed between versions calls a function here. The differences, 3.6 ->
   option its dataclass lacks (:func:`check_options` refuses it instead).
 - **Listener.** ``knobs.compilation.listener`` is called with the same keyword arguments in
   both (:func:`listener`, which names the seam if that changes).
+- **Proton.** Its instrumentation lowerings (and the ``proton`` dialect) are registered in
+  ``triton._instrumentation`` from 3.7 on, on the backend classes in 3.6
+  (:func:`proton_dialect_active`).
 - **Launches.** Both call ``CompiledKernel.launch_metadata(grid, stream, *args)`` and the
   ``knobs.runtime.launch_enter_hook`` / ``launch_exit_hook`` hook chains around every launch, from
   every launcher (:func:`watching_launches`).
@@ -44,6 +47,8 @@ import importlib
 import inspect
 import os
 import re
+import sys
+import tempfile
 
 import triton
 
@@ -69,6 +74,26 @@ class SeamError(Exception):
         super().__init__(f"irlab needs Triton's {seam}, which the installed Triton {TRITON_VERSION} "
                          f"does not provide{': ' + detail if detail else ''}")
         self.seam = seam
+
+
+@contextlib.contextmanager
+def captured_stderr():
+    """Collect what native code writes to file descriptor 2 (MLIR diagnostics go there)."""
+    try:
+        sys.stderr.flush()
+    except Exception:  # pragma: no cover
+        pass
+    saved = os.dup(2)
+    holder: list[str] = []
+    with tempfile.TemporaryFile() as tmp:
+        os.dup2(tmp.fileno(), 2)
+        try:
+            yield holder
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            tmp.seek(0)
+            holder.append(tmp.read().decode("utf-8", "replace"))
 
 
 # ------------------------------------------------------------------------------------------------
@@ -373,6 +398,20 @@ def tensordesc_block(shape, element: str) -> str:
     return f"tensor<{dims}x{element}>" if _V < (3, 7) else f"{dims}x{element}"
 
 
+def proton_dialect_active() -> bool:
+    """Whether compiles load Proton's ``proton`` dialect now (an instrumentation session, or
+    :func:`irlab.profile.instrument.compile_time_instrumentation`): 3.7 and later register its
+    lowerings in ``triton._instrumentation``, 3.6 on the backend classes."""
+    try:
+        from triton import _instrumentation as registry
+    except ImportError:
+        registry = None
+    if registry is not None:
+        return any(point == "load-dialects" for point, _backend in getattr(registry, "_callbacks", {}))
+    from triton.backends import backends
+    return any(getattr(getattr(b, "compiler", None), "instrumentation", None) for b in backends.values())
+
+
 # ------------------------------------------------------------------------------------------------
 # ------------------------------------------------------------------------------------------------
 # NVIDIA tools
@@ -393,6 +432,19 @@ def ptx_version(capability: int) -> int:
 def nvidia_tool(name: str) -> str:
     """Path of a CUDA tool bundled with Triton (``cuobjdump``, ``nvdisasm``)."""
     return resolve(f"triton.knobs.nvidia.{name}", f"bundled CUDA tool knobs.nvidia.{name}").path
+
+
+class _BundledTools:
+    """The CUDA tools bundled with the installed Triton (:class:`irlab.report.static.NvidiaTools`)."""
+
+    def tool(self, name: str) -> str:
+        return nvidia_tool(name)
+
+    def ptxas(self, capability: int) -> str:
+        return ptxas_path(capability)
+
+
+NVIDIA_TOOLS = _BundledTools()
 
 
 # ------------------------------------------------------------------------------------------------
@@ -480,7 +532,6 @@ def _llvm_knows(triple: str, proc: str) -> bool:
     falls back to a generic processor when it does not)."""
     from triton._C.libtriton import llvm
 
-    from .services import captured_stderr
     llvm.init_targets()
     more = (False,) if _V > (3, 6) else ()   # 3.9 adds canonicalize_gep
     with captured_stderr() as err:

@@ -26,10 +26,11 @@ from triton.compiler.compiler import ASTSource
 from ..targets import Target
 from . import compat
 from .pipeline import PassCall, PipelineError, PipelineSession, Snapshot, VerifierError, split_occurrence
-from .services import captured_stderr, save_rejected
+from .compat import captured_stderr
+from .services import save_rejected
 from .specialize import Specialization, specialize
 from ..variant import Insert, Variant, VariantError
-from .identity import validate_variant, variant_key
+from .variant_identity import validate_variant, variant_key
 
 MLIR_STAGES = ("ttir", "ttgir")
 
@@ -57,6 +58,11 @@ class CompileResult:
     @property
     def variant_key(self) -> str:
         return variant_key(self.variant)
+
+    @property
+    def tools(self):
+        """The CUDA tools Triton assembled this compile with (what the static report runs)."""
+        return compat.NVIDIA_TOOLS
 
     # --- stages --------------------------------------------------------------------------------
     @property

@@ -18,7 +18,7 @@ from . import compat
 from .compile import isolated_triton
 from .pipeline import PipelineSession
 from ..variant import Variant
-from .identity import validate_variant, variant_key
+from .variant_identity import validate_variant, variant_key
 
 _MEMORY_CACHES: dict[tuple[int, str], defaultdict] = {}
 

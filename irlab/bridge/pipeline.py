@@ -31,8 +31,12 @@ from triton._C.libtriton import ir
 
 from ..jsonio import plain
 from ..pass_api import PassResult
+from ..registry import make_pass
+from ..variant import Drop, Insert
 from . import compat
-from .services import captured_stderr, save_rejected
+from .compat import captured_stderr
+from .pass_runner import run_pass
+from .services import save_rejected
 
 # --------------------------------------------------------------------------------------------
 # Pass calls
@@ -362,7 +366,6 @@ class PipelineSession:
         self._run_plan(plan, mod, label, pm.context, pm.debug, stage)
 
     def _plan(self, stage, recorded: list[PassCall]) -> list:
-        from ..variant import Drop, Insert
         steps: list = list(recorded)
         for edit in self._edits():
             if isinstance(edit, Drop) and edit.applies_to(stage):
@@ -466,11 +469,10 @@ class PipelineSession:
     def run_python_pass(self, edit, mod, context, stage, replace: bool = True):
         """Run the Python pass of ``edit`` on Triton module ``mod``; returns the module to use."""
         from .. import ir as irlab_ir
-        from ..registry import make_pass
         pobj = make_pass(edit.pass_name, dict(edit.options))
         text = mod.str()
         module = irlab_ir.parse(text, filename=f"<{stage}>")
-        result = pobj.apply(module, verify=False, stage=stage)   # Triton's parser verifies it just below
+        result = run_pass(pobj, module, verify=False, stage=stage)   # Triton's parser verifies it just below
         self.python_results.append((stage, result))
         new_text = str(module)
         self.python_ir.append((edit.pass_name, text, new_text))
@@ -483,7 +485,6 @@ class PipelineSession:
         return mod
 
     def unmatched_edits(self) -> list:
-        from ..variant import Drop, Insert
         out = []
         for e in self._edits():
             if getattr(e, "optional", False):

@@ -256,7 +256,7 @@ def run_program(cmd: list[str], variant: Variant | None = None, out: str | Path 
     ``out/run.json`` when ``out`` is given). ``cache_dir``: the Triton and Inductor caches to use
     and keep (default: new ones, removed after)."""
     from .compile import isolated_triton
-    from .identity import validate_variant, variant_key
+    from .variant_identity import validate_variant, variant_key
     from .inductor import seen_by_capture
     from .pipeline import PipelineSession
     cmd = check_command(cmd)

@@ -1,6 +1,7 @@
 """What Python passes and ``irlab ir check`` ask of Triton: parse and verify IR text, and run
-Triton's shared-memory allocation on a copy of a module. Passes reach these through their
-context (``ctx.services``) and never import the bridge themselves.
+Triton's shared-memory allocation on a copy of a module. :class:`TritonServices` implements the
+pass API's :class:`irlab.pass_api.PassServices`; passes reach it through their context
+(``ctx.services``) and never import the bridge themselves.
 
 Verification parses the text with Triton's own MLIR parser, with every Triton dialect loaded,
 and runs the verifier. An error points at the line of the IR text, not at the kernel's Python
@@ -8,10 +9,9 @@ source the ``loc(...)`` attributes name.
 """
 from __future__ import annotations
 
-import contextlib
+import functools
 import os
 import re
-import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +19,7 @@ from pathlib import Path
 from ..ir.locations import strip_locations
 from ..targets import Target
 from . import compat
+from .compat import captured_stderr
 
 
 class ServiceError(RuntimeError):
@@ -36,26 +37,6 @@ class Rejection:
 
     def __str__(self):
         return "\n".join(self.messages) or self.first
-
-
-@contextlib.contextmanager
-def captured_stderr():
-    """Collect what native code writes to file descriptor 2 (MLIR diagnostics go there)."""
-    try:
-        sys.stderr.flush()
-    except Exception:  # pragma: no cover
-        pass
-    saved = os.dup(2)
-    holder: list[str] = []
-    with tempfile.TemporaryFile() as tmp:
-        os.dup2(tmp.fileno(), 2)
-        try:
-            yield holder
-        finally:
-            os.dup2(saved, 2)
-            os.close(saved)
-            tmp.seek(0)
-            holder.append(tmp.read().decode("utf-8", "replace"))
 
 
 _DIAG_START = re.compile(r"^(?P<file>[^\n]*?):(?P<line>\d+):(?P<col>\d+): (?P<sev>error|warning|note|remark): ",
@@ -129,6 +110,15 @@ class TritonServices:
         3.9: ``64x64xf16``): passes that write descriptors ask here, not the bridge."""
         return compat.tensordesc_block(shape, element)
 
+    def sched_masks_are_keywords(self) -> bool:
+        """Whether the installed Triton's ROCDL dialect reads sched-barrier masks as keywords (3.9)
+        rather than integers (3.6): Triton's own parser is asked once per process."""
+        return _sched_masks_are_keywords()
+
+    def proton_dialect_active(self) -> bool:
+        """Whether compiles load Proton's ``proton`` dialect now (an instrumentation session)."""
+        return compat.proton_dialect_active()
+
     def allocate_shared_memory(self, text: str, target: Target | str) -> str:
         """``text`` after Triton's shared-memory allocation for ``target`` (ops that got scratch
         space carry ``allocation.offset``), without locations."""
@@ -145,6 +135,20 @@ class TritonServices:
                 raise ServiceError(f"Triton's shared-memory allocation failed: {(err[0] if err else '') or e}") \
                     from None
         return mod.str_nodebug()
+
+
+_SCHED_MASK_PROBE = """module {
+  tt.func @probe() {
+    rocdl.sched.barrier none
+    tt.return
+  }
+}
+"""
+
+
+@functools.cache
+def _sched_masks_are_keywords() -> bool:
+    return TritonServices().verify(_SCHED_MASK_PROBE, "<rocdl mask probe>") is None
 
 
 def rejected_root() -> Path:

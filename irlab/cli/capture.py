@@ -81,7 +81,7 @@ def cmd_capture(args) -> int:
 
 def cmd_top(args) -> int:
     from ..jsonio import write_json
-    from ..launches import PURPOSES
+    from ..launch_records import PURPOSES
     from ..ranking import RankingError, rank, render, to_json
     try:
         ranking = rank(Path(args.run), PURPOSES if args.all else ("program",))

@@ -207,7 +207,7 @@ def launch_options(args) -> dict:
 def variant_from_args(args):
     from ..variant import Drop, Insert, Variant, VariantError
     if args.variant:
-        from ..variants import resolve
+        from ..named_variants import resolve
         base = resolve(args.variant, getattr(args, "target", None))
     else:
         base = Variant.baseline()

@@ -185,8 +185,8 @@ def cmd_kernels(args) -> int:
 
 
 def cmd_variants(args) -> int:
-    from ..bridge.identity import variant_key
-    from ..variants import all_variants
+    from ..bridge.variant_identity import variant_key
+    from ..named_variants import all_variants
     for target, variants in all_variants().items():
         print(f"[{target}]")
         for v in variants:

@@ -47,8 +47,8 @@ def _run(name: str, argv: list[str]) -> int:
 
 
 def cmd_experiments(args) -> int:
-    from .. import experiment
-    experiment.INVOKED_AS = "irlab " + " ".join(sys.argv[1:])
+    from .. import experiment_kit
+    experiment_kit.INVOKED_AS = "irlab " + " ".join(sys.argv[1:])
     rest = list(getattr(args, "rest", []))
     rest = rest[1:] if rest[:1] == ["--"] else rest
     if args.experiment != "all":

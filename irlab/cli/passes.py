@@ -25,6 +25,7 @@ def cmd_pass(args) -> int:
     from .. import ir
     from ..pass_api import PassError, PassRejected
     from ..ir.triton_guards import triton_would_crash
+    from ..bridge.pass_runner import run_pass
     from ..registry import make_pass
     try:
         p = make_pass(args.name, parse_kv(args.option, "option"))
@@ -61,7 +62,7 @@ def cmd_pass(args) -> int:
             outputs.append(m)
             continue
         try:
-            res = p.apply(m, verify=not args.no_verify)
+            res = run_pass(p, m, verify=not args.no_verify)
         except PassRejected as e:
             err(f"{name}:{first_line}: error: {e}")
             return EXIT_FAIL

@@ -38,7 +38,7 @@ def register(sub) -> None:
 
 
 def _entries(args, target, spec) -> list[dict]:
-    from ..variants import resolve
+    from ..named_variants import resolve
     names = [v.strip() for v in args.variants.split(",") if v.strip()]
     if not names or names[0].split("@")[0] != "baseline":
         names = ["baseline"] + names

@@ -53,8 +53,9 @@ def report_file(path: Path, args):
         else:
             ptx = path.with_suffix(".ptx")
             cap = args.capability or int(str(meta.get("target", "cuda:90")).split(":")[-1] or 90)
+            from ..bridge.compat import NVIDIA_TOOLS
             rep = report.from_cubin(path.read_bytes(), ptx.read_text() if ptx.is_file() else None, shared, warps, cap,
-                                    path.stem, str(path))
+                                    path.stem, str(path), tools=NVIDIA_TOOLS)
     except (OSError, ValueError) as e:
         raise UsageError(f"{path}: {e}") from None
     return rep, f"{path}: shared memory {shared} B (from {from_shared}), {warps} warps (from {from_warps})"
@@ -68,8 +69,8 @@ def _amdgcn_arch(text: str) -> str | None:
 
 def _variant(name: str, target):
     """A named variant for the target, a variant file, or registered Python passes
-    (:func:`irlab.variants.resolve`)."""
-    from ..variants import resolve
+    (:func:`irlab.named_variants.resolve`)."""
+    from ..named_variants import resolve
     return resolve(name, target)
 
 

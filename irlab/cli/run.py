@@ -24,7 +24,7 @@ def _variant_ref(args) -> str:
 
 def _resolve(ref: str, target):
     from ..targets import current_target
-    from ..variants import resolve
+    from ..named_variants import resolve
     from .common import target_arg
     t = target_arg(target) if target else current_target()
     return resolve(ref, t)

@@ -92,7 +92,7 @@ def build_search(args, explore_options: bool):
     from ..kernels import KernelError, reference
     from ..launches import is_launch_ref
     from ..search import Search, load_variants, parse_option_sets
-    from ..timing.space import config_space, with_options
+    from ..tile_configs import config_space, with_options
     from ..variant import Variant
     if args.command == "ab" and not [v for v in args.variants.split(",") if v]:
         raise UsageError("irlab ab needs at least one variant to compare with the baseline (--variants)")

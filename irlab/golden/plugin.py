@@ -166,13 +166,13 @@ class GoldenChecker:
         ``<kernel>/<target>/<variant>.<stage>``, produced exactly as ``irlab golden`` produces it
         (same file, same manifest entry). ``kernel``: a kernel file ``path.py[:NAME]`` (relative
         to the rootdir), a kernel name or a KernelSpec; ``variant``: a Variant, or a name, variant
-        file or passes (:func:`irlab.variants.resolve`)."""
+        file or passes (:func:`irlab.named_variants.resolve`)."""
         from ..kernels import get
         from ..pass_api import PassError
         from ..pyfile import split_ref
         from ..targets import Target
         from ..variant import Variant
-        from ..variants import resolve
+        from ..named_variants import resolve
         def at_rootdir(ref):
             if not isinstance(ref, str) or not split_ref(ref):
                 return ref

@@ -18,7 +18,7 @@ up by ``irlab golden``, from pytest's rootdir up by the plugin), else the curren
 in the table are relative to the pyproject.toml's folder. ``targets`` applies to ``kernels``; a
 captured kernel is compiled for the target it was captured on, as each variant of ``variants``
 defined there and each stage of ``stages``. Variants are what
-:func:`irlab.variants.resolve` accepts; a named variant of the experiments that exists for only
+:func:`irlab.named_variants.resolve` accepts; a named variant of the experiments that exists for only
 some targets (``no-reorder`` is AMD's) is kept for those.
 
 The golden root is the first that applies: ``--golden-root``; in pytest, the ini option
@@ -282,7 +282,7 @@ class Project:
         from ..pass_api import PassError
         from ..pyfile import split_ref
         from ..variant import VariantError
-        from ..variants import is_named, resolve
+        from ..named_variants import is_named, resolve
         file_ref = split_ref(ref)
         resolved = ref
         if file_ref:

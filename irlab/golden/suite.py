@@ -30,6 +30,7 @@ from ..ir.locations import strip_locations
 from ..targets import DEFAULT_TARGETS, Target
 from ..bridge.compat import TRITON_VERSION
 from . import store
+from .captured import CAPTURED
 from .store import GOLDEN_ROOT, GoldenSet, checks_of, split_header  # noqa: F401  (the suite's API)
 
 DIFF_LINES = 120
@@ -91,7 +92,7 @@ class Outcome:
 def all_cases() -> list[Case]:
     """Every kernel x default target x variant the experiments use (baseline also as TTIR)."""
     from ..kernels import KERNELS
-    from ..variants import variants_for
+    from ..named_variants import variants_for
     out = []
     for name, spec in KERNELS.items():
         for target in DEFAULT_TARGETS:
@@ -135,9 +136,8 @@ def produce(case: Case) -> Produced:
 def produce_stages(cases: list[Case]) -> list[Produced]:
     """Compile once for cases that differ only in their stage (same kernel, target and variant)."""
     from ..kernels import get
-    from ..variants import get_variant
+    from ..named_variants import get_variant
     first = cases[0]
-    from .captured import CAPTURED, produce_captured
     if first.kernel_ref and first.kernel_ref.startswith(CAPTURED):
         return produce_captured(cases)
     try:
@@ -146,6 +146,40 @@ def produce_stages(cases: list[Case]) -> list[Produced]:
     except Exception as e:  # one failing case must not take the suite down; it is reported
         return [Produced(c, None, error=f"{type(e).__name__}: {e}") for c in cases]
     return produce_with(spec, variant, cases)
+
+
+def produce_captured(cases: list) -> list:
+    """The IR of ``cases`` (one captured kernel, target and variant; any stages) from one
+    recompile of its captured TTIR."""
+    from ..launches import load
+    first = cases[0]
+    ref = first.kernel_ref[len(CAPTURED):]
+    try:
+        launch = load(ref)
+        res = launch.recompile(first.target, first.variant_def)
+    except Exception as e:  # one failing case must not take the suite down; it is reported
+        return [Produced(c, None, error=f"{type(e).__name__}: {e}") for c in cases]
+    why, resources = judge_compile(res)
+    if why:
+        return [Produced(c, None, error=why) for c in cases]
+    path, _, sel = ref.partition("#")
+    origin = f"{Path(path).name}#{sel.rpartition(':')[0]}" if sel else f"{Path(path).parent.name}/{Path(path).name}"
+    out = []
+    for case in cases:
+        text = res.nodebug.get(case.stage) or res.asm.get(case.stage)
+        if not isinstance(text, str):
+            out.append(Produced(case, None, error=f"stage {case.stage} has no IR text"))
+            continue
+        info = {"kernel": case.kernel, "function": res.kernel, "target": case.target, "stage": case.stage,
+                "variant": first.variant_def.to_json(), "variant_key": res.variant_key,
+                "captured": {"from": origin, "options": launch.options},
+                "options": res.options,
+                "pass_diagnostics": [str(d) for _, r in res.python_results for d in r.diagnostics],
+                "pipeline": [c.describe() for c in res.pipeline if c.stage == case.stage],
+                "resources": resources}
+        out.append(Produced(case, normalize(text), info,
+                            description=f"{launch.name}, captured ({origin}), recompiled from its TTIR"))
+    return out
 
 
 def produce_with(spec, variant: Variant, cases: list[Case]) -> list[Produced]:
@@ -214,7 +248,7 @@ def compile_resources(res) -> dict:
         r = isa.parse_amdgcn(res.asm["amdgcn"]).resources
         out.update({k: r.get(k) for k in ("vgpr_count", "agpr_count", "sgpr_count", "vgpr_spill_count")})
     else:
-        r = static.cuobjdump_resources(res.binary)
+        r = static.cuobjdump_resources(res.binary, res.tools)
         out.update({"registers": r["registers"], "local": r["local"]})
     return out
 

@@ -15,10 +15,13 @@ from typing import Iterator
 
 from lark import Token
 
-from .attributes import Layout, parse_dict
+from .attributes import Layout, parse_dict, parse_value
 from .errors import Source
+from .locations import describe_location
+from .operands import REGION_NAMES, named_operands, operand_names, operand_use
+from .printer import print_module, print_op
 from .syntax import Group, RegionSyntax
-from .types import (ScalarType, TensorType, Type, TypeReader,
+from .types import (OpaqueType, ScalarType, TensorType, Type, TypeReader,
                     element_of_pointer, with_element)
 
 
@@ -237,13 +240,11 @@ class Operation:
 
     def named_operands(self) -> dict:
         """``{name: value}`` for ops with a slot spec (:mod:`irlab.ir.operands`), else ``{}``."""
-        from .operands import named_operands
         return named_operands(self)
 
     def operand_use(self, name: str, index: int | None = None) -> "Use | None":
         """The operand slot behind a named operand (``store.operand_use("mask")``), to replace it;
         for a variadic one, its ``index``-th slot (``yield_op.operand_use("values", 2)``)."""
-        from .operands import operand_use
         return operand_use(self, name, index)
 
     def __getattr__(self, name: str):
@@ -251,7 +252,6 @@ class Operation:
         # (Python calls this only for names that are not regular attributes)
         if name.startswith("_"):
             raise AttributeError(name)
-        from .operands import REGION_NAMES, named_operands, operand_names
         names = operand_names(self)
         if name in names:
             return named_operands(self)[name]
@@ -316,7 +316,6 @@ class Operation:
     @property
     def text(self) -> str:
         """The op as it prints now (without the whitespace before it)."""
-        from .printer import print_op
         return print_op(self)
 
     @property
@@ -502,7 +501,6 @@ class Module:
 
     # --- printing ----------------------------------------------------------------------------
     def __str__(self) -> str:
-        from .printer import print_module
         return print_module(self)
 
     # --- top level ---------------------------------------------------------------------------
@@ -561,7 +559,6 @@ class Module:
                 return None
             self._resolving.add(name)
             try:
-                from .attributes import parse_value
                 value = parse_value(alias.items, self.source.text, self.resolve_attribute)
                 if isinstance(value, Layout):
                     value = Layout(value.kind, value.params, value.text, alias=name, inferred=value.inferred)
@@ -590,7 +587,6 @@ class Module:
 
     def describe_location(self, loc_text: str) -> str | None:
         """``file:line:col`` of a ``loc(...)``, following aliases, names and call sites."""
-        from .locations import describe_location
         return describe_location(self, loc_text)
 
 
@@ -637,7 +633,6 @@ def _infer_result_types(op: Operation) -> list:
     reader = op.reader()
     name = op.name
     if name in _TOKEN_RESULT_OPS:
-        from .types import OpaqueType
         return [OpaqueType("!ttg.async.token")] * n
     if name in ("scf.for", "scf.if", "scf.execute_region"):
         types = scf_header_types(op)

@@ -15,12 +15,14 @@ from typing import Callable
 
 from lark import Token
 
-from .attributes import Layout
+from .attributes import Layout, split_top
+from .builder import iter_alias_refs
 from .effects import conflict, effects, is_pure, is_speculatable, why_unknown
 from .errors import RewriteError
 from .hints import stale_hints
+from .parsing import parse
 from .model import Block, BlockArgument, FreeValue, Module, Operation, OpResult, Region, Use, Value
-from .printer import text_with
+from .printer import _own_text, text_with
 from .syntax import Group, RegionSyntax
 from .types import _SCALAR_RE, Type, relayout
 
@@ -185,10 +187,6 @@ class Rewriter:
         self.changes: list[Change] = []
         self.touched: list[Operation] = []     # ops changed, created or moved (the driver revisits them)
 
-    @property
-    def has_done_action(self) -> bool:
-        return bool(self.changes)
-
     def _will_change(self) -> None:
         """Called right before the model is changed (the pattern driver takes its undo snapshot here)."""
 
@@ -332,7 +330,6 @@ class Rewriter:
         return self._insert(anchor, text, after=True, reason=reason)
 
     def _parse_ops(self, text: str, anchor: Operation, after: bool, replacing: Operation | None = None):
-        from . import parse
         if anchor.parent is None:
             raise RewriteError(f"cannot insert next to the top-level op {describe(anchor)}", op=anchor)
         if after and is_terminator(anchor):
@@ -374,7 +371,6 @@ class Rewriter:
         return ops
 
     def _check_alias_refs(self, op: Operation):
-        from .builder import iter_alias_refs
         for o in op.walk():
             for _, sigil, name in iter_alias_refs(o.items, o.source.text):
                 table = self.module.aliases if sigil == "#" else self.module.type_aliases
@@ -667,11 +663,9 @@ class Rewriter:
                 lead = ", " if group.items else ""
                 entries, detail = _set_entry(op.edits.get((close, close), lead)[len(lead):], key, entry_text)
                 op.edits[(close, close)] = lead + entries
-        from .printer import _own_text
         dict_text = op.edits[(last.end, last.end)] if group is None else _own_text(op, group.start, group.end)
         try:
-            from . import parse
-            op._attrs = (parse(f"irlab.attrs {dict_text.strip()}", fragment=True).ops[0].attributes, props)
+                op._attrs = (parse(f"irlab.attrs {dict_text.strip()}", fragment=True).ops[0].attributes, props)
         except Exception:   # an alias the fragment cannot resolve: read lazily after a re-parse
             op._attrs = None
         _mark_dirty(op, self.module)
@@ -815,7 +809,6 @@ def _item_end(item) -> int:
 
 
 def _dict_entries(group: Group) -> list[list]:
-    from .attributes import split_top
     return [e for e in split_top(group.items) if e]
 
 

@@ -30,16 +30,6 @@ def _registry():
     return _instrumentation
 
 
-def proton_dialect_active() -> bool:
-    """Whether compiles load the ``proton`` dialect now (an instrumentation session, or
-    :func:`compile_time_instrumentation`)."""
-    reg = _registry()
-    if reg is not None:
-        return any(point == "load-dialects" for point, _backend in getattr(reg, "_callbacks", {}))
-    from triton.backends import backends
-    return any(getattr(getattr(b, "compiler", None), "instrumentation", None) for b in backends.values())
-
-
 def instrumentation_mode(buffer_type: str = "global"):
     """Proton's default instrumentation mode (cycles, every warp, circular buffer) with the buffer in
     ``buffer_type`` memory. irlab profiles with the buffer in global memory by default: a

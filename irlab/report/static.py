@@ -13,6 +13,7 @@ import subprocess
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from ..targets import Target
 from . import isa
@@ -134,17 +135,23 @@ def from_amdgcn(amdgcn: str, shared_bytes: int, num_warps: int, arch: str = "gfx
 # ------------------------------------------------------------------------------------------------
 # NVIDIA
 
-def _tool(name: str) -> str:
-    from ..bridge import compat
-    return compat.nvidia_tool(name)
+class NvidiaTools(Protocol):
+    """Where the CUDA tools the report runs are: the ones Triton bundles and assembles with
+    (:data:`irlab.bridge.compat.NVIDIA_TOOLS`; a compile's own as ``CompileResult.tools``)."""
+
+    def tool(self, name: str) -> str:
+        """The path of ``cuobjdump`` or ``nvdisasm``."""
+
+    def ptxas(self, capability: int) -> str:
+        """The path of the ptxas that assembles ``capability``'s PTX."""
 
 
-def cuobjdump_resources(cubin: bytes) -> dict:
+def cuobjdump_resources(cubin: bytes, tools: NvidiaTools) -> dict:
     """REG, STACK, SHARED (static), LOCAL from ``cuobjdump -res-usage``."""
     with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
         f.write(cubin)
         f.flush()
-        out = subprocess.run([_tool("cuobjdump"), "-res-usage", f.name], capture_output=True, text=True, check=True).stdout
+        out = subprocess.run([tools.tool("cuobjdump"), "-res-usage", f.name], capture_output=True, text=True, check=True).stdout
     m = re.search(r"REG:(\d+)\s+STACK:(\d+)\s+SHARED:(\d+)\s+LOCAL:(\d+)", out)
     if not m:
         raise ValueError(f"unexpected cuobjdump -res-usage output:\n{out}")
@@ -152,15 +159,14 @@ def cuobjdump_resources(cubin: bytes) -> dict:
             "local": int(m.group(4))}
 
 
-def ptxas_spills(ptx: str) -> dict:
+def ptxas_spills(ptx: str, tools: NvidiaTools) -> dict:
     """Spill stores and loads (bytes) from ``ptxas -v`` on the kernel's PTX."""
-    from ..bridge import compat
     m = re.search(r"^\s*\.target\s+(sm_(\d+)\w*)", ptx, re.M)
     arch, capability = (m.group(1), int(m.group(2))) if m else ("sm_80", 80)
     with tempfile.TemporaryDirectory() as d:
         src = Path(d) / "k.ptx"
         src.write_text(ptx)
-        proc = subprocess.run([compat.ptxas_path(capability), "-v", f"--gpu-name={arch}", str(src), "-o", str(Path(d) / "k.o")],
+        proc = subprocess.run([tools.ptxas(capability), "-v", f"--gpu-name={arch}", str(src), "-o", str(Path(d) / "k.o")],
                               capture_output=True, text=True)
     log = proc.stdout + proc.stderr
     m = re.search(r"(\d+) bytes spill stores, (\d+) bytes spill loads", log)
@@ -176,20 +182,21 @@ def ptxas_spills(ptx: str) -> dict:
     return out
 
 
-def sass_text(cubin: bytes) -> str:
+def sass_text(cubin: bytes, tools: NvidiaTools) -> str:
     with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
         f.write(cubin)
         f.flush()
-        return subprocess.run([_tool("nvdisasm"), "-c", f.name], capture_output=True, text=True, check=True).stdout
+        return subprocess.run([tools.tool("nvdisasm"), "-c", f.name], capture_output=True, text=True, check=True).stdout
 
 
 def from_cubin(cubin: bytes, ptx: str | None, shared_bytes: int, num_warps: int, capability: int,
-               kernel: str = "kernel", variant: str = "baseline", sass: str | None = None) -> StaticReport:
-    res = cuobjdump_resources(cubin)
+               kernel: str = "kernel", variant: str = "baseline", sass: str | None = None, *,
+               tools: NvidiaTools) -> StaticReport:
+    res = cuobjdump_resources(cubin, tools)
     if ptx:
-        res.update(ptxas_spills(ptx))
+        res.update(ptxas_spills(ptx, tools))
     res["shared"] = shared_bytes
-    prog = isa.parse_sass(sass if sass is not None else sass_text(cubin), res)
+    prog = isa.parse_sass(sass if sass is not None else sass_text(cubin, tools), res)
     occ = nvidia_occupancy(res["registers"], shared_bytes + res.get("static_shared", 0), num_warps, capability)
     loop, loop_counts = _loop_info(prog)
     return StaticReport(kernel, Target("cuda", str(capability)), variant, num_warps, res, occ, loop,
@@ -206,7 +213,7 @@ def from_compile(result) -> StaticReport:
         return from_amdgcn(result.asm["amdgcn"], md.get("shared", 0), md["num_warps"], t.arch,
                            result.kernel, result.variant.name)
     return from_cubin(result.asm["cubin"], result.asm.get("ptx"), md.get("shared", 0), md["num_warps"], t.capability,
-                      result.kernel, result.variant.name)
+                      result.kernel, result.variant.name, tools=result.tools)
 
 
 def diff_rows(a: StaticReport, b: StaticReport) -> list[tuple[str, object, object, str]]:

@@ -179,7 +179,7 @@ def make_runner():
 
 def run_group(group: Group, out: Path, cache_dir: str | None) -> int:
     from .plan import Cell, Entry
-    from ..variants import resolve
+    from ..named_variants import resolve
     runner = make_runner()
     runner.cache_dir = cache_dir
     target = runner.target

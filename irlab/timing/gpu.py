@@ -40,7 +40,7 @@ from ..bridge.compile import compile_kernel
 from ..variant import Variant
 from ..kernels import get
 from ..targets import current_target
-from ..variants import get_variant
+from ..named_variants import get_variant
 from .plan import resolve_config
 from ..launches import is_launch_ref, load as load_launch
 

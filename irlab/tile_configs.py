@@ -1,4 +1,9 @@
-"""Config spaces: the tile configs a timed comparison searches for Triton's best.
+"""Tile configs, their names, and a kernel's config space (public through :mod:`irlab.kernel_spec`).
+
+A :class:`TileConfig` is the constexpr meta-parameters plus launch options of one tile shape; its
+name (``128x256x64-w8-s3``) comes from the kernel's own tile-size meta-parameters.
+
+The config space: the tile configs a timed comparison searches for Triton's best.
 
 A speedup only counts against the config a user would ship, so every timed table searches a
 space of configs first. For a GEMM -- a kernel with one tile-size meta-parameter per dimension,
@@ -16,8 +21,84 @@ options. Results are keyed by these names, so two configs never share one.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
+from typing import Any, Mapping
 
-from ..kernel_spec import KernelError, KernelSpec, TileConfig, config_name, dim_key
+
+class KernelError(ValueError):
+    """A kernel, config or shape that does not exist or does not fit (the message says which)."""
+
+
+@dataclass(frozen=True)
+class TileConfig:
+    """Constexpr meta-parameters plus launch options for one tile shape. ``options`` holds further
+    compile options (``maxnreg``, ``num_ctas``, ...) beside num_warps and num_stages."""
+
+    name: str
+    meta: Mapping[str, Any]
+    num_warps: int = 4
+    num_stages: int = 2
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self):
+        if self.num_warps < 1 or self.num_warps & (self.num_warps - 1):
+            raise KernelError(f"config {self.name}: num_warps must be a power of two, not {self.num_warps}")
+        if self.num_stages < 1:
+            raise KernelError(f"config {self.name}: num_stages must be at least 1, not {self.num_stages}")
+
+    def options(self) -> dict:
+        return {"num_warps": self.num_warps, "num_stages": self.num_stages, **self.extra}
+
+    def with_options(self, **changes) -> "TileConfig":
+        """The same tile with other launch options (num_warps, num_stages, or extra ones)."""
+        own = {k: changes.pop(k) for k in ("num_warps", "num_stages") if k in changes}
+        extra = {**self.extra, **changes}
+        nw, ns = own.get("num_warps", self.num_warps), own.get("num_stages", self.num_stages)
+        if not (own or changes):
+            return self
+        suffix = config_suffix(self.num_warps, self.num_stages, self.extra)
+        if self.name.endswith(suffix):   # a name of irlab's making: keep its tile part, say the new options
+            name = self.name[:-len(suffix)] + config_suffix(nw, ns, extra)
+        else:
+            name = config_name(self.meta, nw, ns, extra, self.name)
+        return TileConfig(name, self.meta, nw, ns, extra)
+
+
+# a meta-parameter that sizes a block or tile: BLOCK_M, BLOCK_SIZE_N, BM, TILE_K, XBLOCK, BLOCK
+_SIZE_KEY = re.compile(r"BLOCK|TILE|^B[A-Z]$", re.I)
+
+
+def size_keys(meta: Mapping) -> list[str]:
+    """The meta-parameters that size the tile, whatever the kernel calls them: the M, N and K ones
+    first (``BLOCK_M``, ``BLOCK_SIZE_M``, ``BM``, ``TILE_M``), then the others in the kernel's order."""
+    keys = [k for k in meta if _SIZE_KEY.search(k) and "GROUP" not in k.upper()]
+    mnk = [dim_key(meta, d) for d in "MNK"]
+    first = [k for k in mnk if k is not None]
+    return first + [k for k in keys if k not in first]
+
+
+def dim_key(meta: Mapping, dim: str) -> str | None:
+    """The size meta-parameter of dimension ``dim`` (M, N or K), if exactly one is named for it."""
+    found = [k for k in meta if _SIZE_KEY.search(k) and "GROUP" not in k.upper()
+             and re.fullmatch(rf"(?:.*_|B|BLOCK|TILE){dim}", k, re.I)]
+    return found[0] if len(found) == 1 else None
+
+
+def config_suffix(num_warps: int, num_stages: int, extra: Mapping | None = None) -> str:
+    return f"-w{num_warps}-s{num_stages}" + "".join(f"-{k}{v}" for k, v in sorted((extra or {}).items()))
+
+
+def config_name(meta: Mapping, num_warps: int, num_stages: int, extra: Mapping | None = None,
+                base: str | None = None, vary: tuple = ()) -> str:
+    """``128x256x64-w8-s3`` (+ ``-maxnreg128`` ...): a config's name from the kernel's own tile-size
+    meta-parameters (whatever they are called, :func:`size_keys`) and options; ``vary`` names the
+    other meta-parameters to spell out (``-GROUP_SIZE_M4``): those that differ between the configs
+    the name must tell apart."""
+    blocks = [meta[k] for k in size_keys(meta)]
+    parts = ["x".join(map(str, blocks))] if blocks else []
+    parts += [f"{k}{meta.get(k)}" for k in vary if k not in size_keys(meta)]
+    head = "-".join(parts) or (base or "config").split("-")[0]
+    return head + config_suffix(num_warps, num_stages, extra)
 
 # (BLOCK_M, BLOCK_N, BLOCK_K, num_warps, num_stages) of the tutorial's get_cuda_autotune_config() for
 # fp16 (python/tutorials/03-matrix-multiplication.py), all with GROUP_SIZE_M = 8
@@ -26,7 +107,7 @@ TUTORIAL_FP16 = ((128, 256, 64, 8, 3), (64, 256, 32, 4, 4), (128, 128, 32, 4, 4)
 DEFAULT_STAGES = (2, 3, 4, 5)
 
 
-def is_gemm(spec: KernelSpec) -> bool:
+def is_gemm(spec: "KernelSpec") -> bool:
     """Whether the kernel names one tile size per GEMM dimension (M, N and K), whatever it calls them."""
     return all(dim_key(spec.configs[spec.default_config].meta, d) is not None for d in "MNK")
 
@@ -44,7 +125,7 @@ def tutorial_configs(group_m: bool = True) -> list[TileConfig]:
             for m, n, k, w, s in TUTORIAL_FP16]
 
 
-def config_space(spec: KernelSpec, stages=None, names: list[str] | None = None) -> list[TileConfig]:
+def config_space(spec: "KernelSpec", stages=None, names: list[str] | None = None) -> list[TileConfig]:
     """Every tile of the space at every depth in ``stages`` (default :data:`DEFAULT_STAGES`).
     Duplicates (the same tile, warps, depth and options) appear once.
 
@@ -71,13 +152,13 @@ def config_space(spec: KernelSpec, stages=None, names: list[str] | None = None) 
     return out
 
 
-def named_config(spec: KernelSpec, name: str) -> TileConfig | None:
+def named_config(spec: "KernelSpec", name: str) -> TileConfig | None:
     """The config of the kernel's space named with its depth (``128x256x64-w8-s3``, as the tables
     of irlab ab and search name them), at any depth from 1 to 8; None if there is none."""
     return next((c for c in _space(spec, range(1, 9)) if c.name == name), None)
 
 
-def _space(spec: KernelSpec, stages) -> list[TileConfig]:
+def _space(spec: "KernelSpec", stages) -> list[TileConfig]:
     tiles = [(dict(c.meta), c.num_warps, dict(c.extra)) for c in spec.configs.values()]
     if spec.language == "gluon":
         stages = sorted({c.num_stages for c in spec.configs.values()})
@@ -94,7 +175,7 @@ def _space(spec: KernelSpec, stages) -> list[TileConfig]:
     return [TileConfig(config_name(meta, w, s, extra, vary=vary), meta, w, s, extra) for meta, w, s, extra in found]
 
 
-def _tutorial_tiles(spec: KernelSpec) -> list[tuple[dict, int]]:
+def _tutorial_tiles(spec: "KernelSpec") -> list[tuple[dict, int]]:
     """The tutorial's tiles in the kernel's own meta-parameter names; its other meta-parameters as
     in its default config, its group size the tutorial's 8."""
     default = dict(spec.configs[spec.default_config].meta)

@@ -157,7 +157,7 @@ def compare_variants(spec, target: str, config: str, old_name: str, new_name: st
     """Compile ``spec``'s ``config`` for ``target`` as variants ``old_name`` and ``new_name``."""
     from .bridge.compile import compile_kernel
     from .report import from_compile
-    from .variants import get_variant
+    from .named_variants import get_variant
     old = compile_kernel(spec, target, config=config, variant=get_variant(old_name, target))
     new = compile_kernel(spec, target, config=config, variant=get_variant(new_name, target))
     return Comparison(f"{spec.name}, {config}, {target}: {old_name} vs {new_name}", old, new,
@@ -173,7 +173,7 @@ def timed_search(experiment: str, kernel: str, variant: str, shapes, configs: li
     from .kernels import get
     from .search import Search, load_variants, render
     from .timing.harness import visible_gpus
-    from .timing.space import config_space
+    from .tile_configs import config_space
     from .variant import Variant
     spec, target = get(kernel), Target.parse(target)
     search = Search(kernel, target, shapes, config_space(spec, names=configs), [Variant.baseline()] +
