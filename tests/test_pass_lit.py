@@ -138,3 +138,11 @@ def test_not_continuation_lines_and_requires(tmp_path):
     assert run_lit_file(case, tmp_path) == []
     case.write_text(case.read_text().replace("not irlab", "irlab"))
     assert "parts.mlir:2: RUN line failed (exit 2)" in run_lit_file(case, tmp_path)[0]
+
+
+def test_the_filecheck_files_stay_out_of_the_wheel():
+    """passes/tests/ is no package and irlab.passes has no package data: an install carries the
+    passes, not their test files."""
+    from tests.test_packaging import SETUPTOOLS
+    assert not (LIT_ROOT / "__init__.py").exists() and "irlab.passes.tests" not in SETUPTOOLS["packages"]
+    assert "irlab.passes" not in SETUPTOOLS.get("package-data", {})
