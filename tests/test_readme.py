@@ -2,7 +2,8 @@
 
 The README's blocks are fenced (an indented code block is an error here, so none hides from the
 test). Each runs by its language: ``python`` with this Python, ``bash`` with ``set -e`` and this
-environment's ``irlab`` first on PATH, ``toml`` is parsed; ``text`` blocks are listings, not code.
+environment's ``irlab`` first on PATH, ``toml`` is parsed; ``text`` blocks are listings, not code,
+and so are ``mlir`` blocks unless they are a file's content.
 An HTML comment on the line before a block changes what happens to it:
 
 * ``<!-- readme-test: file PATH -->``: the block is the content of PATH (written, not run), for
@@ -38,7 +39,7 @@ ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
 MARK = re.compile(r"^<!-- readme-test: (?P<what>[\w-]+)(?: (?P<arg>\S+))? -->$")
 FENCE = re.compile(r"^```(?P<lang>[\w-]*)\s*$")
-LANGS = ("python", "bash", "toml", "text")
+LANGS = ("python", "bash", "toml", "text", "mlir")
 REPO_LIKE = ("pyproject.toml", "golden", "experiments", "docs", "tests/data", "tests/passes_for_tests")
 
 
@@ -162,7 +163,7 @@ def run_block(block: Block, cwd: Path, checkout: bool = True) -> None:
     assert "Traceback" not in r.stderr, f"{block.id}: a traceback on stderr:\n{r.stderr[-3000:]}"
 
 
-RUNNABLE = [b for b in blocks() if b.lang != "text" and b.mark != "ci"]
+RUNNABLE = [b for b in blocks() if (b.lang not in ("text", "mlir") or b.mark == "file") and b.mark != "ci"]
 
 
 @pytest.mark.parametrize("block", [b for b in RUNNABLE if b.mark != "gpu"], ids=lambda b: b.id)

@@ -1,0 +1,25 @@
+// A hint the kernel already set (tl.range(..., num_stages=2)) is kept unless overwrite=true.
+// RUN: irlab pass loop-attributes %s --option num_stages=4 | diff %s -
+// RUN: irlab pass loop-attributes %s --option num_stages=4 2>&1 >/dev/null | filecheck %s --check-prefix=KEPT
+// RUN: irlab pass loop-attributes %s --option num_stages=4 --option overwrite=true | grep -v '^ *//' | filecheck %s --check-prefix=OVERWRITE
+
+module {
+  tt.func public @gemm_loop(%a: !tt.ptr<f16> {tt.divisibility = 16 : i32}, %b: !tt.ptr<f16> {tt.divisibility = 16 : i32}, %c: !tt.ptr<f32> {tt.divisibility = 16 : i32}, %k_tiles: i32) {
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    %zero = arith.constant dense<0.000000e+00> : tensor<64x64xf32>
+    %a_ptrs = tt.splat %a : !tt.ptr<f16> -> tensor<64x32x!tt.ptr<f16>>
+    %b_ptrs = tt.splat %b : !tt.ptr<f16> -> tensor<32x64x!tt.ptr<f16>>
+    // KEPT: existing_hint.mlir:[[# @LINE + 1]]:5: note: tt.num_stages is already 2 on %acc = scf.for (line [[# @LINE + 1]]); left as is (overwrite=true)
+    %acc = scf.for %k = %c0 to %k_tiles step %c1 iter_args(%acc_k = %zero) -> (tensor<64x64xf32>)  : i32 {
+      %a_k = tt.load %a_ptrs : tensor<64x32x!tt.ptr<f16>>
+      %b_k = tt.load %b_ptrs : tensor<32x64x!tt.ptr<f16>>
+      %d = tt.dot %a_k, %b_k, %acc_k, inputPrecision = tf32 : tensor<64x32xf16> * tensor<32x64xf16> -> tensor<64x64xf32>
+      scf.yield %d : tensor<64x64xf32>
+    // OVERWRITE: } {tt.num_stages = 4 : i32}
+    } {tt.num_stages = 2 : i32}
+    %c_ptrs = tt.splat %c : !tt.ptr<f32> -> tensor<64x64x!tt.ptr<f32>>
+    tt.store %c_ptrs, %acc : tensor<64x64x!tt.ptr<f32>>
+    tt.return
+  }
+}
