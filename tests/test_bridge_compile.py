@@ -75,3 +75,18 @@ def test_raw_function_with_explicit_arguments():
 def test_bad_target_string():
     with pytest.raises(TargetError, match="bad target 'sm90'"):
         parse_target("sm90")
+
+
+def test_a_target_is_parsed_once_where_it_enters(monkeypatch):
+    """compile_kernel takes the target as text or a Target and parses it once; everything below it
+    (specialization, the stages hook, the passes' services) is handed the Target."""
+    from irlab.bridge.compile import compile_kernel
+    from irlab.kernels import get
+    from irlab.named_variants import resolve
+    from irlab.targets import Target
+    variant = resolve("optimize-epilogue", "cuda:90")
+    seen = []
+    parse = Target.parse.__func__
+    monkeypatch.setattr(Target, "parse", classmethod(lambda cls, text: seen.append(text) or parse(cls, text)))
+    compile_kernel(get("gemm_fp16"), "cuda:90", variant=variant)
+    assert seen == ["cuda:90"], seen

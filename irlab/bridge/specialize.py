@@ -43,7 +43,7 @@ def arg_names(fn) -> list[str]:
     return list(fn.arg_names)
 
 
-def specialize(fn, args: dict, constexprs: dict | None, target: Target | str,
+def specialize(fn, args: dict, constexprs: dict | None, target: Target,
                pointers_in_2gb: bool = True) -> Specialization:
     """Specialize ``fn`` for ``args`` the way a launch on real tensors would.
 
@@ -53,7 +53,8 @@ def specialize(fn, args: dict, constexprs: dict | None, target: Target | str,
     value exactly like the JIT does).
     """
     constexprs = dict(constexprs or {})
-    target = Target.parse(target)
+    if not isinstance(target, Target):   # parsed once, where the target entered irlab
+        raise TypeError(f"specialize takes a Target, not {type(target).__name__}")
     backend = make_backend(target.gpu_target())
     names = arg_names(fn)
     unknown = sorted((set(args) | set(constexprs)) - set(names))
