@@ -129,3 +129,14 @@ def test_errors_in_irlab_itself_are_not_blamed_on_the_user():
         assert user_error(e) is not None and "test_user_errors.py" in user_error(e)   # called from this file
         e = e.with_traceback(e.__traceback__.tb_next)   # the frames in irlab alone
         assert user_error(e) is None
+
+
+def test_a_multi_line_failure_keeps_its_first_and_last_line_on_one_line():
+    """The console's compact reason of a message that is not Triton's CompilationError: the first
+    line (where) and the last (what), not the first alone."""
+    from irlab.user_errors import compact_reason
+    e = RuntimeError("PassManager::run failed\n  while running tritongpu-pipeline\n"
+                     "error: operand #0 does not dominate this use")
+    e = e.with_traceback(None)
+    assert compact_reason(e) == ("RuntimeError: PassManager::run failed ... error: operand #0 does not dominate "
+                                 "this use")
