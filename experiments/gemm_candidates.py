@@ -181,7 +181,8 @@ def static_part(targets, only) -> tuple[list[str], dict]:
         try:
             r = static_row(c)
         except Exception as e:   # recorded, the others still compile
-            lines.append(f"| {c.label} | {c.config.name} | compile error: {str(e).splitlines()[0][:120]} |")
+            from irlab.user_errors import compact_reason
+            lines.append(f"| {c.label} | {c.config.name} | compile error: {compact_reason(e).replace('|', '/')} |")
             data[c.label] = {"error": str(e)[:2000]}
             continue
         data[c.label] = r

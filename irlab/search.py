@@ -116,14 +116,7 @@ class Search:
     def screen(self, static: list[dict], resume: bool = False) -> dict:
         """Time every surviving config's variants in a few rounds; the collected results."""
         from .timing import collect, run_sweep
-        ok = {r["key"] for r in static if r["status"] == "ok"}
-        base = self.variants[0].name
-        cells = []
-        for shape in self.shapes:
-            for c in self.configs:
-                entries = [Entry(v.name, variant_spec=v.to_json()) for v in self.variants if _key(c, v) in ok]
-                if entries and entries[0].label == base:
-                    cells.append(Cell(self.name, self.kernel, shape, c.name, entries, tile_json(c)))
+        cells = self.screen_cells(static)
         self.log(f"{self.name}: screening {len(cells)} cells ({len(self.shapes)} shapes) in "
                  f"{self.screen_rounds} rounds on {len(self.gpus or ['0'])} GPU(s)")
         t0 = time.perf_counter()
@@ -132,6 +125,25 @@ class Search:
                          **({"runner": self.runner} if self.runner else {}))
         self.timings["screen_s"] = round(time.perf_counter() - t0, 1)
         return collect(path)
+
+    def screen_cells(self, static: list[dict]) -> list[Cell]:
+        """The screening cells: per shape, each config whose baseline passed static pruning, with
+        the variants that passed there (a variant whose binary is another entry's is left out)."""
+        ok = {r["key"] for r in static if r["status"] == "ok"}
+        base = self.variants[0].name
+        cells = []
+        for shape in self.shapes:
+            for c in self.configs:
+                entries = [Entry(v.name, variant_spec=v.to_json()) for v in self.variants if _key(c, v) in ok]
+                if entries and entries[0].label == base:
+                    cells.append(Cell(self.name, self.kernel, shape, c.name, entries, tile_json(c)))
+        return cells
+
+    def would_time(self, static: list[dict]) -> list[dict]:
+        """What a GPU run would time after this static pruning: one row per screening cell (shape,
+        config, entries), in the order the screen runs them."""
+        return [{"shape": _dims(c.shape), "config": c.config, "entries": [e.label for e in c.entries]}
+                for c in self.screen_cells(static)]
 
     # --- 3: headline ----------------------------------------------------------------------------
     def best(self, screen: dict) -> dict:
@@ -205,7 +217,14 @@ class Search:
                                                               "same_binary_as": r["same_binary_as"],
                                                               "reason": r["reason"]}
                                                              for r in static if r["status"] == "no-change"],
+                                               "not_timed": [{"config": r["config"], "variant": r["variant"]["name"],
+                                                              "status": r["status"], "reason": r["reason"],
+                                                              **({"error": r["error"]} if "error" in r else {})}
+                                                             for r in static if r["status"] not in ("ok", "no-change")],
+                                               **({"would_time": self.would_time(static)} if static_only else {}),
                                                "timings": self.timings, "best": result.get("best")})
+        if static_only:
+            result["would_time"] = self.would_time(static)
         write_text(self.out / "README.md", render(self, result) + "\n")
         if "headline" in result:
             write_figures(self, result)
@@ -327,9 +346,11 @@ def _static_one(job) -> dict:
             cfg = resolve_config(spec, config_name, tile)
             res = compile_kernel(spec, target, shape=shape, config=cfg, variant=variant, cache_dir=cache)
         rep = from_compile(res)
-    except Exception as e:   # recorded as the reason this candidate is not timed
+    except Exception as e:   # recorded as the reason this candidate is not timed: one line, and the whole text
+        from .user_errors import compact_reason, full_reason, user_error
         status = "rejected" if type(e).__name__ in ("VerifierError", "PassRejected") else "compile-error"
-        return {**rec, "status": status, "reason": f"{type(e).__name__}: {str(e).splitlines()[0][:300]}"}
+        return {**rec, "status": status, "reason": compact_reason(e), "error": full_reason(e),
+                "in_user_code": user_error(e) is not None}
     r, occ, t = rep.resources, rep.occupancy, Target.parse(target)
     rec.update(registers=r.get("registers") or r.get("vgpr_count"), shared=r.get("shared"),
                spills=(r.get("spill_stores") or 0) + (r.get("spill_loads") or 0) + (r.get("vgpr_spill_count") or 0),
@@ -471,6 +492,8 @@ def render(search: Search, result: dict) -> str:
                          + " | ".join(_ratio_cell(e.get(v.name) or {}, by_candidate.get((cell.get("config"), v.name)))
                                       for v in search.variants[1:]) + " |")
         lines.append("")
+    if "would_time" in result:
+        lines += would_time_lines(search, result["would_time"])
     dropped = [r for r in static if r["status"] != "ok"]
     if dropped:
         lines += ["## Not timed (no change, static pruning, compile failures and crashes)", "",
@@ -482,6 +505,31 @@ def render(search: Search, result: dict) -> str:
     lines += ["Files: `static.jsonl`, `screen*.jsonl`, `headline*.jsonl` (raw, one JSON line per result), "
               "`summary.json`."]
     return "\n".join(lines)
+
+
+def would_time_lines(search: Search, cells: list[dict]) -> list[str]:
+    """The README section of a static-only run: every screening cell a GPU run would time, then
+    what the headline would time of the winners."""
+    lines = ["## What a GPU run would time", ""]
+    if not cells:
+        return lines + ["Nothing: no config's baseline passed static pruning (see below for why).", ""]
+    lines += [f"Screening, {search.screen_rounds} interleaved rounds per cell ({len(cells)} cells); the entries of "
+              "a cell are timed on the same inputs:", "", "| shape | config | entries |", "| --- | --- | --- |"]
+    lines += [f"| {c['shape']} | {c['config']} | {', '.join(c['entries'])} |" for c in cells]
+    lines += ["", f"Then per shape a headline cell of {search.rounds} rounds: the fastest baseline config (Triton's "
+              "tuned best), each variant on it and on its own fastest config"
+              + (", and the library" if search.library else "") + ".", ""]
+    return lines
+
+
+def failure_lines(static: list[dict]) -> list[str]:
+    """The distinct reasons candidates failed to compile, were rejected or crashed, each once with
+    how many candidates it cost (for the console)."""
+    counts: dict[str, int] = {}
+    for r in static:
+        if r["status"] in ("compile-error", "rejected", "crashed"):
+            counts[f"{r['status']}: {r['reason']}"] = counts.get(f"{r['status']}: {r['reason']}", 0) + 1
+    return [f"{why} ({n} candidate{'s' if n > 1 else ''})" for why, n in counts.items()]
 
 
 def write_figures(search: Search, result: dict) -> None:

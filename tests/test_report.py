@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -248,3 +249,42 @@ def test_report_from_a_compile_for_every_target():
         assert r.loop is not None and r.metrics()["hot loop matrix instructions"] > 0
         if r.target.is_nvidia:   # ptxas -v ran: the ptxas Triton assembles this target's PTX with
             assert r.resources.get("spill_stores") == 0, (t, r.resources)
+
+
+# --- irlab report on the command line: what the passes did, sameness, targets it does not model ---
+
+def _report_cli(*args):
+    r = subprocess.run([sys.executable, "-m", "irlab", "report", *args], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+    return r.stdout
+
+
+def test_report_vs_says_why_a_pass_did_nothing_and_that_the_variants_are_identical():
+    out = _report_cli("--kernel", "softmax", "--target", "cuda:90", "--vs", "optimize-epilogue")
+    assert "what the passes of optimize-epilogue did:\n  optimize-epilogue (ttgir): did nothing\n    note: no candidate" \
+        in out, out
+    assert "identical: optimize-epilogue compiles to the same binary as baseline" in out, out
+
+
+def test_report_vs_counts_what_a_pass_changed_with_its_remarks():
+    walkthrough = Path(__file__).resolve().parent.parent / "docs" / "walkthrough" / "bias_relu_gemm.py"
+    out = _report_cli("--kernel", str(walkthrough), "--target", "cuda:90", "--vs", "optimize-epilogue")
+    lines = out.splitlines()
+    i = lines.index("what the passes of optimize-epilogue did:")
+    assert lines[i + 1].startswith("  optimize-epilogue (ttgir): changed the IR: ") and " erased" in lines[i + 1]
+    assert lines[i + 2].startswith("    remark: stores from #mma"), lines[i + 2]
+    assert "different: optimize-epilogue changes the IR and the binary of baseline" in out
+
+
+def test_a_kernel_without_a_loop_says_no_loop():
+    """ptxas's closing self-branch after EXIT (`.L_x_0: BRA .L_x_0`) is no hot loop."""
+    out = _report_cli("--kernel", "softmax", "--target", "cuda:90")
+    assert "hot loop instructions" not in out and "no loop" in out, out
+
+
+def test_a_target_the_report_does_not_model_says_so_instead_of_none():
+    """RDNA (gfx1100): no occupancy model, no AGPRs, widths in its own opcode names (b32)."""
+    out = _report_cli("--kernel", "softmax", "--target", "hip:gfx1100")
+    assert "None" not in out, out
+    assert "occupancy: not modelled for hip:gfx1100" in out and "AGPRs" in out
+    assert re.search(r"global store widths\s+\d+ x 32-bit", out), out

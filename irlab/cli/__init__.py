@@ -113,6 +113,13 @@ def _main(argv: list[str] | None) -> int:
     except OSError as e:   # a file or folder that cannot be read or written
         err(f"irlab: error: {e.strerror or e}" + (f": {e.filename}" if e.filename else ""))
         return EXIT_FAIL
+    except Exception as e:   # a kernel that does not compile, or the user's bind() raising: at the user's line
+        from ..user_errors import user_error
+        located = user_error(e)
+        if located is None:
+            raise
+        err(located)
+        return EXIT_USAGE
 
 
 if __name__ == "__main__":  # pragma: no cover

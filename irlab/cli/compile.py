@@ -60,26 +60,76 @@ def cmd_replay(args) -> int:
     return EXIT_OK
 
 
+def file_target(path: str) -> str | None:
+    """The target a TTGIR file was made for: its module's ``ttg.target`` attribute (``cuda:90``,
+    ``hip:gfx942``); None for a file that names none (TTIR) or cannot be read (said later)."""
+    import re
+    try:
+        with open(path, errors="replace") as f:
+            head = f.read(1 << 20)
+    except OSError:
+        return None
+    m = re.search(r'^\s*module\b[^\n]*?"?ttg\.target"?\s*=\s*"([^"]+)"', head, re.MULTILINE)
+    return m.group(1) if m else None
+
+
+def recompile_target(args):
+    """--target, or the file's own ``ttg.target``; IR made for one target is never handed to
+    Triton for another (its lowering for the wrong backend aborts or prints pages of IR)."""
+    given = target_arg(args.target) if args.target else None
+    named = file_target(args.file)
+    if named is None:
+        if given is None and not Path(args.file).is_file():
+            raise UsageError(f"{args.file}: no such file")
+        if given is None:
+            raise UsageError(f"{args.file} names no target (no ttg.target: TTIR, or not Triton IR): give --target")
+        return given
+    own = target_arg(named)
+    if given is not None and given.name != own.name:
+        raise UsageError(f"{args.file} is TTGIR made for {own.name} (its ttg.target), not {given.name}: recompile "
+                         f"it for {own.name} (leave out --target), or compile the kernel again for {given.name}")
+    return own
+
+
 def cmd_recompile(args) -> int:
+    """The remaining stages of a TTIR/TTGIR file, in a child process: IR that makes Triton's
+    backend abort (an assertion in LLVM) costs that child, and is said in one line with the
+    compiler's last message."""
+    from ..workers import Crashed, Workers
+    target = recompile_target(args)
+    with Workers(1) as pool:
+        [(_, answer)] = list(pool.imap(_recompile_job, [(args, target)]))
+    status, text = ("crashed", f"error: Triton crashed on {args.file} for {target.name}: {answer}") \
+        if isinstance(answer, Crashed) else answer
+    if status == "ok":
+        print(text)
+        return EXIT_OK
+    err(text)
+    return EXIT_USAGE if status == "usage" else EXIT_FAIL
+
+
+def _recompile_job(job) -> tuple[str, str]:
+    """``(status, text)``: ("ok", the summary JSON), or why not ("usage", "fail"): what
+    :func:`cmd_recompile` prints."""
     from ..bridge.compile import recompile
-    from ..bridge.pipeline import VerifierError
+    from ..bridge.pipeline import PipelineError, VerifierError
+    from ..user_errors import compact_reason
     from .. import ir
-    target = target_arg(args.target)
+    args, target = job
     try:
         res = recompile(path=args.file, target=target, stage=args.stage, produced_by=args.produced_by,
                         work_dir=args.work_dir)
     except ValueError as e:
-        raise UsageError(str(e)) from None
+        return "usage", f"irlab: error: {e}"
     except ir.IRParseError as e:
-        err(e.render())
-        return EXIT_USAGE
+        return "usage", e.render()
     except VerifierError as e:
-        err(f"error: {e}")
-        return EXIT_FAIL
+        return "fail", f"error: {e}"
+    except PipelineError as e:   # a later stage failed: its first line and its last, not the IR it printed
+        return "fail", f"error: {compact_reason(e).split(': ', 1)[1]}"
     if args.out:
         _write_stages(res, args.out)
-    print(dumps(res.summary()))
-    return EXIT_OK
+    return "ok", dumps(res.summary())
 
 
 def cmd_pipeline_show(args) -> int:
@@ -221,7 +271,8 @@ def register(sub) -> None:
 
     c = sub.add_parser("recompile", help="continue a TTIR/TTGIR file (.ttir, .ttgir, or a snapshot .mlir) through the remaining stages")
     c.add_argument("file")
-    c.add_argument("--target", required=True, help="cuda:90, cuda:80, hip:gfx942, ...")
+    c.add_argument("--target", default=None, help="cuda:90, cuda:80, hip:gfx942, ... (default: the TTGIR's own "
+                   "ttg.target; a TTIR file needs it)")
     c.add_argument("--stage", default=None, choices=("ttir", "ttgir"),
                    help="the stage the file holds (default: from its suffix, or its snapshot folder)")
     c.add_argument("--produced-by", default=None, help="name of the pass that produced the file (for errors)")

@@ -61,6 +61,45 @@ def report_file(path: Path, args):
     return rep, f"{path}: shared memory {shared} B (from {from_shared}), {warps} warps (from {from_warps})"
 
 
+def what_passes_did(res, remarks: int = 6) -> list[str]:
+    """What each Python pass of a compile's variant did -- the changes it made, counted by kind,
+    and its remarks -- or why it did nothing (what it said when it declined). Nothing for a
+    variant without Python passes."""
+    if not res.python_results:
+        return []
+    out = [f"what the passes of {res.variant.name} did:"]
+    for stage, r in res.python_results:
+        said = [d for d in r.diagnostics if d.severity in ("remark", "note", "warning", "error")]
+        if r.changed:
+            kinds: dict[str, int] = {}
+            for c in r.changes:
+                kinds[c.kind] = kinds.get(c.kind, 0) + 1
+            counted = ", ".join(f"{n} {k}" for k, n in kinds.items())
+            out.append(f"  {r.name} ({stage}): changed the IR: {len(r.changes)} changes ({counted})")
+        else:
+            out.append(f"  {r.name} ({stage}): did nothing" + ("" if said else " (it said nothing about why)"))
+        for d in said[:remarks]:
+            out.append(f"    {d.severity}: {d.message}" + (f" ({d.location})" if d.location else ""))
+        if len(said) > remarks:
+            out.append(f"    ... and {len(said) - remarks} more (irlab compile --variant {res.variant.name} lists all)")
+    return out
+
+
+def sameness(a, b) -> str:
+    """Whether two compiles are the same: the same binary, the same TTGIR but another binary, or
+    different."""
+    if a.binary_sha256 == b.binary_sha256:
+        return (f"identical: {b.variant.name} compiles to the same binary as {a.variant.name} "
+                f"(sha256 {a.binary_sha256[:16]}); nothing above differs")
+    try:
+        same_ir = a.text("ttgir", locations=False) == b.text("ttgir", locations=False)
+    except (KeyError, ValueError):
+        same_ir = False
+    if same_ir:
+        return f"same TTGIR: {b.variant.name} and {a.variant.name} differ only after TTGIR (their binaries differ)"
+    return f"different: {b.variant.name} changes the IR and the binary of {a.variant.name}"
+
+
 def _amdgcn_arch(text: str) -> str | None:
     import re
     m = re.search(r'amdgcn-amd-amdhsa--(gfx[0-9a-f]+)', text)
@@ -77,7 +116,7 @@ def _variant(name: str, target):
 def cmd_report(args) -> int:
     """Static report of one variant or file, or the diff of two (--vs)."""
     from .. import report
-    notes = []
+    notes, compiles = [], []
     from ..launches import LaunchError, is_launch_ref, load
     if args.files and is_launch_ref(args.files[0]):
         if len(args.files) > 1:
@@ -89,7 +128,8 @@ def cmd_report(args) -> int:
         from .common import target_arg
         target = target_arg(args.target) if args.target else launch.target
         names = [args.variant or "baseline"] + ([args.vs] if args.vs else [])
-        reports = [report.from_compile(launch.recompile(target, _variant(n, target))) for n in names]
+        compiles = [launch.recompile(target, _variant(n, target)) for n in names]
+        reports = [report.from_compile(res) for res in compiles]
         notes.append(f"{launch.source}: its TTIR recompiled for {target} with options {launch.options}"
                      + (f"; the launch: {launch.picked}" if launch.picked else ""))
     elif args.files:
@@ -109,11 +149,17 @@ def cmd_report(args) -> int:
         from .common import target_arg
         target = target_arg(args.target)
         names = [args.variant or "baseline"] + ([args.vs] if args.vs else [])
-        reports = [report.from_compile(compile_from_args(args, variant=_variant(n, target))) for n in names]
+        compiles = [compile_from_args(args, variant=_variant(n, target)) for n in names]
+        reports = [report.from_compile(res) for res in compiles]
     if len(reports) == 2:
         print(report.render_diff(reports[0], reports[1], markdown=args.markdown))
     else:
         print(reports[0].render())
+    for res in compiles:
+        for line in what_passes_did(res):
+            print(line)
+    if len(compiles) == 2:
+        print(sameness(*compiles))
     for note in notes:
         print(f"assumed: {note}")
     if args.json:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from .common import (EXIT_FAIL, EXIT_OK, KERNEL_HELP, UsageError, err, kernel_arg, parse_shape, percent, seconds,
+from .common import (EXIT_FAIL, EXIT_OK, EXIT_USAGE, KERNEL_HELP, UsageError, err, kernel_arg, parse_shape, percent, seconds,
                      target_arg)
 
 
@@ -131,7 +131,15 @@ def cmd_search(args) -> int:
     result = search.run(resume=args.resume, static_only=args.static_only)
     counts = static_counts(result["static"])
     print(f"{search.name}: {static_summary(result['static'])}; results in {search.out}/README.md")
+    _print_failures(search, result["static"])
     if args.static_only:
+        _print_would_time(search, result.get("would_time") or [])
+        for r in result["static"]:
+            if r["status"] in ("pruned", "no-change"):
+                print(f"  not timed: {r['config']} {r['variant']['name']}: "
+                      + (r["reason"] if r["status"] == "no-change" else f"pruned: {r['reason']}"))
+        if _fails_in_user_code(search, result["static"]):
+            return EXIT_USAGE
         return EXIT_OK if counts["ok"] + counts["no-change"] else EXIT_FAIL
     rows = headline_rows(search, result)
     tflops = lambda x: "" if x is None else f" {x:.1f} TFLOP/s"   # noqa: E731 (None: no FLOP count, e.g. a trace)
@@ -145,6 +153,31 @@ def cmd_search(args) -> int:
         err(f"{search.name}: nothing reached the headline (see {search.out}/README.md for why)")
         return EXIT_FAIL
     return EXIT_OK
+
+
+def _print_failures(search, static: list[dict]) -> None:
+    """Each distinct reason a candidate did not compile, once, whole (position and error)."""
+    from ..search import failure_lines
+    for line in failure_lines(static):
+        err(f"  {line}")
+
+
+def _print_would_time(search, cells: list[dict]) -> None:
+    """--static-only: the screening cells a GPU run would time (config, shape, entries)."""
+    if not cells:
+        print(f"{search.name}: a GPU run would time nothing (no config's baseline passed static pruning)")
+        return
+    print(f"{search.name}: a GPU run would screen {len(cells)} cell(s) in {search.screen_rounds} rounds, then time "
+          "the fastest head to head:")
+    for c in cells:
+        print(f"  {c['shape']} {c['config']}: {', '.join(c['entries'])}")
+
+
+def _fails_in_user_code(search, static: list[dict]) -> bool:
+    """Whether the baseline compiled on no config because of the user's own code (a kernel that
+    does not compile, a bind() that raises): that is bad input, said at the user's line above."""
+    base = [r for r in static if r["variant"]["name"] == search.variants[0].name]
+    return bool(base) and all(r.get("in_user_code") for r in base)
 
 
 def register(sub) -> None:

@@ -310,6 +310,24 @@ def capped_diff(expected: str, obtained: str, name: str, cap: int = DIFF_LINES, 
     return "".join(lines)
 
 
+RAW_DIFF_LINES = 30   # the unified diff's cap when a semantic diff comes first
+
+
+def golden_diff(expected: str, obtained: str, name: str, obtained_path: Path | None = None) -> str:
+    """What a mismatch shows: the semantic diff (ops added, removed and changed, layouts, module
+    attributes; SSA renumbering and locations ignored: :mod:`irlab.golden.semantic`) first, then
+    the unified diff, capped -- the whole of it is ``diff -u`` of the golden and the obtained file.
+    IR the model cannot parse gets the unified diff alone, as before."""
+    from .semantic import semantic_diff
+    semantic = semantic_diff(expected, obtained)
+    if semantic is None:
+        return capped_diff(expected, obtained, name)
+    raw = capped_diff(expected, obtained, name, cap=RAW_DIFF_LINES)
+    if obtained_path is not None and "more diff lines" in raw:
+        raw += f"(all of it: diff -u {obtained_path.with_suffix('')} {obtained_path})\n"
+    return semantic + "unified diff:\n" + raw
+
+
 def note(root: Path = GOLDEN_ROOT) -> str:
     """Which golden set a check compares with, in one line."""
     return store.describe_set(root)
@@ -346,7 +364,7 @@ def compare(produced: Produced, root: Path = GOLDEN_ROOT, write_obtained: bool =
         return Outcome(case, "match")
     if write_obtained:
         write_text(obtained_path, produced.text)
-    diff = capped_diff(expected, produced.text, case.id)
+    diff = golden_diff(expected, produced.text, case.id, obtained_path if write_obtained else None)
     status = "mismatch" if own else "drift"
     what = (f"is recorded as unchanged vs {base}, but the produced IR differs from {base}'s golden "
             f"{gs.file_of(case.id)}") if base else f"produced IR differs from {path}"

@@ -114,7 +114,10 @@ def amd_is_matrix(op: str) -> bool:
 
 
 _AMD_WIDTH = (("dwordx4", 128), ("dwordx3", 96), ("dwordx2", 64), ("dword", 32), ("short", 16), ("ushort", 16),
-              ("sshort", 16), ("ubyte", 8), ("sbyte", 8), ("byte", 8))
+              ("sshort", 16), ("ubyte", 8), ("sbyte", 8), ("byte", 8),
+              # RDNA 3/4 (gfx11, gfx12) name the width in bits: global_load_b128, global_store_b16, ...
+              ("b128", 128), ("b96", 96), ("b64", 64), ("b32", 32), ("b16", 16), ("u16", 16), ("i16", 16),
+              ("b8", 8), ("u8", 8), ("i8", 8))
 
 
 def amd_mem_width(op: str) -> int | None:
@@ -123,6 +126,12 @@ def amd_mem_width(op: str) -> int | None:
         if suffix in op.split("_", 2)[-1]:
             return bits
     return None
+
+
+def _width_label(op: str) -> str:
+    """``128-bit``, or the opcode itself where its width is not known (never ``None-bit``)."""
+    w = amd_mem_width(op)
+    return op if w is None else f"{w}-bit"
 
 
 def amd_lds_width(op: str) -> str | None:
@@ -142,11 +151,11 @@ def amd_counts(instrs: list[Instr]) -> dict:
         if i.pseudo:
             c["pins"][op] = c["pins"].get(op, 0) + 1
         elif op.startswith(("global_load", "buffer_load", "flat_load")):
-            w = amd_mem_width(op)
-            c["global_loads"][f"{w}-bit"] = c["global_loads"].get(f"{w}-bit", 0) + 1
+            w = _width_label(op)
+            c["global_loads"][w] = c["global_loads"].get(w, 0) + 1
         elif op.startswith(("global_store", "buffer_store", "flat_store")):
-            w = amd_mem_width(op)
-            c["global_stores"][f"{w}-bit"] = c["global_stores"].get(f"{w}-bit", 0) + 1
+            w = _width_label(op)
+            c["global_stores"][w] = c["global_stores"].get(w, 0) + 1
         elif op.startswith(("global_atomic", "buffer_atomic")):
             c["atomics"] += 1
         elif op.startswith(AMD_PERMUTES):
@@ -277,7 +286,8 @@ def hot_loop(prog: Program) -> Loop | None:
     into a TMA kernel's K loop closes a spurious "loop" over the rest of the K loop and the
     epilogue; in warp-specialized kernels one such spans both consumer loops.)"""
     is_matrix = amd_is_matrix if prog.isa == "amdgcn" else sass_is_matrix
-    loops = find_loops(prog)
+    # ptxas ends every kernel with a branch to itself after EXIT (``.L_x_N: BRA .L_x_N``): no loop
+    loops = [lp for lp in find_loops(prog) if any(not i.pseudo and i.opcode.split(".")[0] != "BRA" for i in lp.instrs)]
     if not loops:
         return None
     n = {id(lp): sum(is_matrix(i.opcode) for i in lp.instrs) for lp in loops}

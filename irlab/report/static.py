@@ -31,8 +31,29 @@ class StaticReport:
     loop: dict | None
     counts: dict = field(default_factory=dict)    # {"kernel": {...}, "loop": {...}}
 
+    @property
+    def modelled(self) -> bool:
+        """Whether irlab knows this architecture's limits (registers, LDS/shared memory, wave
+        slots): the occupancy of another is not computed from a neighbour's numbers."""
+        from .occupancy import AMD_ARCHS, NVIDIA_ARCHS
+        return self.target.arch in AMD_ARCHS if self.target.is_amd else self.target.capability in NVIDIA_ARCHS
+
+    def not_modelled(self) -> str:
+        return f"not modelled for {self.target}"
+
     # --- flat metrics, in display order --------------------------------------------------------
     def metrics(self) -> dict:
+        m = self._metrics()
+        occupancy = ("VGPRs allocated", "waves/EU (VGPR limit)", "workgroups/CU", "waves/EU", "blocks/SM",
+                     "warps/SM", "occupancy", "occupancy limited by")
+        for key, value in m.items():
+            if value is None or (not self.modelled and key in occupancy):
+                m[key] = self.not_modelled() if not self.modelled else "-"
+        if not self.loop:
+            m["hot loop"] = "no loop"
+        return m
+
+    def _metrics(self) -> dict:
         r, occ = self.resources, self.occupancy
         m: dict = {}
         if self.target.is_amd:
@@ -87,14 +108,14 @@ class StaticReport:
         lines = [f"{self.kernel} for {self.target} [{self.variant}]"]
         for k, v in self.metrics().items():
             lines.append(f"  {k:38s} {v}")
-        lines.append(f"  occupancy: {self.occupancy.explain()}")
+        lines.append(f"  occupancy: {self.occupancy.explain() if self.modelled else self.not_modelled()}")
         if self.loop:
             lines.append(f"  hot loop ({self.loop['label']}, {self.loop['length']} instructions):")
             lines.append("    " + isa.format_schedule(self.loop["schedule"], "\n    "))
             if self.loop.get("schedule_with_pins"):
                 lines.append(f"  hot loop with its scheduling pins: {self.loop['schedule_with_pins']}")
         else:
-            lines.append("  hot loop: none found (no backward branch)")
+            lines.append("  hot loop: no loop in this kernel")
         return "\n".join(lines)
 
 

@@ -83,7 +83,8 @@ def run_cell(runner, plan: Plan, cell: Cell, out: Path, log) -> None:
         except Exception as e:  # recorded, never fatal to the sweep
             append_record(out, {"type": "entry", "cell": cell.key, "label": entry.label, "status": _classify(e),
                                 "reason": f"{type(e).__name__}: {e}"[:4000]})
-            log(f"  {entry.label}: {_classify(e)}: {type(e).__name__}: {str(e).splitlines()[0][:200]}")
+            from ..user_errors import compact_reason
+            log(f"  {entry.label}: {_classify(e)}: {compact_reason(e)}")   # position and error, on one line
             continue
         progress(out, cell, entry.label, "check")
         try:
