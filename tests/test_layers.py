@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     # plain helpers that know nothing of IR or kernels (targets: names like cuda:90)
-    ("base", ("irlab.interrupts", "irlab.jsonio", "irlab.launch_records", "irlab.marks", "irlab.pyfile", "irlab.suggest",
+    ("base", ("irlab.interrupts", "irlab.jsonio", "irlab.launch_records", "irlab.marks", "irlab.pyfile", "irlab.suggest", "irlab.user_errors",
               "irlab.targets", "irlab.workers")),
     ("ir", ("irlab.ir",)),                               # the IR object model
     ("analysis", ("irlab.analysis",)),                   # read-only facts about IR

@@ -41,7 +41,7 @@ def test_the_plan_is_the_screen_s_own_cells():
     from irlab.kernels import get
     from irlab.search import Search, _key
     from irlab.targets import Target
-    from irlab.timing.space import config_space
+    from irlab.tile_configs import config_space
     from irlab.variant import Variant
     spec = get("gemm_fp16")
     configs = config_space(spec, (3,), ["128x128x64-w8", "64x128x32-w4"])

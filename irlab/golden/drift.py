@@ -15,33 +15,19 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from ..bridge.snapshots import op_lines
+from .semantic import encodings, module_attributes
 from .store import GoldenSet
 
-_ALIAS = re.compile(r"^#([\w.$-]+) = (.+)$", re.M)
 _KIND = re.compile(r"^#(\w+)\.(\w+)")
-_MODULE_ATTRS = re.compile(r"^module attributes \{(.*)\}", re.M)
-_ATTR = re.compile(r'("?[\w.$-]+"?)\s*=\s*(.+?)(?=,\s*"?[\w.$-]+"?\s*=|$)')
 
 
 def op_counts(text: str) -> Counter:
     return Counter(name for name, _ in op_lines(text) if name != "module")
 
 
-def encodings(text: str) -> Counter:
-    """The layout and encoding definitions of a module, by value."""
-    return Counter(value.strip() for _, value in _ALIAS.findall(text))
-
-
 def encoding_kind(value: str) -> str:
     m = _KIND.match(value)
     return m.group(2) if m else value.split("<")[0].lstrip("#")
-
-
-def module_attributes(text: str) -> dict[str, str]:
-    m = _MODULE_ATTRS.search(text)
-    if not m:
-        return {}
-    return {k.strip('"'): v.strip() for k, v in _ATTR.findall(m.group(1))}
 
 
 def _pass_name(call: str) -> str:

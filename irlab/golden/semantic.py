@@ -14,7 +14,22 @@ import difflib
 import re
 from collections import Counter
 
-from .drift import encodings, module_attributes
+_ALIAS = re.compile(r"^#([\w.$-]+) = (.+)$", re.M)
+_MODULE_ATTRS = re.compile(r"^module attributes \{(.*)\}", re.M)
+_ATTR = re.compile(r'("?[\w.$-]+"?)\s*=\s*(.+?)(?=,\s*"?[\w.$-]+"?\s*=|$)')
+
+
+def encodings(text: str) -> Counter:
+    """The layout and encoding definitions of a module, by value."""
+    return Counter(value.strip() for _, value in _ALIAS.findall(text))
+
+
+def module_attributes(text: str) -> dict[str, str]:
+    m = _MODULE_ATTRS.search(text)
+    if not m:
+        return {}
+    return {k.strip('"'): v.strip() for k, v in _ATTR.findall(m.group(1))}
+
 
 _LOC = re.compile(r"\s*\bloc\((?:[^()\"]|\"[^\"]*\"|\((?:[^()]|\([^()]*\))*\))*\)")
 _SSA = re.compile(r"%[\w.$-]+(?:#\d+)?")
