@@ -27,20 +27,16 @@ from __future__ import annotations
 from irlab.ir import BlockArgument, MemDescType, Operation, OpResult, TensorType
 from irlab.ir.queries import is_elementwise, is_splat
 
-CONVERTS = ("ttg.convert_layout", "triton_gpu.convert_layout")
-LOCAL_LOADS = ("ttg.local_load", "triton_gpu.local_load")
+CONVERTS = ("ttg.convert_layout",)
+LOCAL_LOADS = ("ttg.local_load",)
 ASYNC_COPIES = ("ttg.async_copy_global_to_local", "amdg.buffer_load_to_local", "ttng.async_tma_copy_global_to_local")
 SHARED_VIEWS = ("ttg.memdesc_index", "ttg.memdesc_subslice", "ttg.memdesc_trans", "ttg.memdesc_reshape",
-                "ttg.memdesc_subview", "triton_gpu.memdesc_subview", "triton_gpu.memdesc_trans")
+                "ttg.memdesc_subview")
 MMA_FROM_SMEM = ("ttng.warp_group_dot", "ttng.tc_gen5_mma")
 GLOBAL_LOADS = ("tt.load", "amdg.buffer_load")
 STAGING = ("amdg.in_thread_transpose",) + CONVERTS
-TRANSPOSES = ("tt.trans", "ttg.memdesc_trans", "triton_gpu.memdesc_trans")
+TRANSPOSES = ("tt.trans", "ttg.memdesc_trans")
 BROADCASTS = ("tt.broadcast", "tt.expand_dims", "tt.splat")
-
-
-def base(op: Operation) -> str:
-    return op.name.replace("triton_gpu.", "ttg.", 1)
 
 
 def is_shared_tensor(t) -> bool:
@@ -60,8 +56,9 @@ def cancels(o1, o2) -> bool:
 
 
 def ref(op: Operation) -> str:
+    """``%269 = triton_gpu.convert_layout``: the op as the text writes it."""
     res = op.results[0].ref if op.results else ""
-    return f"{res + ' = ' if res else ''}{op.name}"
+    return f"{res + ' = ' if res else ''}{op.spelling}"
 
 
 def _finding(kind: str, op: Operation, detail: str, **extra) -> dict:
@@ -116,7 +113,7 @@ def buffer_root(v, depth=0):
         op = v.op
         if op.name == "ttg.local_alloc":
             return op
-        if base(op) in SHARED_VIEWS:
+        if op.name in SHARED_VIEWS:
             return buffer_root(op.src, depth + 1)
         if op.name == "scf.for":
             return buffer_root(op.init_args[v.index], depth + 1)
@@ -142,7 +139,7 @@ def _origin(v) -> str:
 
 
 def _views(v, out):
-    while isinstance(v, OpResult) and base(v.op) in SHARED_VIEWS:
+    while isinstance(v, OpResult) and v.op.name in SHARED_VIEWS:
         if v.op not in out:
             out.append(v.op)
         v = v.op.operands[0]
@@ -157,7 +154,7 @@ def _trips(module, scratch, why, findings) -> list[dict]:
 
     ops = list(module.walk())
     for op in ops:
-        n = base(op)
+        n = op.name
         if n == "ttg.local_alloc":
             entry = buffer(op)
             if op.operands:
@@ -179,7 +176,7 @@ def _trips(module, scratch, why, findings) -> list[dict]:
         if not writes or not (reads or mma):
             continue
         origins = {("global" if w.name in ASYNC_COPIES else _origin(w.operands[0])) for w in writes}
-        transposes = [v for v in entry["views"] if base(v) == "ttg.memdesc_trans"]
+        transposes = [v for v in entry["views"] if v.name == "ttg.memdesc_trans"]
         if mma and not reads:
             kind, what = "lds-operand", "read directly by the MMA from shared memory"
         elif origins == {"register"}:
@@ -244,7 +241,7 @@ def _old_syntax_reads(v, reads, views, depth=0):
 
 def _transposes(module, scratch, findings):
     for op in module.walk():
-        n = base(op)
+        n = op.name
         if n == "tt.trans" and op.results:
             shared = is_shared_tensor(op.src.type)
             why = ("shared-to-shared: only the addresses change (old syntax)" if shared else
@@ -276,7 +273,7 @@ def cancelling_pair(t2: Operation):
     chain, v = [], t2.operands[0] if t2.operands else None
     while isinstance(v, OpResult) and len(chain) < 8:
         op = v.op
-        if base(op) == base(t2):
+        if op.name == t2.name:
             return (op, list(reversed(chain))) if cancels(order(op), order(t2)) else None
         if (is_elementwise(op) or op.name in BROADCASTS) and len(op.result.uses) == 1:
             tensors = [x for x in op.operands if isinstance(x.type, TensorType) and not is_splat(x)]
