@@ -46,17 +46,8 @@ class CancelPair(RewritePattern):
         if final != str(t2.result.type) or not all(untransposed(op.result.type) for op in chain):
             return rw.notify_match_failure(t2, f"not removed: {ref(t1)} and {ref(t2)} cancel, but the types around "
                                                f"them do not line up ({final} vs {t2.result.type})")
-        current, prev = src, t1.result
-        for op in chain:
-            for use in list(op.operand_uses):
-                if use.value is prev:
-                    rw.set_operand(use, current)
-                elif isinstance(use.value.type, TensorType) and untransposed(use.value.type):
-                    cst = rw.clone(use.value.defining_op, before=op, new_type=untransposed,
-                                   reason="the splat constant in the untransposed shape")
-                    rw.set_operand(use, cst.result)
-            rw.retype(op, untransposed, "the transposes around it cancel")
-            prev = current = op.result
+        current = rw.retype_chain(chain, t1.result, src, untransposed, "the transposes around it cancel",
+                                  "the splat constant in the untransposed shape")
         rw.replace_all_uses(t2.result, current, reason="the transposes cancel")
         rw.erase(t2, "cancelling transpose")
         if not t1.result.uses:

@@ -64,15 +64,8 @@ class StoreFromMma(RewritePattern):
                                                "not an epilogue (allow_in_loop=true to rewrite it anyway)")
         blocked, mma = cvt.result.type.layout, cvt.src.type.encoding_text
         moved = lambda t: relayout(t, blocked, mma)   # noqa: E731
-        prev, current = cvt.result, cvt.src
-        for op in chain:   # the chain moves to the MMA layout in place; its splats are cloned there
-            for use in list(op.operand_uses):
-                if use.value is prev:
-                    rw.set_operand(use, current)
-                elif is_splat(use.value) and moved(use.value.type):
-                    rw.set_operand(use, rw.clone(use.value.defining_op, before=op, new_type=moved).result)
-            rw.retype(op, moved, "moved to the MMA layout")
-            prev = current = op.result
+        # the chain moves to the MMA layout in place; its splats are cloned there
+        current = rw.retype_chain(chain, cvt.result, cvt.src, moved, "moved to the MMA layout")
         memo, originals = {}, []
 
         def can_clone(op):

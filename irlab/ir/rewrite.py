@@ -21,6 +21,7 @@ from .errors import RewriteError
 from .hints import stale_hints
 from .model import Block, BlockArgument, FreeValue, Module, Operation, OpResult, Region, Use, Value
 from .printer import text_with
+from .queries import is_splat
 from .syntax import Group, RegionSyntax, canonical_name
 from .types import _SCALAR_RE, Type, relayout
 
@@ -562,6 +563,27 @@ class Rewriter:
         self._record("retyped", op, f"{', '.join(old)} -> {', '.join(new)}", reason)
         self._refresh_layout_hints(op, before)
         return True
+
+    def retype_chain(self, chain: list[Operation], old: Value, new: Value, new_type: Callable[[Type], str | None],
+                     reason: str = "", splat_reason: str = "") -> Value:
+        """Move a chain of elementwise ops from ``old`` onto ``new``, in place: the chain's first op
+        reads ``new`` where it read ``old``, each next op reads its predecessor's result, and every
+        op is retyped by ``new_type`` (see :meth:`retype`). A splat operand (``tt.splat`` or a splat
+        constant) whose type ``new_type`` changes is replaced by a retyped clone placed before the
+        op that uses it; other operands stay. Returns the value the chain now ends in (``new`` if
+        the chain is empty). The caller checks that the chain may move (each op single-use, its
+        other tensor operands splats)."""
+        prev, current = old, new
+        for op in chain:
+            for use in list(op.operand_uses):
+                if use.value is prev:
+                    self.set_operand(use, current)
+                elif is_splat(use.value) and new_type(use.value.type):
+                    splat = self.clone(use.value.defining_op, before=op, new_type=new_type, reason=splat_reason)
+                    self.set_operand(use, splat.result)
+            self.retype(op, new_type, reason)
+            prev = current = op.result
+        return current
 
     def _refresh_layout_hints(self, op: Operation, before: list) -> None:
         """Recompute or drop the hints of ``op`` that Triton derived from the layouts its tensors
