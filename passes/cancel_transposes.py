@@ -11,8 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from irlab.analysis.lds import TRANSPOSES, cancelling_pair, ref
+from irlab.analysis.lds import cancelling_pair, ref
 from irlab.ir import RewritePattern, TensorType
+from irlab.ir.traits import BROADCAST, TRANSPOSE
 from irlab.ir.types import tensor_text
 from irlab.pass_api import ModulePass, PassContext
 from irlab.registry import register
@@ -21,14 +22,14 @@ from irlab.registry import register
 @dataclass
 class CancelPair(RewritePattern):
     ctx: PassContext
-    ops: ClassVar[tuple[str, ...]] = TRANSPOSES
+    ops: ClassVar[tuple[str, ...]] = tuple(TRANSPOSE)
 
     def match_and_rewrite(self, t2, rw) -> None:
         hit = cancelling_pair(t2)
         if hit is None:
             return None
         t1, chain = hit
-        if any(op.name in ("tt.broadcast", "tt.expand_dims", "tt.splat") for op in chain):
+        if any(op.name in BROADCAST for op in chain):
             return rw.notify_match_failure(t2, f"not removed: {ref(t1)} and {ref(t2)} cancel, but a broadcast between "
                                                "them would change shape")
         if chain and len(t1.result.uses) != 1:
@@ -46,17 +47,8 @@ class CancelPair(RewritePattern):
         if final != str(t2.result.type) or not all(untransposed(op.result.type) for op in chain):
             return rw.notify_match_failure(t2, f"not removed: {ref(t1)} and {ref(t2)} cancel, but the types around "
                                                f"them do not line up ({final} vs {t2.result.type})")
-        current, prev = src, t1.result
-        for op in chain:
-            for use in list(op.operand_uses):
-                if use.value is prev:
-                    rw.set_operand(use, current)
-                elif isinstance(use.value.type, TensorType) and untransposed(use.value.type):
-                    cst = rw.clone(use.value.defining_op, before=op, new_type=untransposed,
-                                   reason="the splat constant in the untransposed shape")
-                    rw.set_operand(use, cst.result)
-            rw.retype(op, untransposed, "the transposes around it cancel")
-            prev = current = op.result
+        current = rw.retype_chain(chain, t1.result, src, untransposed, "the transposes around it cancel",
+                                  "the splat constant in the untransposed shape")
         rw.replace_all_uses(t2.result, current, reason="the transposes cancel")
         rw.erase(t2, "cancelling transpose")
         if not t1.result.uses:
@@ -71,7 +63,7 @@ class CancelTransposes(ModulePass):
     summary: ClassVar[str] = "remove transpose pairs that cancel (also across elementwise ops with splat operands)"
 
     def run(self, ctx: PassContext) -> None:
-        if not any(op.name in TRANSPOSES for op in ctx.module.walk()):
+        if not any(op.name in TRANSPOSE for op in ctx.module.walk()):
             ctx.note("no transposes in this IR")
             return
         result = ctx.apply_patterns(CancelPair(ctx))

@@ -27,27 +27,24 @@ from typing import ClassVar
 
 from irlab.analysis import amdgpu_sched as sched
 from irlab.ir import Operation, RewriteError, RewritePattern, TensorType, describe
+from irlab.ir.traits import DOT, GLOBAL_LOAD, LAYOUT_CONVERSION, LOCAL_LOAD, LOCAL_STORE, SCHEDULE_PIN
 from irlab.pass_api import ModulePass, PassContext, option
 from irlab.registry import register
-
-GLOBAL_LOADS = ("tt.load", "amdg.buffer_load")
-DOTS = ("tt.dot", "tt.dot_scaled", "ttng.warp_group_dot")
-LAYOUT_ONLY = ("ttg.convert_layout", "amdg.in_thread_transpose")   # between a load and its local_store
 
 
 def staged_loads(body) -> list[Operation]:
     """The body's global loads whose value reaches a ``ttg.local_store`` in it (directly or through
     layout-only ops), in the order of those stores."""
     staged = []
-    for ld in (o for o in body.ops if o.name in GLOBAL_LOADS):
+    for ld in (o for o in body.ops if o.name in GLOBAL_LOAD):
         frontier = [ld.result]
         for _ in range(4):
             users = [u for v in frontier for u in v.users if u.parent is body]
-            store = next((u for u in users if u.name == "ttg.local_store"), None)
+            store = next((u for u in users if u.name in LOCAL_STORE), None)
             if store is not None:
                 staged.append((body.index(store), ld))
                 break
-            frontier = [u.result for u in users if u.name in LAYOUT_ONLY]
+            frontier = [u.result for u in users if u.name in LAYOUT_CONVERSION]
     return [ld for _, ld in sorted(staged, key=lambda p: p[0])]
 
 
@@ -63,15 +60,15 @@ class SinkStagedLoad(RewritePattern):
         if any(x.name in ("scf.for", "scf.while") for x in loop.walk() if x is not loop):
             return rw.notify_match_failure(loop, "no candidate: the loop contains another loop "
                                                  "(only innermost loops are scheduled)")
-        dots = [x for x in body.ops if x.name in DOTS]
-        loads = [x for x in body.ops if x.name in GLOBAL_LOADS]
+        dots = [x for x in body.ops if x.name in DOT]
+        loads = [x for x in body.ops if x.name in GLOBAL_LOAD]
         if not dots or not loads:
             what = "dot" if not dots else "register-staged global load (async copies go straight to shared memory)"
             return rw.notify_match_failure(loop, f"no candidate: the loop body has no {what}")
         if len(dots) > 1 and not o.allow_multi_dot:
             return rw.notify_match_failure(loop, f"not moved: the loop has {len(dots)} dots (allow_multi_dot=true)")
         dot = dots[-1]
-        feeding = [x for x in body.ops if x.name == "ttg.local_load" and any(u in dots for u in x.result.users)]
+        feeding = [x for x in body.ops if x.name in LOCAL_LOAD and any(u in dots for u in x.result.users)]
         staged = staged_loads(body)
         if not feeding or not staged:
             return rw.notify_match_failure(loop, "no candidate: not a stream-pipelined loop (the dot is not fed by "
@@ -99,14 +96,14 @@ class SinkStagedLoad(RewritePattern):
         if self.in_place(body, load, anchor, before_dot):
             amd = sched.is_amd(self.ctx.module)
             if o.pin != "none" and amd and not sched.is_pinned(body, load, dot, o.pin):
-                return sched.pin_sunk_load(self.ctx, rw, body, load, dot, o.pin, o.mfma_before, GLOBAL_LOADS)
+                return sched.pin_sunk_load(self.ctx, rw, body, load, dot, o.pin, o.mfma_before)
             if o.pin != "none" and not amd:
                 sched.warn_not_amd(self.ctx, load, f"pin={o.pin}")
             where = f"sits right before {describe(dot)}" if before_dot else f"already comes after {describe(anchor)}"
             pins = f", pinned ({o.pin})" if o.pin != "none" and amd else ""
             return rw.notify_match_failure(load, f"nothing to do: the load {where}{pins}")
         between = body.ops[body.index(load) + 1:body.index(anchor) + (0 if before_dot else 1)]
-        other = next((x for x in between if x.name in GLOBAL_LOADS), None)
+        other = next((x for x in between if x.name in GLOBAL_LOAD), None)
         if other is not None:
             return rw.notify_match_failure(load, f"not moved: it would swap with {describe(other)}; global loads "
                                                  "keep the order of their local_store uses")
@@ -120,14 +117,14 @@ class SinkStagedLoad(RewritePattern):
         self.ctx.remark(f"sank {describe(load)} {'before' if before_dot else 'after'} {describe(anchor)} "
                         f"({o.preset} schedule)", load)
         if o.pin != "none":
-            sched.pin_sunk_load(self.ctx, rw, body, load, dot, o.pin, o.mfma_before, GLOBAL_LOADS)
+            sched.pin_sunk_load(self.ctx, rw, body, load, dot, o.pin, o.mfma_before)
 
     @staticmethod
     def in_place(body, load, anchor, before_dot: bool) -> bool:
         """Whether the load already sits where the schedule wants it (pins in between do not count)."""
         if before_dot:
             between = body.ops[body.index(load) + 1:body.index(anchor)]
-            return body.index(load) < body.index(anchor) and all(x.name in sched.SCHED_OPS for x in between)
+            return body.index(load) < body.index(anchor) and all(x.name in SCHEDULE_PIN for x in between)
         return body.index(load) > body.index(anchor)
 
 

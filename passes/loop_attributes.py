@@ -28,11 +28,9 @@ from dataclasses import dataclass
 from typing import ClassVar, Optional
 
 from irlab.ir import describe
+from irlab.ir.traits import DOT
 from irlab.pass_api import ModulePass, PassContext, option
 from irlab.registry import register
-
-DOTS = ("tt.dot", "tt.dot_scaled", "ttng.warp_group_dot", "ttng.tc_gen5_mma")
-
 
 @register
 @dataclass(frozen=True)
@@ -69,7 +67,7 @@ class LoopAttributes(ModulePass):
             ctx.note("no hint asked for (options: warp_specialize, num_stages, disallow_acc_multi_buffer, flatten)")
             return
         loops = [op for op in ctx.module.walk() if op.name == "scf.for"
-                 and any(o.name in DOTS for o in op.walk() if o is not op)]
+                 and any(o.name in DOT for o in op.walk() if o is not op)]
         if not loops:
             ctx.note("no scf.for contains a dot: nothing to annotate")
             return

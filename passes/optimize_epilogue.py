@@ -24,16 +24,15 @@ from typing import ClassVar
 
 from irlab.ir import BlockArgument, Operation, RewritePattern, TensorType, describe, is_pure
 from irlab.ir.queries import is_elementwise, is_splat
+from irlab.ir.traits import ATOMIC_RMW, BROADCAST, DOT, GLOBAL_STORE
 from irlab.ir.types import relayout
 from irlab.pass_api import ModulePass, PassContext, option
 from irlab.registry import register
 
-STORES = ("tt.store", "amdg.buffer_store")
-ATOMICS = ("tt.atomic_rmw", "tt.atomic_cas", "amdg.buffer_atomic_rmw", "amdg.buffer_atomic_cas")
+STORES = GLOBAL_STORE | ATOMIC_RMW
 LOOPS = ("scf.for", "scf.while")
-DOTS = ("tt.dot", "tt.dot_scaled", "ttng.warp_group_dot")
 # layout-free ops of an epilogue's address and mask math: recomputed in the MMA layout
-REMAT = ("tt.splat", "tt.make_range", "tt.expand_dims", "tt.broadcast", "tt.addptr", "arith.constant", "arith.cmpi")
+REMAT = BROADCAST | {"tt.make_range", "tt.addptr", "arith.constant", "arith.cmpi"}
 
 
 def _tensors(op) -> list:
@@ -44,7 +43,7 @@ def _tensors(op) -> list:
 class StoreFromMma(RewritePattern):
     opts: "OptimizeEpilogue"
     ctx: PassContext
-    ops: ClassVar[tuple[str, ...]] = STORES + ATOMICS
+    ops: ClassVar[tuple[str, ...]] = tuple(sorted(STORES))
 
     def match_and_rewrite(self, st: Operation, rw) -> None:
         cvt, chain, blocker = self.trace(st.value)
@@ -52,7 +51,7 @@ class StoreFromMma(RewritePattern):
             return rw.notify_match_failure(st, blocker)
         if cvt is None:
             return None   # not an MMA accumulator's epilogue: nothing to say about this store
-        if st.name in ATOMICS:
+        if st.name in ATOMIC_RMW:
             return rw.notify_match_failure(st, "refused: the MMA accumulator is stored with an atomic (split-K / "
                                                "stream-K epilogue); OPTIMIZE_EPILOGUE applies to plain stores only")
         for op in [cvt] + chain:
@@ -64,15 +63,8 @@ class StoreFromMma(RewritePattern):
                                                "not an epilogue (allow_in_loop=true to rewrite it anyway)")
         blocked, mma = cvt.result.type.layout, cvt.src.type.encoding_text
         moved = lambda t: relayout(t, blocked, mma)   # noqa: E731
-        prev, current = cvt.result, cvt.src
-        for op in chain:   # the chain moves to the MMA layout in place; its splats are cloned there
-            for use in list(op.operand_uses):
-                if use.value is prev:
-                    rw.set_operand(use, current)
-                elif is_splat(use.value) and moved(use.value.type):
-                    rw.set_operand(use, rw.clone(use.value.defining_op, before=op, new_type=moved).result)
-            rw.retype(op, moved, "moved to the MMA layout")
-            prev = current = op.result
+        # the chain moves to the MMA layout in place; its splats are cloned there
+        current = rw.retype_chain(chain, cvt.result, cvt.src, moved, "moved to the MMA layout")
         memo, originals = {}, []
 
         def can_clone(op):
@@ -143,7 +135,7 @@ class StoreFromMma(RewritePattern):
             d = v.defining_op
             if d is None:
                 return False
-            if d.name in DOTS:
+            if d.name in DOT:
                 return carried(d.c)
             if d.name in ("ttng.warp_group_dot_wait", "scf.for"):
                 return carried((d.inputs if d.name != "scf.for" else d.init_args)[v.index])
@@ -166,7 +158,7 @@ class OptimizeEpilogue(ModulePass):
     max_chain: int = option(8, "longest chain of elementwise ops between the convert and the store")
 
     def run(self, ctx: PassContext) -> None:
-        if not any(o.name in STORES + ATOMICS for o in ctx.module.walk()):
+        if not any(o.name in STORES for o in ctx.module.walk()):
             ctx.note("no candidate: the module has no global store or atomic")
             return
         result = ctx.apply_patterns(StoreFromMma(self, ctx))

@@ -4,7 +4,8 @@ AMDGPU scheduler.
     irlab pass pin-order kernel.ttgir --option order=global_load:0,local_load,global_load:1,dot
 
 ``order`` lists selectors, comma-separated: a kind (``global_load``, ``local_load``,
-``local_store``, ``dot``, ``async_copy``) or a full op name (``amdg.buffer_load``), optionally
+``local_store``, ``dot``, ``async_copy``: the op categories of :mod:`irlab.ir.traits`) or a full
+op name (``amdg.buffer_load``), optionally
 ``:k`` for the k-th such op of the loop body (0-based, in the body's order before the pass; -1
 is the last); a terminator (``scf.yield``) or an op with regions (``scf.for``, ``scf.if``) is no
 selector. A selector without ``:k`` takes every such op, in their order. In every innermost
@@ -51,16 +52,11 @@ from typing import ClassVar
 from irlab.analysis import amdgpu_sched as sched
 from irlab.ir import Effect, Operation, RewriteError, RewritePattern, describe, effects, is_pure
 from irlab.ir.effects import conflict, what_it_does
+from irlab.ir.traits import ASYNC_COPY, DOT, GLOBAL_LOAD, LOCAL_LOAD, LOCAL_STORE
 from irlab.pass_api import ModulePass, PassContext, PassError, option
 from irlab.registry import register
 
-KINDS = {
-    "global_load": ("tt.load", "amdg.buffer_load"),
-    "local_load": ("ttg.local_load",),
-    "local_store": ("ttg.local_store",),
-    "dot": ("tt.dot", "tt.dot_scaled"),
-    "async_copy": ("ttg.async_copy_global_to_local", "amdg.buffer_load_to_local"),
-}
+KINDS = {t.name: t for t in (GLOBAL_LOAD, LOCAL_LOAD, LOCAL_STORE, DOT, ASYNC_COPY)}
 LOOPS = ("scf.for", "scf.while")
 ORDERING = Effect.SYNC | Effect.SCHEDULE   # what a refusal names last: the op that orders the others
 # ops a selector cannot name: a terminator ends the body and stays last; an op with regions (a

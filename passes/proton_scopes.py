@@ -33,10 +33,10 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from irlab.ir import Operation, describe
+from irlab.ir.traits import DOT
 from irlab.pass_api import ModulePass, PassContext, PassError, option
 from irlab.registry import register
 
-DOTS = ("tt.dot", "tt.dot_scaled", "ttng.warp_group_dot")
 BUILTIN = ("kloop", "epilogue")
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*$")
 
@@ -84,7 +84,7 @@ def record(kind: str, name: str) -> str:
 def k_loop(func: Operation) -> tuple[Operation | None, int]:
     """The first ``scf.for`` of ``func`` whose own body holds a dot, and how many such loops there are."""
     loops = [op for op in func.walk() if op.name == "scf.for" and op.body is not None
-             and any(o.name in DOTS for o in op.body.ops)]
+             and any(o.name in DOT for o in op.body.ops)]
     return (loops[0] if loops else None), len(loops)
 
 

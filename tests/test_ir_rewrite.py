@@ -178,3 +178,44 @@ def test_triton_rejects_bad_rewrite_with_a_clear_error(tmp_path):
     assert "my-broken-pass" in str(err) and str(tmp_path) in err.ir_path
     assert (tmp_path / "input.ttgir").read_text() == str(m)
     assert err.detail
+
+
+CHAIN = """\
+#blocked = #ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [4, 8], warpsPerCTA = [1, 1], order = [1, 0]}>
+#mma = #ttg.nvidia_mma<{versionMajor = 2, versionMinor = 0, warpsPerCTA = [1, 1], instrShape = [16, 8]}>
+module {
+tt.func @f(%acc: tensor<4x8xf32, #mma>, %x: f32, %p: tensor<4x8x!tt.ptr<f32>, #blocked>) {
+  %cvt = ttg.convert_layout %acc : tensor<4x8xf32, #mma> -> tensor<4x8xf32, #blocked>
+  %s = tt.splat %x : f32 -> tensor<4x8xf32, #blocked>
+  %m = arith.mulf %cvt, %s : tensor<4x8xf32, #blocked>
+  %n = math.absf %m : tensor<4x8xf32, #blocked>
+  tt.store %p, %n : tensor<4x8x!tt.ptr<f32>, #blocked>
+  tt.return
+}
+}
+"""
+
+
+def _to_mma(t):
+    enc = getattr(t, "encoding_text", None)
+    return str(t).replace("#blocked", "#mma") if enc == "#blocked" else None
+
+
+def test_retype_chain_moves_the_chain_onto_the_new_value_and_clones_its_splats():
+    m = ir.parse(CHAIN)
+    cvt, mul, absf = m.first("ttg.convert_layout"), m.first("arith.mulf"), m.first("math.absf")
+    rw = Rewriter(m)
+    end = rw.retype_chain([mul, absf], cvt.result, cvt.src, _to_mma, "moved", "the splat, moved")
+    assert end is absf.result
+    removed, added = _changed_lines(CHAIN, str(m))
+    assert removed == ["  %m = arith.mulf %cvt, %s : tensor<4x8xf32, #blocked>",
+                       "  %n = math.absf %m : tensor<4x8xf32, #blocked>"]
+    assert added == ["  %s_c = tt.splat %x : f32 -> tensor<4x8xf32, #mma>",
+                     "  %m = arith.mulf %acc, %s_c : tensor<4x8xf32, #mma>",
+                     "  %n = math.absf %m : tensor<4x8xf32, #mma>"]
+    # the store, not part of the chain, is the caller's: still in the old layout, reading the chain's end
+    assert m.first("tt.store").operands[1] is end
+    kinds = [(c.kind, c.detail.endswith("(the splat, moved)"), c.detail.endswith("(moved)"))
+             for c in rw.changes if c.kind in ("inserted", "retyped")]
+    assert kinds == [("inserted", True, False), ("retyped", False, True), ("retyped", False, True)]
+    assert rw.retype_chain([], cvt.result, cvt.src, _to_mma) is cvt.src

@@ -82,7 +82,8 @@ def test_fa_decode_fragment_from_the_documents_parses_and_round_trips(fa_snippet
     assert m.fragment
     assert reprinted(m) == fa_snippet
     names = [op.name for op in m.walk()]
-    assert names.count("triton_gpu.convert_layout") == 4
+    assert names.count("ttg.convert_layout") == 4
+    assert [op.spelling for op in m.walk()].count("triton_gpu.convert_layout") == 4
     assert names.count("tt.trans") == 2
     # operands defined outside the fragment are recorded, not errors
     assert "189" in m.free_values
@@ -105,6 +106,37 @@ def test_old_triton_gpu_module_parses_with_layouts_classified():
     assert res.layout.kind == "dot_op" and res.layout.op_idx == 0 and res.layout.parent.kind == "nvidia_mma"
     src = cvt.operands[0].type
     assert src.layout.is_shared
+
+
+def test_the_old_triton_gpu_spelling_is_read_as_ttg_and_printed_as_written():
+    text = (DATA / "old_syntax_matmul.ttgir").read_text()
+    m = ir.parse(text)
+    converts = m.find("ttg.convert_layout")
+    assert len(converts) == 5 and converts == m.find("triton_gpu.convert_layout")
+    cvt = converts[0]
+    assert (cvt.name, cvt.spelling) == ("ttg.convert_layout", "triton_gpu.convert_layout")
+    assert cvt.src is cvt.operands[0]                     # named operands by today's name
+    assert ir.effects(cvt) == ir.Effect.NONE              # the effect table's row for ttg.convert_layout
+    assert ir.describe(cvt) == "%14 = triton_gpu.convert_layout (line 22)"   # messages quote the text
+    attrs = m.module_op.attributes
+    assert attrs["ttg.num-warps"] == 4 and "triton_gpu.num-warps" not in attrs
+    # a rewrite keeps the spelling of the text it edits
+    rw = ir.Rewriter(m)
+    rw.set_attribute(cvt, "allocation.offset", "0 : i32")
+    assert "%14 = triton_gpu.convert_layout %12 {allocation.offset = 0 : i32}" in str(m)
+    assert cvt.name == "ttg.convert_layout" and cvt.spelling == "triton_gpu.convert_layout"
+
+
+def test_an_attribute_named_in_today_spelling_edits_the_one_written_in_the_old():
+    m = ir.parse('tt.func @f(%0: !ttg.memdesc<4xf16>) {\n'
+                 '  %1 = triton_gpu.local_load %0 {"triton_gpu.x" = 1 : i32} : !ttg.memdesc<4xf16> -> tensor<4xf16>\n'
+                 '  tt.return\n}\n')
+    op = m.first("ttg.local_load")
+    assert op.attributes == {"ttg.x": 1}
+    rw = ir.Rewriter(m)
+    rw.set_attribute(op, "ttg.x", "2 : i32")
+    assert '{"triton_gpu.x" = 2 : i32}' in str(m)
+    assert rw.remove_attribute(op, "ttg.x") and "triton_gpu.x" not in str(m) and op.attributes == {}
 
 
 @pytest.mark.parametrize("snippet", [

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from irlab.ir import Module, Operation, TensorType
 from irlab.ir.layouts import lane_run
 from irlab.ir.locations import resolve
+from irlab.ir.traits import BROADCAST, BUFFER_ACCESS, GLOBAL_LOAD, LAYOUT_CONVERSION
 from irlab.ir.types import PointerType, ScalarType
 
 # op name -> (kind, what holds the layout: "value" operand, "result", or the pointer/offset operand)
@@ -123,9 +124,9 @@ def accesses(module: Module) -> list[Access]:
 
 
 # address math after which two different elements may have neighbouring (or equal) addresses
-FOLDING = ("arith.divsi", "arith.divui", "arith.remsi", "arith.remui", "arith.shrsi", "arith.shrui",
-           "arith.floordivsi", "arith.ceildivsi", "arith.ceildivui", "arith.minsi", "arith.minui", "arith.maxsi",
-           "arith.maxui", "arith.select", "tt.gather", "tt.histogram", "tt.load", "amdg.buffer_load")
+FOLDING = GLOBAL_LOAD | {"arith.divsi", "arith.divui", "arith.remsi", "arith.remui", "arith.shrsi", "arith.shrui",
+                         "arith.floordivsi", "arith.ceildivsi", "arith.ceildivui", "arith.minsi", "arith.minui",
+                         "arith.maxsi", "arith.maxui", "arith.select", "tt.gather", "tt.histogram"}
 
 
 def _folding_address_op(op: Operation) -> Operation | None:
@@ -162,7 +163,7 @@ def _folding_address_op(op: Operation) -> Operation | None:
 
 def _is_constant(v) -> bool:
     d = v.defining_op
-    while d is not None and d.name in ("tt.splat", "tt.broadcast", "ttg.convert_layout") and d.operands:
+    while d is not None and (d.name in BROADCAST or d.name in LAYOUT_CONVERSION) and d.operands:
         d = d.operands[0].defining_op
     return d is not None and d.name in ("arith.constant", "llvm.mlir.constant")
 
@@ -189,7 +190,7 @@ def _element_bytes(t) -> int | None:
 def _limit(op: Operation, t) -> tuple[int | None, str]:
     if not isinstance(t, TensorType):
         return None, "a scalar access (not bounded by a layout)"
-    if op.name in ("amdg.buffer_load_to_local", "amdg.buffer_store", "amdg.buffer_load"):
+    if op.name in BUFFER_ACCESS:
         elem = _element_bytes(op.named_operands()["ptr"].type) if "ptr" in op.named_operands() else None
     else:
         elem = _element_bytes(t)

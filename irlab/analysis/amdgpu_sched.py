@@ -25,6 +25,7 @@ from __future__ import annotations
 import math
 
 from irlab.ir import Operation, TensorType, describe
+from irlab.ir.traits import GLOBAL_LOAD
 
 # llvm.amdgcn.sched_barrier / sched_group_barrier masks (LLVM AMDGPUUsage)
 MASKS = {"alu": 0x1, "valu": 0x2, "salu": 0x4, "mfma": 0x8, "vmem": 0x10, "vmem_read": 0x20, "vmem_write": 0x40,
@@ -34,7 +35,6 @@ ALL_MASK_BITS = sum(MASKS.values())
 KEYWORDS = {0x1: "non_mem_non_sideeffect", 0x2: "valu", 0x4: "salu", 0x8: "mfma_wmma", 0x10: "all_vmem",
             0x20: "vmem_read", 0x40: "vmem_write", 0x80: "all_ds", 0x100: "ds_read", 0x200: "ds_write",
             0x400: "transcendental", 0x800: "ldsdma"}
-SCHED_OPS = ("rocdl.sched.barrier", "rocdl.sched.group.barrier", "rocdl.iglp.opt")
 
 
 def mask_text(mask: int, keywords: bool) -> str:
@@ -181,8 +181,7 @@ def warn_not_amd(ctx, op: Operation, what: str) -> None:
         ctx.warning(message, op)
 
 
-def pin_sunk_load(ctx, rw, body, load: Operation, dot: Operation, mode: str, mfma_before: float,
-                  global_loads: tuple) -> None:
+def pin_sunk_load(ctx, rw, body, load: Operation, dot: Operation, mode: str, mfma_before: float) -> None:
     """Keep a sunk global load where it is through the AMDGPU scheduler, or say why not.
 
     * ``barriers``: ``rocdl.sched.barrier 0`` right before and after the load. Nothing crosses
@@ -205,7 +204,7 @@ def pin_sunk_load(ctx, rw, body, load: Operation, dot: Operation, mode: str, mfm
         ctx.remark(f"pinned {describe(load)} with rocdl.sched.barrier 0 before and after it: nothing "
                    "crosses them (each also ends a scheduling region)", load)
         return
-    earlier = [x for x in body.ops[:body.index(load)] if x.name in global_loads]
+    earlier = [x for x in body.ops[:body.index(load)] if x.name in GLOBAL_LOAD]
     counts = [vmem_reads(x) for x in earlier + [load]]
     n_mfma, n_ds = mfmas(dot), ds_reads_bound(dot)
     unknown = [describe(x) for x, c in zip(earlier + [load], counts) if c is None] + \

@@ -26,21 +26,10 @@ from __future__ import annotations
 
 from irlab.ir import BlockArgument, MemDescType, Operation, OpResult, TensorType
 from irlab.ir.queries import is_elementwise, is_splat
+from irlab.ir.traits import (ASYNC_COPY, BROADCAST, DOT, GLOBAL_LOAD, LAYOUT_CONVERSION, LOCAL_LOAD, LOCAL_STORE,
+                             SHARED_VIEW, TRANSPOSE)
 
-CONVERTS = ("ttg.convert_layout", "triton_gpu.convert_layout")
-LOCAL_LOADS = ("ttg.local_load", "triton_gpu.local_load")
-ASYNC_COPIES = ("ttg.async_copy_global_to_local", "amdg.buffer_load_to_local", "ttng.async_tma_copy_global_to_local")
-SHARED_VIEWS = ("ttg.memdesc_index", "ttg.memdesc_subslice", "ttg.memdesc_trans", "ttg.memdesc_reshape",
-                "ttg.memdesc_subview", "triton_gpu.memdesc_subview", "triton_gpu.memdesc_trans")
-MMA_FROM_SMEM = ("ttng.warp_group_dot", "ttng.tc_gen5_mma")
-GLOBAL_LOADS = ("tt.load", "amdg.buffer_load")
-STAGING = ("amdg.in_thread_transpose",) + CONVERTS
-TRANSPOSES = ("tt.trans", "ttg.memdesc_trans", "triton_gpu.memdesc_trans")
-BROADCASTS = ("tt.broadcast", "tt.expand_dims", "tt.splat")
-
-
-def base(op: Operation) -> str:
-    return op.name.replace("triton_gpu.", "ttg.", 1)
+CONVERT = "ttg.convert_layout"
 
 
 def is_shared_tensor(t) -> bool:
@@ -60,8 +49,9 @@ def cancels(o1, o2) -> bool:
 
 
 def ref(op: Operation) -> str:
+    """``%269 = triton_gpu.convert_layout``: the op as the text writes it."""
     res = op.results[0].ref if op.results else ""
-    return f"{res + ' = ' if res else ''}{op.name}"
+    return f"{res + ' = ' if res else ''}{op.spelling}"
 
 
 def _finding(kind: str, op: Operation, detail: str, **extra) -> dict:
@@ -75,7 +65,7 @@ def scratch_converts(module, services) -> tuple[set | None, str]:
         return None, "a fragment of ops cannot be handed to Triton's allocator"
     if not module.target:
         return None, "the module names no ttg.target"
-    converts = [op for op in module.walk() if op.name in CONVERTS]
+    converts = [op for op in module.walk() if op.name == CONVERT]
     if not converts:
         return set(), ""
     from irlab import ir
@@ -83,7 +73,7 @@ def scratch_converts(module, services) -> tuple[set | None, str]:
         annotated = services.allocate_shared_memory(str(module), module.target)
     except Exception as e:   # the service says what Triton reported
         return None, str(e)[:300]
-    copies = [op for op in ir.parse(annotated, "<allocated copy>").walk() if op.name in CONVERTS]
+    copies = [op for op in ir.parse(annotated, "<allocated copy>").walk() if op.name == CONVERT]
     if len(copies) != len(converts):
         return None, "the allocated copy does not line up with the module"
     return {id(o) for o, c in zip(converts, copies) if "allocation.offset" in c.attributes}, ""
@@ -116,7 +106,7 @@ def buffer_root(v, depth=0):
         op = v.op
         if op.name == "ttg.local_alloc":
             return op
-        if base(op) in SHARED_VIEWS:
+        if op.name in SHARED_VIEW:
             return buffer_root(op.src, depth + 1)
         if op.name == "scf.for":
             return buffer_root(op.init_args[v.index], depth + 1)
@@ -133,16 +123,16 @@ def _origin(v) -> str:
     for _ in range(6):
         if not isinstance(v, OpResult):
             break
-        if v.op.name in GLOBAL_LOADS:
+        if v.op.name in GLOBAL_LOAD:
             return "global"
-        if v.op.name not in STAGING:
+        if v.op.name not in LAYOUT_CONVERSION:
             break
         v = v.op.operands[0]
     return "register"
 
 
 def _views(v, out):
-    while isinstance(v, OpResult) and base(v.op) in SHARED_VIEWS:
+    while isinstance(v, OpResult) and v.op.name in SHARED_VIEW:
         if v.op not in out:
             out.append(v.op)
         v = v.op.operands[0]
@@ -157,29 +147,29 @@ def _trips(module, scratch, why, findings) -> list[dict]:
 
     ops = list(module.walk())
     for op in ops:
-        n = base(op)
+        n = op.name
         if n == "ttg.local_alloc":
             entry = buffer(op)
             if op.operands:
                 entry["writes"].append(op)
-        elif n == "ttg.local_store" or n in ASYNC_COPIES:
+        elif n in LOCAL_STORE or n in ASYNC_COPY:
             root = buffer_root(op.dst)
             if root is not None:
                 buffer(root)["writes"].append(op)
-        elif n in LOCAL_LOADS or n in MMA_FROM_SMEM:
-            for v in (op.operands[:1] if n in LOCAL_LOADS else op.operands[:2]):
+        elif n in LOCAL_LOAD or n in DOT:
+            for v in (op.operands[:1] if n in LOCAL_LOAD else op.operands[:2]):
                 if isinstance(v.type, MemDescType):
                     root = buffer_root(v)
                     if root is not None:
                         entry = buffer(root)
-                        entry["reads" if n in LOCAL_LOADS else "mma"].append(op)
+                        entry["reads" if n in LOCAL_LOAD else "mma"].append(op)
                         _views(v, entry["views"])
     for entry in buffers.values():
         writes, reads, mma = entry["writes"], entry["reads"], entry["mma"]
         if not writes or not (reads or mma):
             continue
-        origins = {("global" if w.name in ASYNC_COPIES else _origin(w.operands[0])) for w in writes}
-        transposes = [v for v in entry["views"] if base(v) == "ttg.memdesc_trans"]
+        origins = {("global" if w.name in ASYNC_COPY else _origin(w.operands[0])) for w in writes}
+        transposes = [v for v in entry["views"] if v.name == "ttg.memdesc_trans"]
         if mma and not reads:
             kind, what = "lds-operand", "read directly by the MMA from shared memory"
         elif origins == {"register"}:
@@ -190,7 +180,7 @@ def _trips(module, scratch, why, findings) -> list[dict]:
                            str(entry["root"].result.type) if entry["root"].results else ""))
     # old syntax: convert_layout to a shared-encoded tensor (write), shared views, convert back (read)
     for op in ops:
-        if op.name not in CONVERTS or not op.results:
+        if op.name != CONVERT or not op.results:
             continue
         if is_shared_tensor(op.result.type) and not is_shared_tensor(op.src.type):
             reads, views = [], []
@@ -203,7 +193,7 @@ def _trips(module, scratch, why, findings) -> list[dict]:
         t["trip"] = n
         findings.append(_finding(t["kind"], t["_writes"][0], f"trip #{n}: {t['detail']}", trip=n))
     for op in ops:   # converts through LDS scratch (decided by Triton)
-        if op.name not in CONVERTS or not op.results:
+        if op.name != CONVERT or not op.results:
             continue
         src, dst = op.src.type, op.result.type
         if is_shared_tensor(src) or is_shared_tensor(dst):
@@ -235,7 +225,7 @@ def _old_syntax_reads(v, reads, views, depth=0):
         if op.name == "tt.trans" and is_shared_tensor(op.result.type):
             views.append(op)
             _old_syntax_reads(op.result, reads, views, depth + 1)
-        elif op.name in CONVERTS and not is_shared_tensor(op.result.type):
+        elif op.name == CONVERT and not is_shared_tensor(op.result.type):
             reads.append(op)
 
 
@@ -244,7 +234,7 @@ def _old_syntax_reads(v, reads, views, depth=0):
 
 def _transposes(module, scratch, findings):
     for op in module.walk():
-        n = base(op)
+        n = op.name
         if n == "tt.trans" and op.results:
             shared = is_shared_tensor(op.src.type)
             why = ("shared-to-shared: only the addresses change (old syntax)" if shared else
@@ -253,14 +243,14 @@ def _transposes(module, scratch, findings):
                                      classification="free view"))
             users = op.result.users
             # on registers, a convert right after the transpose moves the data the transpose avoided moving
-            if len(users) == 1 and users[0].name in CONVERTS and not shared and not is_shared_tensor(users[0].result.type):
+            if len(users) == 1 and users[0].name == CONVERT and not shared and not is_shared_tensor(users[0].result.type):
                 findings.append(_finding("transpose-then-convert", op, f"{ref(op)} is immediately converted by "
                                          f"{ref(users[0])}: the data moves in the convert; the transpose could be "
                                          "folded into it"))
         elif n == "ttg.memdesc_trans":
             findings.append(_finding("transpose", op, f"{ref(op)} order {_order_text(op)}: free view -- permutes "
                                      "shared-memory offsets, no data moves", classification="free view"))
-        elif op.name in CONVERTS and op.results:
+        elif op.name == CONVERT and op.results:
             s, d = getattr(op.src.type, "layout", None), getattr(op.result.type, "layout", None)
             if s is not None and d is not None and s.kind == d.kind == "blocked" and s.order and d.order \
                     and s.order != d.order:
@@ -276,9 +266,9 @@ def cancelling_pair(t2: Operation):
     chain, v = [], t2.operands[0] if t2.operands else None
     while isinstance(v, OpResult) and len(chain) < 8:
         op = v.op
-        if base(op) == base(t2):
+        if op.name == t2.name:
             return (op, list(reversed(chain))) if cancels(order(op), order(t2)) else None
-        if (is_elementwise(op) or op.name in BROADCASTS) and len(op.result.uses) == 1:
+        if (is_elementwise(op) or op.name in BROADCAST) and len(op.result.uses) == 1:
             tensors = [x for x in op.operands if isinstance(x.type, TensorType) and not is_splat(x)]
             if len(tensors) != 1:
                 return None
@@ -291,7 +281,7 @@ def cancelling_pair(t2: Operation):
 
 def cancelling_pairs(module) -> list[dict]:
     out = []
-    for t2 in [op for op in module.walk() if op.name in TRANSPOSES and op.parent is not None]:
+    for t2 in [op for op in module.walk() if op.name in TRANSPOSE and op.parent is not None]:
         hit = cancelling_pair(t2)
         if hit is None:
             continue
@@ -332,7 +322,7 @@ def _linked(reads, writes) -> str | None:
             for u in v.uses:
                 if id(u.op) in targets:
                     return "joined by elementwise ops"
-                if (is_elementwise(u.op) or u.op.name in BROADCASTS or u.op.name in CONVERTS) and u.op.results \
+                if (is_elementwise(u.op) or u.op.name in BROADCAST or u.op.name == CONVERT) and u.op.results \
                         and id(u.op) not in seen:
                     seen.add(id(u.op))
                     frontier.append(u.op.result)

@@ -3,10 +3,11 @@
 Layouts are classified the way a compiler engineer reads them: distributed (blocked, slice,
 dot_op, nvidia_mma, amd_mfma, amd_wmma, linear), shared (swizzled, nvmma, amd_rotating, padded,
 shared_linear, and the old ``#triton_gpu.shared``), and memory spaces. Aliases such as
-``#blocked1`` resolve through the module's alias table; ``#triton_gpu.*`` names classify like
-``#ttg.*``. In a fragment of ops whose aliases are defined elsewhere, a layout is classified from
-its alias name (Triton names aliases after the layout kind: ``#blocked3``, ``#shared1``,
-``#mma``), and says so with ``inferred=True``.
+``#blocked1`` resolve through the module's alias table; names are read in today's spelling
+(:func:`irlab.ir.syntax.canonical_name`), so ``#triton_gpu.*`` layouts are ``#ttg.*`` ones. In a
+fragment of ops whose aliases are defined elsewhere, a layout is classified from its alias name
+(Triton names aliases after the layout kind: ``#blocked3``, ``#shared1``, ``#mma``), and says so
+with ``inferred=True``.
 """
 from __future__ import annotations
 
@@ -16,14 +17,14 @@ from typing import Any, Callable
 
 from lark import Token
 
-from .syntax import Group
+from .syntax import Group, canonical_name
 
 MMA_KINDS = ("nvidia_mma", "amd_mfma", "amd_wmma")
 SHARED_KINDS = ("swizzled_shared", "nvmma_shared", "amd_rotating_shared", "padded_shared", "shared_linear",
                 "shared")
 DISTRIBUTED_KINDS = ("blocked", "slice", "dot_op", "linear") + MMA_KINDS
 
-# dialect attribute mnemonic -> layout kind (ttg and the old triton_gpu names)
+# ttg attribute mnemonic -> layout kind (today's and older mnemonics)
 _MNEMONIC_KIND = {
     "blocked": "blocked", "slice": "slice", "dot_op": "dot_op", "linear": "linear",
     "nvidia_mma": "nvidia_mma", "mma": "nvidia_mma",
@@ -34,7 +35,6 @@ _MNEMONIC_KIND = {
     "shared_linear": "shared_linear", "shared": "shared",
     "shared_memory": "shared_memory",
 }
-_LAYOUT_DIALECTS = ("ttg", "triton_gpu")
 
 # alias-name prefix -> kind, for fragments whose alias definitions are not present
 _ALIAS_PREFIX_KIND = (("blocked", "blocked"), ("shared", "shared"), ("smem", "shared_memory"),
@@ -252,7 +252,7 @@ def parse_dict(group: Group, text: str, resolve: Resolver) -> dict:
         if not entry:
             continue
         key_tok = entry[0]
-        key = _unquote(key_tok.value) if key_tok.type == "STRING" else key_tok.value
+        key = canonical_name(_unquote(key_tok.value) if key_tok.type == "STRING" else key_tok.value)
         if len(entry) >= 2 and isinstance(entry[1], Token) and entry[1].type == "EQUAL":
             out[key] = parse_value(entry[2:], text, resolve)
         else:
@@ -289,8 +289,8 @@ def parse_attribute(items: list, text: str, resolve: Resolver) -> Any:
 def _dialect_attribute(name: str, full_text: str, body: Group | None, text: str, resolve: Resolver,
                        inner: bool = False) -> Any:
     """``#dialect.mnemonic<body>``; ``body`` indexes into ``text`` (the body's own text if ``inner``)."""
-    dialect, _, mnemonic = name.partition(".")
-    kind = _MNEMONIC_KIND.get(mnemonic) if dialect in _LAYOUT_DIALECTS else None
+    dialect, _, mnemonic = canonical_name(name).partition(".")
+    kind = _MNEMONIC_KIND.get(mnemonic) if dialect == "ttg" else None
     params: Any = None
     if body is not None:
         if len(body.items) == 1 and isinstance(body.items[0], Group) and body.items[0].kind == "dict":

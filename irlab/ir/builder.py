@@ -16,7 +16,7 @@ from lark import Token
 from .errors import IRParseError, Source
 from .model import (Alias, Block, BlockArgument, FreeValue, Module, Operation, OpResult, Region, Use,
                     scf_header_types)
-from .syntax import AliasSyntax, BlockSyntax, Group, OpSyntax, RegionSyntax
+from .syntax import AliasSyntax, BlockSyntax, Group, OpSyntax, RegionSyntax, canonical_name
 from .attributes import split_top
 from .types import FunctionType
 
@@ -163,10 +163,11 @@ class Builder:
 
     # --- ops ---------------------------------------------------------------------------------
     def build_op(self, node: OpSyntax, lead: str, block: Block | None) -> Operation:
-        name = node.name.value
-        if name.startswith('"'):
-            name = name[1:-1]
-        op = Operation(name, self.source, node.start, node.end, node.items, lead)
+        spelling = node.name.value
+        if spelling.startswith('"'):
+            spelling = spelling[1:-1]
+        name = canonical_name(spelling)
+        op = Operation(name, self.source, node.start, node.end, node.items, lead, spelling)
         op.module = self.module
         op.parent = block
 

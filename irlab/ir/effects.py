@@ -384,13 +384,9 @@ def _tt_load(op) -> Effect:
 _BY_ATTRIBUTES = {"tt.load": _tt_load, **dict.fromkeys(_ADDRESS, _llvm_access)}
 
 
-def _name(op) -> str:
-    return op.name.replace("triton_gpu.", "ttg.", 1)
-
-
 def own_effects(op) -> Effect:
     """The op's own effects, not counting ops nested in its regions."""
-    name = _name(op)
+    name = op.name
     if name in _BY_ATTRIBUTES:
         return _BY_ATTRIBUTES[name](op)
     if name in _EFFECT_OPS:
@@ -414,7 +410,7 @@ def effects(op) -> Effect:
 
 def is_known(op) -> bool:
     """Whether the table has a row for this op (an op without one is treated as having every effect)."""
-    name = _name(op)
+    name = op.name
     return name in _BY_ATTRIBUTES or name in _EFFECT_OPS or name in _ANY_EFFECT or name in PURE_OPS \
         or name.startswith(_PURE_FAMILIES) or name in _PURE_IF_MARKED
 
@@ -448,7 +444,7 @@ def conflict(moved: Effect, crossed: Effect) -> bool:
 def why_unknown(op) -> str:
     """What about the op, beyond its name, gives it its effects (for diagnostics): why it counts as
     having every effect, or the attributes that make an access synchronize ("" if nothing to add)."""
-    name = _name(op)
+    name = op.name
     if name in _ANY_EFFECT:
         return _ANY_EFFECT[name]
     if name in _PURE_IF_MARKED:

@@ -20,7 +20,7 @@ from .errors import Source
 from .locations import describe_location
 from .operands import REGION_NAMES, named_operands, operand_names, operand_use
 from .printer import print_module, print_op
-from .syntax import Group, RegionSyntax
+from .syntax import Group, RegionSyntax, canonical_name
 from .types import (OpaqueType, ScalarType, TensorType, Type, TypeReader,
                     element_of_pointer, with_element)
 
@@ -204,18 +204,22 @@ class Region:
 
 
 class Operation:
-    """One op. ``name`` is the op name (``tt.load``); ``items`` is what the op wrote after it.
+    """One op. ``name`` is the op name (``tt.load``) in today's spelling, the one every query
+    compares against; ``spelling`` is the name as the text writes it (``triton_gpu.convert_layout``
+    in IR from before Triton 3.0, whose ``name`` is ``ttg.convert_layout``), for messages that quote
+    the text. ``items`` is what the op wrote after its name.
 
     Interpreted on demand from the items: ``operands`` (values used, in order), ``results``,
     ``attributes`` (the attr dict), ``properties`` (``<{...}>``), ``signature`` (the types after
     ``:``), ``result_types``, ``loc`` and ``regions``.
     """
 
-    __slots__ = ("name", "results", "result_groups", "operand_uses", "regions", "parent", "module", "items",
+    __slots__ = ("name", "spelling", "results", "result_groups", "operand_uses", "regions", "parent", "module", "items",
                  "source", "start", "end", "lead", "edits", "dirty", "origin", "_attrs", "_result_types")
 
-    def __init__(self, name, source, start, end, items, lead=""):
+    def __init__(self, name, source, start, end, items, lead="", spelling=None):
         self.name = name
+        self.spelling = spelling if spelling is not None else name
         self.results: list[OpResult] = []
         self.result_groups: list[tuple[str, int]] = []
         self.operand_uses: list[Use] = []   # operand slots, in order
@@ -519,7 +523,10 @@ class Module:
             yield from op.walk()
 
     def find(self, name: str | tuple) -> list[Operation]:
+        """The ops named ``name`` (or any of the names), in textual order; a name in an older
+        spelling (``triton_gpu.convert_layout``) finds the ops of today's (``ttg.convert_layout``)."""
         names = (name,) if isinstance(name, str) else tuple(name)
+        names = tuple(canonical_name(n) for n in names)
         return [op for op in self.walk() if op.name in names]
 
     def first(self, name: str | tuple) -> Operation | None:
@@ -541,12 +548,12 @@ class Module:
     @property
     def num_warps(self) -> int | None:
         a = self.module_attributes
-        return a.get("ttg.num-warps", a.get("triton_gpu.num-warps"))
+        return a.get("ttg.num-warps")
 
     @property
     def target(self) -> str | None:
         a = self.module_attributes
-        return a.get("ttg.target", a.get("triton_gpu.target"))
+        return a.get("ttg.target")
 
     # --- aliases -----------------------------------------------------------------------------
     def resolve_attribute(self, name: str):

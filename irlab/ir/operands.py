@@ -92,7 +92,7 @@ def _spec(name: str) -> list[tuple[str, str, str | None]] | None:
     """(kind, operand name, keyword) per slot: pos, opt, rest, bracket, brackets, kw or paren."""
     if name in _PARSED:
         return _PARSED[name]
-    text = SLOTS.get(name.replace("triton_gpu.", "ttg.", 1))
+    text = SLOTS.get(name)
     if text is None:
         return None
     out = []

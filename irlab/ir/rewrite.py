@@ -23,7 +23,8 @@ from .hints import stale_hints
 from .parsing import parse
 from .model import Block, BlockArgument, FreeValue, Module, Operation, OpResult, Region, Use, Value
 from .printer import _own_text, text_with
-from .syntax import Group, RegionSyntax
+from .queries import is_splat
+from .syntax import Group, RegionSyntax, canonical_name
 from .types import _SCALAR_RE, Type, relayout
 
 _TERMINATORS = ("scf.yield", "tt.return", "tt.reduce.return", "tt.scan.return", "scf.condition", "func.return",
@@ -48,7 +49,7 @@ def describe(op: Operation) -> str:
     """`%92 = tt.load (line 14)`: how diagnostics name an op."""
     res = ", ".join(r.ref for r in op.results[:1]) + (", ..." if len(op.results) > 1 else "")
     line = op.line
-    return f"{res + ' = ' if res else ''}{op.name} ({f'line {line}' if line else 'inserted'})"
+    return f"{res + ' = ' if res else ''}{op.spelling} ({f'line {line}' if line else 'inserted'})"
 
 
 def is_terminator(op: Operation) -> bool:
@@ -559,6 +560,27 @@ class Rewriter:
         self._refresh_layout_hints(op, before)
         return True
 
+    def retype_chain(self, chain: list[Operation], old: Value, new: Value, new_type: Callable[[Type], str | None],
+                     reason: str = "", splat_reason: str = "") -> Value:
+        """Move a chain of elementwise ops from ``old`` onto ``new``, in place: the chain's first op
+        reads ``new`` where it read ``old``, each next op reads its predecessor's result, and every
+        op is retyped by ``new_type`` (see :meth:`retype`). A splat operand (``tt.splat`` or a splat
+        constant) whose type ``new_type`` changes is replaced by a retyped clone placed before the
+        op that uses it; other operands stay. Returns the value the chain now ends in (``new`` if
+        the chain is empty). The caller checks that the chain may move (each op single-use, its
+        other tensor operands splats)."""
+        prev, current = old, new
+        for op in chain:
+            for use in list(op.operand_uses):
+                if use.value is prev:
+                    self.set_operand(use, current)
+                elif is_splat(use.value) and new_type(use.value.type):
+                    splat = self.clone(use.value.defining_op, before=op, new_type=new_type, reason=splat_reason)
+                    self.set_operand(use, splat.result)
+            self.retype(op, new_type, reason)
+            prev = current = op.result
+        return current
+
     def _refresh_layout_hints(self, op: Operation, before: list) -> None:
         """Recompute or drop the hints of ``op`` that Triton derived from the layouts its tensors
         had (``before``), now that a rewrite gave them others (:mod:`irlab.ir.hints`)."""
@@ -588,8 +610,7 @@ class Rewriter:
                 continue
             for entry in _dict_entries(group):
                 k = entry[0]
-                name = k.value.strip('"') if isinstance(k, Token) else None
-                if name == key and len(entry) >= 3:
+                if _key(k) == canonical_name(key) and len(entry) >= 3:
                     s = entry[2].start_pos if isinstance(entry[2], Token) else entry[2].start
                     last = entry[-1]
                     e = last.end_pos if isinstance(last, Token) else last.end
@@ -616,10 +637,10 @@ class Rewriter:
             return False
         entries = _dict_entries(dict_group)
         spans = [(_item_start(e[0]), _item_end(e[-1])) for e in entries]
-        names = [e[0].value.strip('"') if isinstance(e[0], Token) else None for e in entries]
-        if key not in names:
+        names = [_key(e[0]) for e in entries]
+        if canonical_name(key) not in names:
             return False
-        i = names.index(key)
+        i = names.index(canonical_name(key))
         text = op.source.text
         if len(entries) == 1:
             s, e = dict_group.start, dict_group.end
@@ -650,8 +671,7 @@ class Rewriter:
         else:
             for entry in _dict_entries(group):
                 k = entry[0]
-                name = k.value.strip('"') if isinstance(k, Token) else None
-                if name == key:
+                if _key(k) == canonical_name(key):
                     s = k.start_pos
                     e = entry[-1].end_pos if isinstance(entry[-1], Token) else entry[-1].end
                     op.edits[(s, e)] = entry_text
@@ -689,7 +709,8 @@ class Rewriter:
         for u in n.operand_uses:
             u.op = op
         op.operand_uses = n.operand_uses
-        op.name, op.items, op.source, op.start, op.end = n.name, n.items, n.source, n.start, n.end
+        op.name, op.spelling, op.items = n.name, n.spelling, n.items
+        op.source, op.start, op.end = n.source, n.start, n.end
         op.edits, op._attrs, op._result_types = {}, None, None
         op.origin = (old_line, old_col)
         for r in op.results:
@@ -798,6 +819,11 @@ def _split_top_commas(text: str) -> list[str]:
             cur.append(ch)
     out.append("".join(cur).strip())
     return out
+
+
+def _key(item) -> str | None:
+    """The attribute name an entry of a dictionary starts with, in today's spelling."""
+    return canonical_name(item.value.strip('"')) if isinstance(item, Token) else None
 
 
 def _item_start(item) -> int:

@@ -16,6 +16,19 @@ from .errors import IRParseError, Source
 
 GRAMMAR_PATH = Path(__file__).with_name("grammar.lark")
 
+# Triton before 3.0 spelled the ttg dialect ``triton_gpu`` (``triton_gpu.convert_layout``,
+# ``#triton_gpu.blocked<...>``, ``!triton_gpu.memdesc<...>``, ``triton_gpu.num-warps``). The model
+# reads op names, attribute names, layouts and types under today's spelling; the text keeps what
+# was written, so a module prints back byte for byte.
+LEGACY_DIALECTS = {"triton_gpu": "ttg"}
+
+
+def canonical_name(name: str) -> str:
+    """``name`` (an op, attribute or type name, ``dialect.rest``) in today's spelling."""
+    dialect, dot, rest = name.partition(".")
+    new = LEGACY_DIALECTS.get(dialect)
+    return f"{new}.{rest}" if new is not None and dot else name
+
 
 class Group:
     """A bracketed item: kind is paren ( ), bracket [ ], angle < >, dict { } or loc loc( )."""

@@ -9,7 +9,7 @@ from typing import Any
 from lark import Token
 
 from .attributes import Layout, Resolver, parse_attribute, split_top, text_of
-from .syntax import Group, parse_items, token_body
+from .syntax import Group, canonical_name, parse_items, token_body
 
 _SCALAR_RE = re.compile(r"^(?:[su]?i\d+|f\d+|bf16|tf32|index|none|f\d+E\d+M\d+\w*)$")
 
@@ -211,7 +211,7 @@ class TypeReader:
             if len(parts) > 1 and parts[1] and isinstance(parts[1][0], Token) and parts[1][0].type == "INT":
                 space = int(parts[1][0].value)
             return PointerType(text, pointee, space)
-        if name in ("ttg.memdesc", "triton_gpu.memdesc", "tt.memdesc"):
+        if canonical_name(name) in ("ttg.memdesc", "tt.memdesc"):
             return self._memdesc(text, items)
         return OpaqueType(text)
 
