@@ -216,3 +216,20 @@ def test_irlab_verify_compares_several_outputs_one_by_one(tmp_path):
     assert wrong and all(x["verdict"] == "MISMATCH" for x in wrong)
     assert all(x["reason"].startswith("relative difference to the baseline in r ") for x in wrong), wrong[0]["reason"]
     assert all(x["rel_diff_by_output"]["Y"] == 0.0 for x in wrong)
+
+
+def test_a_misnamed_launch_argument_stops_irlab_ab_before_any_compile(tmp_path, monkeypatch, capsys):
+    """On a GPU machine (stood in for: the check that there is one passes), irlab ab says it before
+    compiling or starting a worker."""
+    pytest.importorskip("torch", reason="the launch arguments are built on torch's CPU tensors")
+    from irlab.cli import main
+    from irlab.cli import timing
+    monkeypatch.setattr(timing, "why_no_timing", lambda: None)
+    (tmp_path / "k.py").write_text(KERNEL_FILE.replace("BIND_N", '"n"').replace("LAUNCH_N", '"size"'))
+    monkeypatch.chdir(tmp_path)
+    assert main(["ab", "--kernel", "k.py", "--variants", "optimize-epilogue", "--target", "cuda:90",
+                 "--out", str(tmp_path / "ab")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and f"k.py:{_file_line('def launch_args(inputs, shape, cfg):')}: kernel copy: " \
+        "launch_args gives 'size'" in err[0]
+    assert not (tmp_path / "ab").exists()

@@ -16,6 +16,9 @@ random inputs with their outputs poisoned, and compared:
 * ``baseline wrong``: the baseline itself misses the fp32 reference at this shape (outside the
   kernel's domain): the comparison is shown but not counted.
 
+A kernel with several outputs (``KernelSpec.outputs``) has each compared on its own, with the
+tolerance of its own element type; a MISMATCH names the output that differs.
+
 The parent process never touches CUDA: each (kernel, config, shape) group runs in a child that
 appends one JSON line per finished variant, so a fault that poisons the CUDA context costs one
 variant (recorded as a MISMATCH with the error), never the run, and ``--resume`` skips what is

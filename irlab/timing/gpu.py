@@ -3,7 +3,10 @@
 Correctness comes first: every entry runs once on fresh random inputs with its output poisoned
 (NaN), is compared with a reference computed in fp32 (``||out - ref|| / ||ref||`` within the
 kernel's tolerance, no NaN left, every element written), and with the baseline's output
-(bit-identical or not). Only entries that pass are timed.
+(bit-identical or not). Only entries that pass are timed. The gate itself is
+:mod:`irlab.timing.gate` (the reference from a copy of the inputs taken before the launch, each
+of several outputs on its own); a kernel is launched with its spec's ``launch_call``, the
+arguments matched to its parameters by name.
 
 What every entry of a cell shares, so that nothing but the binary differs between them: the
 same input and output buffers (one set per problem shape, made once per cell; when each entry
