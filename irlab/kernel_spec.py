@@ -8,17 +8,70 @@ specialization (``== 1`` becomes a constant, multiples of 16 get ``tt.divisibili
 launch on real tensors would.
 
 The smallest spec compiles (name, fn, configs, default_config, default_shape, bind); a spec that
-also gives ``make_inputs``, ``launch_args``, ``output`` and ``reference`` can be timed, with its
-output checked against the reference first; ``flops`` adds TFLOP/s; ``library`` adds a column for
-the library a user would otherwise call (cuBLAS through ``torch.matmul``).
+also gives ``make_inputs``, ``launch_args``, ``output`` (or ``outputs``) and ``reference`` can be
+timed, with its outputs checked against the reference first; ``flops`` adds TFLOP/s; ``library``
+adds a column for the library a user would otherwise call (cuBLAS through ``torch.matmul``).
+
+What ``bind`` and ``launch_args`` return is matched to the kernel's parameters by name, never by
+position: a name the kernel has no parameter for, or a parameter left without a value, is a
+:class:`ParameterError` that names it and the file and line it comes from.
 """
 from __future__ import annotations
 
+import os
+import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
 from .tile_configs import (KernelError, TileConfig, config_name, config_space, config_suffix, dim_key,  # noqa: F401
                            named_config, size_keys)
+
+
+class ParameterError(KernelError):
+    """Arguments a spec's ``bind`` or ``launch_args`` gives that do not match the kernel's parameters
+    by name, or outputs it names that its inputs do not hold: a mistake in the spec (the message says
+    where), not a shape or config the kernel refuses."""
+
+
+def parameters(fn) -> list[tuple[str, bool]]:
+    """The kernel's parameters in order, each with whether it is a ``tl.constexpr``."""
+    params = getattr(fn, "params", None)
+    if params is not None:
+        return [(p.name, bool(p.is_constexpr)) for p in params]
+    import inspect    # Triton's interpreter (TRITON_INTERPRET=1) keeps no params: read the Python signature
+    sig = inspect.signature(getattr(fn, "fn", fn))
+    return [(p.name, "constexpr" in str(p.annotation)) for p in sig.parameters.values()]
+
+
+def _shown(path: str) -> str:
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:
+        return path
+    return path if rel.startswith("..") else rel
+
+
+def _definition_site() -> str:
+    """``file:line`` of the code that constructs a KernelSpec (the first frame outside irlab's
+    dataclass machinery), for messages about the spec."""
+    f = sys._getframe(1)
+    here = os.path.abspath(__file__)
+    while f is not None and (os.path.abspath(f.f_code.co_filename) == here or f.f_code.co_filename.startswith("<")
+                             or f.f_code.co_filename.endswith(os.sep + "dataclasses.py")):
+        f = f.f_back
+    return f"{_shown(f.f_code.co_filename)}:{f.f_lineno}" if f is not None else ""
+
+
+def _function_site(fn, fallback: str) -> str:
+    """``file:line`` where ``fn`` (a spec's bind or launch_args) is defined, else ``fallback``."""
+    code = getattr(fn, "__code__", None)
+    if code is None or code.co_filename.startswith("<"):
+        return fallback
+    return f"{_shown(code.co_filename)}:{code.co_firstlineno}"
+
+
+def _names(names) -> str:
+    return ", ".join(repr(n) for n in names)
 
 
 @dataclass(frozen=True)
@@ -96,11 +149,17 @@ class KernelSpec:
     unsupported: Mapping[str, str] = field(default_factory=dict)
     # GPU side (torch): inputs, launch, reference and the work done, for correctness and timing
     make_inputs: Callable | None = None
-    # launch_args(inputs, shape, config) -> (grid, {param: value} for every parameter in order,
-    # constexprs included): enough to launch a CompiledKernel or the JIT function itself
+    # launch_args(inputs, shape, config) -> (grid, {param: value}): matched to the kernel's parameters
+    # by name (launch_call); the constexprs may be left out (they are compiled in: bind's are used)
     launch_args: Callable | None = None
-    reference: Callable | None = None   # reference(inputs) -> expected output tensor
+    # reference(inputs) -> the expected output tensor; with several outputs, one per name of
+    # ``outputs`` (a tuple in that order, or a dict by name). It sees the inputs as they were before
+    # the launch, so a kernel that updates an input in place is checked against the original.
+    reference: Callable | None = None
     output: Callable | None = None      # output(inputs) -> the tensor the kernel wrote
+    # or: the names of the entries of make_inputs' dict the kernel writes (``("y", "mean", "rstd")``),
+    # each checked against the reference on its own; an input updated in place is named here too
+    outputs: tuple = ()
     flops: Callable | None = None       # flops(shape) -> float
     # library(inputs) -> None: the same work done by the library a user would call, written to
     # output(inputs); timed in the same rounds as a reference column (library_name names it)
@@ -114,6 +173,7 @@ class KernelSpec:
     dtypes: tuple = ()
 
     def __post_init__(self):
+        object.__setattr__(self, "defined_at", _definition_site())
         jit, autotuned, heuristics = unwrap(self.fn)
         object.__setattr__(self, "wrapper", self.fn if jit is not self.fn else None)
         object.__setattr__(self, "heuristics", heuristics)
@@ -133,11 +193,76 @@ class KernelSpec:
         if self.default_config not in self.configs:
             raise KernelError(f"kernel {self.name}: default_config {self.default_config!r} is not one of its "
                               f"configs ({', '.join(self.configs)})")
+        if isinstance(self.outputs, str):
+            object.__setattr__(self, "outputs", (self.outputs,))
+        object.__setattr__(self, "outputs", tuple(self.outputs))
+        if self.outputs and self.output is not None:
+            raise KernelError(f"{self.defined_at}: kernel {self.name}: give output or outputs, not both")
 
     @property
     def timeable(self) -> bool:
-        """Whether a GPU run can build inputs, launch, and check the output against a reference."""
-        return None not in (self.make_inputs, self.launch_args, self.output, self.reference)
+        """Whether a GPU run can build inputs, launch, and check the outputs against a reference."""
+        return None not in (self.make_inputs, self.launch_args, self.reference) and \
+            (self.output is not None or bool(self.outputs))
+
+    def _where(self, fn) -> str:
+        return _function_site(fn, self.defined_at)
+
+    def _match(self, what: str, fn, given, constexprs_optional: bool = False, unknown_only: bool = False) -> None:
+        """Raise a ParameterError if ``given`` (names ``fn`` returned) are not the kernel's
+        parameters: a name it has no parameter for, or a parameter without a value."""
+        params = parameters(self.fn)
+        names = [n for n, _ in params]
+        kernel = getattr(self.fn, "__name__", None) or getattr(getattr(self.fn, "fn", None), "__name__", self.name)
+        unknown = [k for k in given if k not in names]
+        if unknown:
+            raise ParameterError(f"{self._where(fn)}: kernel {self.name}: {what} gives {_names(unknown)}, which "
+                                 f"{kernel} has no parameter for (its parameters: {', '.join(names)})")
+        missing = [n for n, constexpr in params if n not in given and not (constexpr and constexprs_optional)]
+        if missing and not unknown_only:
+            raise ParameterError(f"{self._where(fn)}: kernel {self.name}: {what} gives no value for {kernel}'s "
+                                 f"parameter(s) {_names(missing)}")
+
+    def launch_call(self, inputs, shape: Mapping, cfg: TileConfig, target=None) -> tuple[tuple, list]:
+        """``launch_args`` called, and its arguments put in the order of the kernel's parameters,
+        matched by name: ``(grid, values)`` for ``compiled[grid](*values)`` (or the JIT function's).
+        A constexpr it leaves out gets the value ``bind`` (and the heuristics) compiled in."""
+        grid, args = self.launch_args(inputs, shape, cfg)
+        self._match("launch_args", self.launch_args, args, constexprs_optional=True)
+        params = parameters(self.fn)
+        if any(n not in args for n, _ in params):
+            args = {**self.bind_problem(shape, cfg, target).constexprs, **args}
+        return grid, [args[n] for n, _ in params]
+
+    def output_tensors(self, inputs: Mapping) -> dict:
+        """The tensors the kernel writes, by name (one, named ``output``, for a spec that gives ``output``)."""
+        if not self.outputs:
+            return {"output": self.output(inputs)}
+        missing = [n for n in self.outputs if n not in inputs]
+        if missing:
+            raise ParameterError(f"{self.defined_at}: kernel {self.name}: outputs names {_names(missing)}, which "
+                                 f"make_inputs does not give (it gives {', '.join(map(str, inputs))})")
+        return {n: inputs[n] for n in self.outputs}
+
+    def expected(self, inputs: Mapping) -> dict:
+        """``reference(inputs)`` by output name (see :meth:`output_tensors`)."""
+        names = list(self.outputs) or ["output"]
+        ref = self.reference(inputs)
+        if isinstance(ref, Mapping):
+            if set(ref) != set(names):
+                raise ParameterError(f"{self._where(self.reference)}: kernel {self.name}: reference returns "
+                                     f"{', '.join(map(str, ref))}; its outputs are {', '.join(names)}")
+            return {n: ref[n] for n in names}
+        if isinstance(ref, (tuple, list)):
+            if len(ref) != len(names):
+                raise ParameterError(f"{self._where(self.reference)}: kernel {self.name}: reference returns "
+                                     f"{len(ref)} values for {len(names)} output(s) ({', '.join(names)})")
+            return dict(zip(names, ref))
+        if len(names) != 1:
+            raise ParameterError(f"{self._where(self.reference)}: kernel {self.name}: reference returns one value "
+                                 f"for {len(names)} outputs; return one per output ({', '.join(names)}), in that "
+                                 "order or as a dict by name")
+        return {names[0]: ref}
 
     def config(self, name: str | None = None) -> TileConfig:
         name = name or self.default_config
@@ -179,6 +304,7 @@ class KernelSpec:
         """``bind`` called as it takes it (with the target or without), then the meta-parameters it
         left out filled by the kernel's ``@triton.heuristics`` from the bound values."""
         problem = self.bind(shape, cfg, target) if _takes_target(self.bind) else self.bind(shape, cfg)
+        self._match("bind", self.bind, {**problem.args, **problem.constexprs}, unknown_only=bool(self.heuristics))
         if not self.heuristics:
             return problem
         constexprs = dict(problem.constexprs)
@@ -190,6 +316,7 @@ class KernelSpec:
                 except KeyError as e:
                     raise KernelError(f"kernel {self.name}: its heuristic for {name} reads {e.args[0]!r}, which "
                                       "bind gives no value (a pointer, or missing)") from None
+        self._match("bind", self.bind, {**problem.args, **constexprs})
         return Problem(problem.args, constexprs, problem.options)
 
     def rel_tolerance(self, dtype: str) -> float:

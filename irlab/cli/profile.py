@@ -121,6 +121,9 @@ def cmd_profile(args) -> int:
         except KernelError as e:
             raise UsageError(str(e)) from None
     entries = _entries(args, target, spec)
+    if spec is not None and not args.compile_only:   # a misnamed launch argument is said before any GPU work
+        from ..timing.gate import check_names
+        check_names(spec, spec.shape(shape), spec.config(getattr(args, "config", None)), target)
     out = Path(args.out or f"runs/profile/{name}-{time.strftime('%Y%m%d-%H%M%S')}")
     job = Job(args.kernel, shape, target.name, entries, str(out), launches=args.launches, scopes=args.scopes,
               scope_buffer=args.scope_buffer, pc_interval=args.pc_interval)

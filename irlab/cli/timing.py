@@ -115,6 +115,9 @@ def build_search(args, explore_options: bool):
         if explore_options:
             configs = with_options(configs, parse_option_sets(args.options))
         variants = [Variant.baseline()] + load_variants([v for v in args.variants.split(",") if v], target)
+        if not args.static_only and configs:   # a misnamed launch argument is said now, not after compiling
+            from ..timing.gate import check_names
+            check_names(spec, shapes[0], configs[0], target)
     except (KernelError, ValueError) as e:
         raise UsageError(str(e)) from None
     out = Path(args.out or f"runs/{args.command}/{spec.name}-{time.strftime('%Y%m%d-%H%M%S')}")

@@ -90,8 +90,7 @@ class Subject:
         else:
             cfg = config if config is not None and not isinstance(config, str) else self.spec.config(config)
             inputs = self.spec.make_inputs(self.shape, "cuda", seed=1)
-            grid, args = self.spec.launch_args(inputs, self.shape, cfg)
-            values = list(args.values())
+            grid, values = self.spec.launch_call(inputs, self.shape, cfg, self.target)   # matched by name
         return lambda: compiled[grid](*values)
 
 

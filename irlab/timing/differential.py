@@ -16,6 +16,9 @@ random inputs with their outputs poisoned, and compared:
 * ``baseline wrong``: the baseline itself misses the fp32 reference at this shape (outside the
   kernel's domain): the comparison is shown but not counted.
 
+A kernel with several outputs (``KernelSpec.outputs``) has each compared on its own, with the
+tolerance of its own element type; a MISMATCH names the output that differs.
+
 The parent process never touches CUDA: each (kernel, config, shape) group runs in a child that
 appends one JSON line per finished variant, so a fault that poisons the CUDA context costs one
 variant (recorded as a MISMATCH with the error), never the run, and ``--resume`` skips what is
@@ -37,6 +40,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from .gate import NamedOutputs, rel_diffs
 from .plan import append_record, read_records
 
 
@@ -126,6 +130,7 @@ def shapes_for(spec, cfg=None, notes: list | None = None) -> list[dict]:
 
 def _refuses(spec, cfg, shape) -> str | None:
     """Why the kernel does not take ``shape`` (its bind, inputs or launch arguments raise), or None."""
+    from ..kernel_spec import ParameterError
     try:
         full = spec.shape(shape)
         c = cfg if cfg is not None else spec.config()
@@ -136,7 +141,9 @@ def _refuses(spec, cfg, shape) -> str | None:
             except ImportError:
                 return None
             inputs = spec.make_inputs({**full, **({"dtype": spec.dtypes[0]} if spec.dtypes else {})}, "cpu", seed=0)
-            spec.launch_args(inputs, full, c)
+            spec.launch_call(inputs, full, c)
+    except ParameterError:   # a mistake in the spec, not a shape it refuses: said as such
+        raise
     except Exception as e:   # the kernel's own code says no: the reason goes into the report
         return f"{type(e).__name__}: {e}".splitlines()[0][:200]
     return None
@@ -225,7 +232,8 @@ def run_group(group: Group, out: Path, cache_dir: str | None) -> int:
                    tolerance=check.get("tolerance"))
         if base is None:
             base = {"sha": p.info.get("binary_sha256"), "out": output, "ok": check.get("ok"),
-                    "tol": check.get("tolerance"), "exact": True}
+                    "tol": check.get("tolerance"), "exact": True,
+                    "tols": {n: r.get("tolerance") for n, r in check.get("outputs", {}).items()}}
             try:    # atomics land in another order each run: then no variant can be held to bit identity
                 _, again = runner.check(cell, entry, p)
                 base["exact"] = bool(runner.compare(output, again).get("identical_to_baseline"))
@@ -239,32 +247,32 @@ def run_group(group: Group, out: Path, cache_dir: str | None) -> int:
             continue
         cmp = runner.compare(base["out"], output)
         row.update(cmp)
-        diff = _rel_diff(runner.torch, base["out"], output)
+        diffs = rel_diffs(runner.torch, base["out"], output)   # per output (one is named "output")
+        diff = max(diffs.values())
         row["rel_diff_to_baseline"] = diff
+        several = isinstance(output, NamedOutputs)
+        if several:
+            row["rel_diff_by_output"] = diffs
+        over = [(n, d, base["tols"].get(n, base["tol"]) or 0) for n, d in diffs.items()
+                if d > (base["tols"].get(n, base["tol"]) or 0)]
         nan = check.get("nan", 0)
         if cmp.get("identical_to_baseline"):
             row["verdict"] = "identical"
-        elif nan == 0 and diff <= (base["tol"] or 0):
+        elif nan == 0 and not over:
             row["verdict"] = "close"
             if not base["exact"]:
                 row["reason"] = "the baseline itself differs between two runs (atomics): within tolerance is a match"
         else:
             row["verdict"] = "MISMATCH"
-            row["reason"] = (f"{nan} element(s) never written" if nan else
-                             f"relative difference to the baseline {diff:.3g} exceeds {base['tol']:g}")
+            unwritten = [n for n, r in check.get("outputs", {}).items() if r.get("nan")]
+            n, d, tol = max(over, key=lambda o: o[1] / o[2] if o[2] else o[1]) if over else ("", 0.0, 0.0)
+            row["reason"] = (f"{nan} element(s) never written" + (f" (in {', '.join(unwritten)})" if unwritten else "")
+                             if nan else f"relative difference to the baseline{f' in {n}' if several else ''} "
+                             f"{d:.3g} exceeds {tol:g}")
         if not base["ok"]:
             row["note"] = "the baseline misses the reference at this shape: not counted"
         append_record(out, row)
     return 0
-
-
-def _rel_diff(torch, a, b) -> float:
-    a, b = a.float(), b.float()
-    both = torch.isfinite(a) & torch.isfinite(b)
-    if not bool(both.all()):
-        return float("inf")
-    n = float(a.norm())
-    return float((a - b).norm()) / n if n > 0 else float((a - b).norm())
 
 
 def _short(e: BaseException) -> str:

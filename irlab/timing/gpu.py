@@ -3,7 +3,10 @@
 Correctness comes first: every entry runs once on fresh random inputs with its output poisoned
 (NaN), is compared with a reference computed in fp32 (``||out - ref|| / ||ref||`` within the
 kernel's tolerance, no NaN left, every element written), and with the baseline's output
-(bit-identical or not). Only entries that pass are timed.
+(bit-identical or not). Only entries that pass are timed. The gate itself is
+:mod:`irlab.timing.gate` (the reference from a copy of the inputs taken before the launch, each
+of several outputs on its own); a kernel is launched with its spec's ``launch_call``, the
+arguments matched to its parameters by name.
 
 What every entry of a cell shares, so that nothing but the binary differs between them: the
 same input and output buffers (one set per problem shape, made once per cell; when each entry
@@ -41,6 +44,7 @@ from ..variant import Variant
 from ..kernels import get
 from ..targets import current_target
 from ..named_variants import get_variant
+from .gate import NamedOutputs, check_outputs, compare_named
 from .plan import resolve_config
 from ..launches import is_launch_ref, load as load_launch
 
@@ -199,8 +203,7 @@ class GpuRunner:
         compiled = res.compiled
 
         def bind(inp):
-            grid, args = spec.launch_args(inp, shape, cfg)
-            values = list(args.values())
+            grid, values = spec.launch_call(inp, shape, cfg, self.target)   # matched to the parameters by name
             return lambda: compiled[grid](*values)
 
         info = {"kind": "triton", "variant": variant.name, "variant_key": res.variant_key, "config": cfg.name,
@@ -247,29 +250,16 @@ class GpuRunner:
             torch.cuda.synchronize()
             return {"ok": True, "reference": "the baseline's output"}, \
                 {k: t.clone() for k, t in p.launch_record.tensors(inp).items()}
-        spec = get(cell.kernel)
-        inp = spec.make_inputs(p.shape, "cuda", seed=7)     # fresh inputs, output poisoned with NaN
-        out = spec.output(inp)
-        if out.dtype.is_floating_point:
-            out.fill_(float("nan"))
-        p.check_launch(inp)
-        torch.cuda.synchronize()
-        ref = spec.reference({k: (v.float() if torch.is_tensor(v) and v.is_floating_point() else v)
-                              for k, v in inp.items()}).float()
-        got = out.float()
-        nan = int(torch.isnan(got).sum().item())
-        err = float((got - ref).norm() / ref.norm()) if ref.norm() > 0 else float("inf")
-        tol = spec.rel_tolerance(str(out.dtype).replace("torch.", ""))
-        ok = nan == 0 and math.isfinite(err) and err <= tol
-        reason = "" if ok else (f"{nan} output elements never written (NaN)" if nan else
-                                f"relative error {err:.3g} exceeds {tol:g}")
-        return {"ok": ok, "rel_error": err, "tolerance": tol, "nan": nan, "reason": reason}, out.clone()
+        # fresh inputs, outputs poisoned with NaN, the reference computed from a clone of the inputs
+        return check_outputs(torch, get(cell.kernel), p.shape, p.check_launch, "cuda")
 
     def compare(self, baseline_out, out) -> dict:
         """How an entry's output differs from the baseline's. For a captured launch (every tensor
         argument, by name) that is the correctness gate: each must match within its dtype's
         tolerance (2e-3 relative for 16-bit floats, 1e-5 otherwise, exact for integers)."""
         torch = self.torch
+        if isinstance(baseline_out, NamedOutputs):   # a kernel's several outputs, name by name
+            return compare_named(torch, baseline_out, out)
         if not isinstance(baseline_out, dict):
             if baseline_out.shape != out.shape:   # another problem (a planted larger shape): nothing to compare
                 return {"identical_to_baseline": None, "other_shape": list(out.shape)}
