@@ -16,10 +16,13 @@ An HTML comment on the line before a block changes what happens to it:
 A ``## `` section runs in a folder of its own, made like the repository (its pyproject.toml,
 goldens, experiments and docs copied, so no block writes into the checkout); a section whose
 heading is followed by ``<!-- readme-test: empty-folder -->`` starts in an empty folder, as a
-user's own project would.
+user's own project would; one followed by ``<!-- readme-test: requires MODULE -->`` is about a
+library irlab does not depend on (a library kernel's own package): its blocks are skipped, saying
+so, where MODULE cannot be imported.
 """
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import shutil
@@ -52,6 +55,7 @@ class Block:
     arg: str | None
     section: str
     empty_folder: bool
+    requires: str | None = None
 
     @property
     def id(self) -> str:
@@ -60,15 +64,17 @@ class Block:
 
 def blocks() -> list[Block]:
     lines = README.read_text().splitlines()
-    out, section, empty, mark, i = [], "", False, None, 0
+    out, section, empty, requires, mark, i = [], "", False, None, None, 0
     while i < len(lines):
         line = lines[i]
         if line.startswith("## "):
-            section, empty = line[3:], False
+            section, empty, requires = line[3:], False, None
         m = MARK.match(line)
         if m:
             if m["what"] == "empty-folder":
                 empty = True
+            elif m["what"] == "requires":
+                requires = m["arg"]
             else:
                 mark = (m["what"], m["arg"])
             i += 1
@@ -77,7 +83,7 @@ def blocks() -> list[Block]:
         if f:
             end = next(j for j in range(i + 1, len(lines)) if lines[j].startswith("```"))
             out.append(Block(i + 1, f["lang"], "\n".join(lines[i + 1:end]) + "\n", *(mark or (None, None)),
-                             section, empty))
+                             section, empty, requires))
             mark, i = None, end + 1
             continue
         if line.strip():
@@ -138,6 +144,8 @@ def folders(tmp_path_factory):
 
 
 def run_block(block: Block, cwd: Path, checkout: bool = True) -> None:
+    if block.requires and importlib.util.find_spec(block.requires) is None:
+        pytest.skip(f"section {block.section!r} needs {block.requires}, which is not installed here")
     """Run (or write, or parse) ``block`` in ``cwd`` with this Python's ``irlab`` first on PATH and,
     with ``checkout``, this checkout first on PYTHONPATH (without: the irlab installed in this Python)."""
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}

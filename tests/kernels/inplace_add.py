@@ -1,12 +1,12 @@
 """``x += y``: a kernel that writes into one of its inputs, for the correctness gate (the
 reference must see ``x`` as it was before the launch). SPEC names the output, LEGACY gives it as
 ``output=`` (the gate tells it is an input by the memory it shares with one the reference reads);
-SMALL_RMS is Liger-Kernel's RMSNorm forward (docs/library) at a size Triton's interpreter runs fast."""
+SMALL_RMS normalizes rows and writes each row's 1/rms beside them (two outputs); SMALL_RMS_BWD
+writes its dX over dY, which it reads, and a per-row dW (two outputs, one of them in place): the
+shapes of docs/library/liger_rms_norm.py at a size Triton's interpreter runs fast."""
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
-from pathlib import Path
 
 import triton
 import triton.language as tl
@@ -42,9 +42,57 @@ SPEC = KernelSpec(name="add_into", fn=add_into, configs=CONFIGS, default_shape={
                   reference=lambda inp: inp["x"] + inp["y"])
 LEGACY = dataclasses.replace(SPEC, name="add_into_legacy", outputs=(), output=lambda inp: inp["x"])
 
-_lib = importlib.util.spec_from_file_location(
-    "liger_rms_norm", Path(__file__).resolve().parents[2] / "docs" / "library" / "liger_rms_norm.py")
-_rms = importlib.util.module_from_spec(_lib)
-_lib.loader.exec_module(_rms)
-SMALL_RMS = dataclasses.replace(_rms.FORWARD, name="small_rms_norm_fwd", default_shape={"M": 4, "N": 96})
-SMALL_RMS_BWD = dataclasses.replace(_rms.BACKWARD, name="small_rms_norm_bwd", default_shape={"M": 4, "N": 96})
+EPS = 1e-6
+
+
+@triton.jit
+def norm_rows(X_ptr, Y_ptr, r_ptr, N, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    mask = offs < N
+    x = tl.load(X_ptr + row * N + offs, mask=mask, other=0.0)
+    r = 1.0 / tl.sqrt(tl.sum(x * x, axis=0) / N + 1e-6)
+    tl.store(Y_ptr + row * N + offs, x * r, mask=mask)
+    tl.store(r_ptr + row, r)
+
+
+@triton.jit
+def norm_rows_backward(dY_ptr, X_ptr, r_ptr, dW_ptr, N, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    mask = offs < N
+    dy = tl.load(dY_ptr + row * N + offs, mask=mask, other=0.0)
+    x = tl.load(X_ptr + row * N + offs, mask=mask, other=0.0)
+    r = tl.load(r_ptr + row)
+    tl.store(dW_ptr + row * N + offs, dy * x * r, mask=mask)
+    tl.store(dY_ptr + row * N + offs, dy * r, mask=mask)      # dX over dY
+
+
+def _rows_inputs(shape, device="cuda", seed=0):
+    import torch
+    g = torch.Generator(device=device).manual_seed(seed)
+    M, N = shape["M"], shape["N"]
+    x = torch.randn((M, N), device=device, generator=g)
+    return {"X": x, "dY": torch.randn((M, N), device=device, generator=g), "Y": torch.empty_like(x),
+            "r": torch.rsqrt(x.pow(2).mean(dim=1) + EPS), "dW": torch.empty_like(x)}
+
+
+def _rows_bind(*pointers):
+    return lambda shape, cfg: Problem({**{p: "*fp32" for p in pointers}, "N": shape["N"]}, dict(cfg.meta),
+                                      cfg.options())
+
+
+ROWS = {"128": TileConfig("128", {"BLOCK": 128})}
+SMALL_RMS = KernelSpec(
+    name="small_rms_norm_fwd", fn=norm_rows, configs=ROWS, default_shape={"M": 4, "N": 96},
+    bind=_rows_bind("X_ptr", "Y_ptr", "r_ptr"), make_inputs=_rows_inputs, outputs=("Y", "r"),
+    launch_args=lambda inp, shape, cfg: ((shape["M"],), {"Y_ptr": inp["Y"], "r_ptr": inp["r"], "X_ptr": inp["X"],
+                                                          "N": shape["N"]}),
+    reference=lambda inp: (inp["X"] * (inp["X"].pow(2).mean(dim=1) + EPS).rsqrt()[:, None],
+                           (inp["X"].pow(2).mean(dim=1) + EPS).rsqrt()))
+SMALL_RMS_BWD = KernelSpec(
+    name="small_rms_norm_bwd", fn=norm_rows_backward, configs=ROWS, default_shape={"M": 4, "N": 96},
+    bind=_rows_bind("dY_ptr", "X_ptr", "r_ptr", "dW_ptr"), make_inputs=_rows_inputs, outputs=("dY", "dW"),
+    launch_args=lambda inp, shape, cfg: ((shape["M"],), {"dY_ptr": inp["dY"], "X_ptr": inp["X"], "r_ptr": inp["r"],
+                                                          "dW_ptr": inp["dW"], "N": shape["N"]}),
+    reference=lambda inp: {"dY": inp["dY"] * inp["r"][:, None], "dW": inp["dY"] * inp["X"] * inp["r"][:, None]})
