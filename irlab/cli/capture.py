@@ -16,7 +16,6 @@ def cmd_capture(args) -> int:
     The script runs as ``python script.py`` would (its folder first on sys.path), against a
     Triton cache of its own, so every kernel really compiles and its stage times are recorded; a
     run that captured nothing leaves no folder behind."""
-    import importlib.util
     import runpy
     import shutil
     import tempfile
@@ -28,16 +27,11 @@ def cmd_capture(args) -> int:
         raise UsageError("--save-tensors saves the tensors of launches, which --no-launches does not record")
     if args.no_launches and args.profile:
         raise UsageError("--profile times launches, which --no-launches does not record")
-    cmd = list(args.command)
-    if cmd and cmd[0] == "--":
-        cmd = cmd[1:]
-    if not cmd:
-        raise UsageError("irlab capture needs a script to run: irlab capture [--out DIR] -- script.py [args]")
-    if cmd[0] == "-m":
-        if len(cmd) < 2 or importlib.util.find_spec(cmd[1]) is None:
-            raise UsageError(f"no module {cmd[1] if len(cmd) > 1 else ''!r} to run (irlab capture -- -m MODULE)")
-    elif not Path(cmd[0]).is_file():
-        raise UsageError(f"no such script: {cmd[0]}")
+    from ..bridge.program import ProgramError, check_command
+    try:
+        cmd = check_command(args.command)
+    except ProgramError as e:
+        raise UsageError(f"irlab capture: {e}") from None
     if args.profile:
         from ..targets import current_target
         if current_target() is None:
