@@ -74,6 +74,7 @@ class StoreFromMma(RewritePattern):
             return rw.notify_match_failure(st, "refused: the store writes a running accumulator of the loop it is in, "
                                                "not an epilogue (allow_in_loop=true to rewrite it anyway)")
         blocked, mma = cvt.result.type.layout, cvt.src.type.encoding_text
+        value_type = st.operand_use("value").value.type   # the stored value's type, before the chain moves
         moved = lambda t: relayout(t, blocked, mma)   # noqa: E731
         stored = (lambda t: relayout(t, blocked, wide)) if wide else moved   # noqa: E731
         # the chain moves to the MMA layout in place; its splats are cloned there
@@ -99,7 +100,7 @@ class StoreFromMma(RewritePattern):
         if wide:   # the in-register exchange (v_permlane*_swap) to a layout with 8 consecutive columns a lane
             name = rw.fresh_name(f"{current.name}_wide", st)
             current = rw.insert_before(st, f"%{name} = ttg.convert_layout {current.ref} : {current.type} -> "
-                                           f"{stored(cvt.result.type)}",
+                                           f"{stored(value_type)}",
                                        reason="exchange columns between lanes for 128-bit stores")[0].result
         rw.set_operand(st.operand_use("value"), current, "store the accumulator without the blocked convert")
         rw.retype(st, stored, "store from the MMA layout" if not wide else "store from the wide-store layout")

@@ -97,3 +97,25 @@ module attributes {"ttg.num-ctas" = 1 : i32, "ttg.num-warps" = 8 : i32, ttg.targ
     tt.return
   }
 }
+
+// -----
+
+#blocked = #ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [16, 4], warpsPerCTA = [4, 1], order = [0, 1]}>
+#mma = #ttg.amd_mfma<{version = 4, warpsPerCTA = [4, 1], instrShape = [32, 32, 16], isTransposed = true}>
+module attributes {"ttg.num-ctas" = 1 : i32, "ttg.num-warps" = 4 : i32, ttg.target = "hip:gfx950", "ttg.threads-per-warp" = 64 : i32} {
+  // The f32 accumulator is converted, then truncated: the wide layout is chosen for the stored
+  // f16 value, and the exchange converts the truncated value (one remark, no second rewrite).
+  // CHECK-LABEL: tt.func public @truncf_after_the_convert
+  tt.func public @truncf_after_the_convert(%c_ptr: !tt.ptr<f16> {tt.divisibility = 16 : i32}) {
+    %acc = arith.constant dense<1.000000e+00> : tensor<128x128xf32, #mma>
+    %out = ttg.convert_layout %acc : tensor<128x128xf32, #mma> -> tensor<128x128xf32, #blocked>
+    // CHECK: %[[T:.*]] = arith.truncf %acc : tensor<128x128xf32, #mma> to tensor<128x128xf16, #mma>
+    %t = arith.truncf %out : tensor<128x128xf32, #blocked> to tensor<128x128xf16, #blocked>
+    %ptrs = tt.splat %c_ptr : !tt.ptr<f16> -> tensor<128x128x!tt.ptr<f16>, #blocked>
+    // CHECK: ttg.convert_layout %[[T]] : tensor<128x128xf16, #mma> -> tensor<128x128xf16, #ttg.linear<{register = {{\[}}[0, 1], [0, 2], [0, 4], [0, 16], [0, 32], [0, 64]], lane = {{\[}}[1, 0], [2, 0], [4, 0], [8, 0], [16, 0], [0, 8]], warp = {{\[}}[32, 0], [64, 0]], block = []}>>
+    // REMARK: wide_stores_cdna4.mlir:[[# @LINE + 2]]:5: remark: stores from #mma {{.*}} through an in-register exchange {{.*}}, and 1 elementwise op(s)
+    // REMARK-NOT: no wide-store layout: the stored element type is f32
+    tt.store %ptrs, %t : tensor<128x128x!tt.ptr<f16>, #blocked>
+    tt.return
+  }
+}
