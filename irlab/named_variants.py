@@ -51,7 +51,8 @@ def _interleave_pinned(base: Variant, pin: str, name: str) -> Variant:
 
 def _epilogue(base: Variant) -> Variant:
     return base.then(Insert("optimize-epilogue", at="end", cleanup=EPILOGUE_CLEANUP), name="optimize-epilogue",
-                     description="store the MMA accumulator from its MMA layout (no convert_layout through LDS)")
+                     description="store the MMA accumulator from its MMA layout (no convert_layout through LDS; on "
+                                 "CDNA4 through the in-register wide-store layout)")
 
 
 def _cancel_transposes(base: Variant) -> Variant:

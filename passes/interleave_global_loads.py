@@ -10,9 +10,13 @@ move that would cross an op whose effects conflict (a barrier, a store, an atomi
 it does not know) or break a dependence; the note names that op. Presets:
 
 * ``talk`` (default): sink load #1 after the last ``local_load`` feeding the dot.
-* ``upstream``: the conditions of AMD's own sinkSecondLoad (Triton 3.6's ReorderInstructions):
-  exactly two global loads and one dot in the loop, an M and N tile of at least 128 and a K tile
-  of at least 64, the second load placed immediately before the dot.
+* ``upstream``: exactly the conditions of AMD's own sinkSecondLoad in Triton 3.6's TritonAMDGPU
+  ReorderInstructions (3.9 removed it): an innermost loop with exactly one dot and exactly two
+  global loads in its body; both loads 2-D, the first (in body order) at least 128 x 64, the
+  second at least 128 along dim 1 (the load shapes, not the dot's: a transposed operand counts
+  as loaded); the second load before the dot and its first user after it; the second load then
+  placed immediately before the dot. The other options (``load``, ``placement``, ``min_*``,
+  ``allow_*``) do not apply to it; irlab's rewriter still refuses a move across a conflicting op.
 
 On AMD the new TTGIR order alone does not reach the AMDGCN (the backend's scheduler rebuilds the
 loop; on gfx942 the assembly is identical to the un-interleaved one). ``pin`` keeps it there:
@@ -27,6 +31,7 @@ from typing import ClassVar
 
 from irlab.analysis import amdgpu_sched as sched
 from irlab.ir import Operation, RewriteError, RewritePattern, TensorType, describe
+from irlab.ir.rewrite import ancestor_in_block
 from irlab.ir.traits import DOT, GLOBAL_LOAD, LAYOUT_CONVERSION, LOCAL_LOAD, LOCAL_STORE, SCHEDULE_PIN
 from irlab.pass_api import ModulePass, PassContext, option
 from irlab.registry import register
@@ -60,6 +65,8 @@ class SinkStagedLoad(RewritePattern):
         if any(x.name in ("scf.for", "scf.while") for x in loop.walk() if x is not loop):
             return rw.notify_match_failure(loop, "no candidate: the loop contains another loop "
                                                  "(only innermost loops are scheduled)")
+        if o.preset == "upstream":
+            return self.upstream(loop, rw)
         dots = [x for x in body.ops if x.name in DOT]
         loads = [x for x in body.ops if x.name in GLOBAL_LOAD]
         if not dots or not loads:
@@ -82,17 +89,47 @@ class SinkStagedLoad(RewritePattern):
             if min(m, n) < o.min_non_k or k < o.min_k:
                 return rw.notify_match_failure(loop, f"not moved: tile M={m} N={n} K={k} is below the threshold "
                                                      f"(min_non_k={o.min_non_k}, min_k={o.min_k})")
-        if o.preset == "upstream" and (len(loads) != 2 or len(dots) != 1):
-            return rw.notify_match_failure(loop, f"not moved: upstream's conditions need exactly two global loads "
-                                                 f"and one dot, the loop has {len(loads)} and {len(dots)}")
         if o.load >= len(staged):
             return rw.notify_match_failure(loop, f"not moved: the loop stages {len(staged)} global load(s); "
                                                  f"there is no load #{o.load} (0-based)")
         load = staged[o.load]
-        if o.preset == "upstream" and any(body.index(u) < body.index(dot) for u in load.result.users):
-            return rw.notify_match_failure(load, "not moved: the load is used before the dot (upstream's condition)")
-        before_dot = o.placement == "before-dot" or o.preset == "upstream"
-        anchor = dot if before_dot else feeding[-1]
+        before_dot = o.placement == "before-dot"
+        return self.sink(body, load, dot, dot if before_dot else feeding[-1], before_dot, rw)
+
+    def upstream(self, loop: Operation, rw) -> None:
+        """Triton 3.6's sinkSecondLoad (TritonAMDGPU ReorderInstructions; 3.9 removed it), condition
+        for condition: in an innermost loop with exactly one dot, exactly two global loads in the
+        loop body, both 2-D tensors, the first (in body order) at least 128 x 64 (dims 0, 1), the
+        second at least 128 along dim 1; the second before the dot and its first user after it.
+        Then the second moves right before the dot. (Upstream ran before buffer-op conversion, so it
+        counted ``tt.load``s; at the end of the pipeline irlab counts ``amdg.buffer_load``s too.)"""
+        body = loop.body
+        dots = [x for x in loop.walk() if x.name in DOT]
+        loads = [x for x in body.ops if x.name in GLOBAL_LOAD]
+        if len(dots) != 1 or len(loads) != 2:
+            return rw.notify_match_failure(loop, f"not moved: Triton 3.6's sinkSecondLoad needs exactly one dot and two "
+                                                 f"global loads in the loop, it has {len(dots)} and {len(loads)}")
+        dot = dots[0]
+        ta, tb = (x.result.type for x in loads)
+        if not all(isinstance(t, TensorType) and t.rank == 2 for t in (ta, tb)):
+            return rw.notify_match_failure(loop, "not moved: Triton 3.6's sinkSecondLoad needs both loads to be 2-D "
+                                                 "tensors")
+        if not (ta.shape[0] >= 128 and ta.shape[1] >= 64 and tb.shape[1] >= 128):
+            return rw.notify_match_failure(loop, f"not moved: the loads' tiles {ta.shape[0]}x{ta.shape[1]} and "
+                                                 f"{tb.shape[0]}x{tb.shape[1]} are below Triton 3.6's sinkSecondLoad "
+                                                 "threshold (first load >= 128x64, second load >= 128 along dim 1)")
+        load = loads[1]
+        if dot.parent is not body or body.index(load) > body.index(dot):
+            return rw.notify_match_failure(load, "not moved: the second global load does not come before the dot "
+                                                 "in the loop body (Triton 3.6's condition)")
+        users = sorted({body.index(a) for u in load.result.users if (a := ancestor_in_block(u, body)) is not None})
+        if users and users[0] < body.index(dot):
+            return rw.notify_match_failure(load, "not moved: the load's first user comes before the dot "
+                                                 "(Triton 3.6's condition)")
+        return self.sink(body, load, dot, dot, True, rw)
+
+    def sink(self, body, load, dot, anchor, before_dot: bool, rw) -> None:
+        o = self.opts
         if self.in_place(body, load, anchor, before_dot):
             amd = sched.is_amd(self.ctx.module)
             if o.pin != "none" and amd and not sched.is_pinned(body, load, dot, o.pin):
@@ -108,7 +145,7 @@ class SinkStagedLoad(RewritePattern):
             return rw.notify_match_failure(load, f"not moved: it would swap with {describe(other)}; global loads "
                                                  "keep the order of their local_store uses")
         t = load.result.type
-        if not o.allow_small_loads and (not isinstance(t, TensorType) or t.rank < 2):
+        if o.preset != "upstream" and not o.allow_small_loads and (not isinstance(t, TensorType) or t.rank < 2):
             return rw.notify_match_failure(load, "not moved: it loads a scalar or 1-D tensor (allow_small_loads=true)")
         try:
             (rw.move_before if before_dot else rw.move_after)(load, anchor, reason=f"{o.preset} schedule")
@@ -138,12 +175,13 @@ class InterleaveGlobalLoads(ModulePass):
     name: ClassVar[str] = "interleave-global-loads"
     summary: ClassVar[str] = "sink the second global load of a pipelined GEMM loop below its local_loads (the talk's schedule)"
 
-    preset: str = option("talk", "talk: after the local_loads; upstream: AMD's sinkSecondLoad conditions "
-                         "(2 loads, 1 dot, M,N >= 128, K >= 64, just before the dot)", PRESETS)
+    preset: str = option("talk", "talk: after the local_loads; upstream: Triton 3.6's sinkSecondLoad, exactly (1 dot, "
+                         "2 global loads, first load >= 128x64, second >= 128 along dim 1, just before the dot)",
+                         PRESETS)
     placement: str = option("after-local-loads", "where the load goes (preset talk)", ("after-local-loads", "before-dot"))
     load: int = option(1, "which staged global load to sink, 0-based in the order of their local_store uses")
-    min_non_k: int = option(0, "leave loops alone whose dot's M or N tile is smaller (preset upstream: 128)")
-    min_k: int = option(0, "leave loops alone whose dot's K tile is smaller (preset upstream: 64)")
+    min_non_k: int = option(0, "leave loops alone whose dot's M or N tile is smaller (preset talk)")
+    min_k: int = option(0, "leave loops alone whose dot's K tile is smaller (preset talk)")
     allow_multi_dot: bool = option(False, "also act on loops with more than one dot")
     allow_small_loads: bool = option(False, "also move scalar and 1-D loads")
     pin: str = option("none", "keep the order in the AMDGCN (AMD): barriers (rocdl.sched.barrier 0 around the "
@@ -154,9 +192,6 @@ class InterleaveGlobalLoads(ModulePass):
     def __post_init__(self):
         if not 0.0 <= self.mfma_before <= 1.0:
             raise ValueError(f"mfma_before must be between 0 and 1, not {self.mfma_before}")
-        if self.preset == "upstream":
-            object.__setattr__(self, "min_non_k", max(self.min_non_k, 128))
-            object.__setattr__(self, "min_k", max(self.min_k, 64))
 
     def run(self, ctx: PassContext) -> None:
         if not ctx.module.find("scf.for"):

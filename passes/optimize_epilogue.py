@@ -13,6 +13,14 @@ match by meaning: an alias and the same layout written inline are one layout. St
 loop inside a tile loop (persistent GEMMs) are epilogues too. The variant then runs Triton's
 remove_layout_conversions and canonicalize.
 
+On CDNA4 (gfx950: MFMA version 4, transposed, 32x32 or 16x16, f16/bf16 stored) the MFMA layout
+gives a lane only 4 consecutive columns (64-bit stores). There the store writes from the linear
+layout Triton 3.9's own pass chooses (``chooseMfmaLikeStoreLayout``, built by
+:func:`irlab.ir.layouts.mfma_store_layout`): two column bits exchanged between registers and
+lanes, 8 consecutive columns a lane, 128-bit stores, and a convert to it that Triton lowers to
+``v_permlane32_swap`` / ``v_permlane16_swap`` -- registers only, no LDS. Elsewhere the remark
+says why the store stays in the MFMA layout; ``store_layout=mma`` never converts.
+
 It refuses, naming the op that stops it: atomic epilogues (split-K, stream-K), a convert or chain
 op with other users, a chain op combining the accumulator with another tensor (a bias add), and a
 store of a running accumulator inside its own loop (unless ``allow_in_loop``).
@@ -25,6 +33,7 @@ from typing import ClassVar
 from irlab.ir import BlockArgument, Operation, RewritePattern, TensorType, describe, is_pure
 from irlab.ir.queries import is_elementwise, is_splat
 from irlab.ir.traits import ATOMIC_RMW, BROADCAST, DOT, GLOBAL_STORE
+from irlab.ir.layouts import is_layout, mfma_store_layout
 from irlab.ir.types import relayout
 from irlab.pass_api import ModulePass, PassContext, option
 from irlab.registry import register
@@ -51,6 +60,9 @@ class StoreFromMma(RewritePattern):
             return rw.notify_match_failure(st, blocker)
         if cvt is None:
             return None   # not an MMA accumulator's epilogue: nothing to say about this store
+        wide, why_not = self.store_layout(st, cvt.src.type)
+        if wide and is_layout(cvt.result.type.layout, wide):
+            return None   # already the wide-store exchange (this pass's own, or Triton's)
         if st.name in ATOMIC_RMW:
             return rw.notify_match_failure(st, "refused: the MMA accumulator is stored with an atomic (split-K / "
                                                "stream-K epilogue); OPTIMIZE_EPILOGUE applies to plain stores only")
@@ -62,7 +74,9 @@ class StoreFromMma(RewritePattern):
             return rw.notify_match_failure(st, "refused: the store writes a running accumulator of the loop it is in, "
                                                "not an epilogue (allow_in_loop=true to rewrite it anyway)")
         blocked, mma = cvt.result.type.layout, cvt.src.type.encoding_text
+        value_type = st.operand_use("value").value.type   # the stored value's type, before the chain moves
         moved = lambda t: relayout(t, blocked, mma)   # noqa: E731
+        stored = (lambda t: relayout(t, blocked, wide)) if wide else moved   # noqa: E731
         # the chain moves to the MMA layout in place; its splats are cloned there
         current = rw.retype_chain(chain, cvt.result, cvt.src, moved, "moved to the MMA layout")
         memo, originals = {}, []
@@ -81,15 +95,32 @@ class StoreFromMma(RewritePattern):
         for name in ("ptr", "offsets", "mask"):
             use = st.operand_use(name) if name in st.named_operands() else None
             if use is not None:
-                rw.set_operand(use, rw.rematerialize(use.value, st, moved, can_clone, convert, memo,
-                                                     "address math rematerialized in the MMA layout"))
-        rw.set_operand(st.operand_use("value"), current, "store the MMA-layout value")
-        rw.retype(st, moved, "store from the MMA layout")
+                rw.set_operand(use, rw.rematerialize(use.value, st, stored, can_clone, convert, memo,
+                                                     "address math rematerialized in the store's layout"))
+        if wide:   # the in-register exchange (v_permlane*_swap) to a layout with 8 consecutive columns a lane
+            name = rw.fresh_name(f"{current.name}_wide", st)
+            current = rw.insert_before(st, f"%{name} = ttg.convert_layout {current.ref} : {current.type} -> "
+                                           f"{stored(value_type)}",
+                                       reason="exchange columns between lanes for 128-bit stores")[0].result
+        rw.set_operand(st.operand_use("value"), current, "store the accumulator without the blocked convert")
+        rw.retype(st, stored, "store from the MMA layout" if not wide else "store from the wide-store layout")
         rw.erase(cvt, "the epilogue no longer converts the accumulator")
-        rw.erase_unused(originals, "the address math is now done in the MMA layout")
-        self.ctx.remark(f"stores from {cvt.src.type.layout.describe()} now: removed {describe(cvt)}, moved the "
-                        f"store's {'offsets' if st.name == 'amdg.buffer_store' else 'pointers'} and mask instead"
-                        + (f", and {len(chain)} elementwise op(s)" if chain else ""), st)
+        rw.erase_unused(originals, "the address math is now done in the store's layout")
+        what = "pointers" if st.name != "amdg.buffer_store" else "offsets"
+        how = (f"stores from {cvt.src.type.layout.describe()} now" if not wide else
+               f"stores from {cvt.src.type.layout.describe()} through an in-register exchange to Triton's "
+               "wide-store linear layout (8 consecutive columns a lane) now")
+        self.ctx.remark(f"{how}: removed {describe(cvt)}, moved the store's {what} and mask instead"
+                        + (f", and {len(chain)} elementwise op(s)" if chain else "")
+                        + (f"; no wide-store layout: {why_not}" if why_not else ""), st)
+
+    def store_layout(self, st: Operation, acc) -> tuple[str | None, str]:
+        """(the wide-store layout's text, "") where the store should write from it, else (None, why
+        not, or "" where there is nothing to say: an NVIDIA MMA, or ``store_layout=mma``)."""
+        if self.opts.store_layout == "mma" or acc.layout.kind != "amd_mfma":
+            return None, ""
+        t = st.operand_use("value").value.type
+        return mfma_store_layout(acc.layout, t.shape, t.element)
 
     def trace(self, value):
         """(convert out of an MMA layout, chain ops store-side last, None), or (None, [], why not)."""
@@ -155,6 +186,10 @@ class OptimizeEpilogue(ModulePass):
     allow_in_loop: bool = option(False, "also rewrite stores of a loop's running accumulator inside that loop")
     rematerialize: bool = option(True, "recompute the store's address and mask math in the MMA layout (else convert "
                                  "them, and leave the rest to Triton's remove_layout_conversions)")
+    store_layout: str = option("auto", "auto: where Triton 3.9 would (CDNA4's transposed 32x32 or 16x16 MFMA, "
+                               "f16/bf16), store from its linear layout of 8 consecutive columns a lane, reached by "
+                               "an in-register lane exchange, for 128-bit stores; mma: always from the MMA layout",
+                               choices=("auto", "mma"))
     max_chain: int = option(8, "longest chain of elementwise ops between the convert and the store")
 
     def run(self, ctx: PassContext) -> None:

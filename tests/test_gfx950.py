@@ -9,7 +9,8 @@ from irlab.bridge import compat
 from irlab import ir, report
 from irlab.bridge.compile import compile_kernel
 from irlab.kernels import KERNELS
-from irlab.named_variants import get_variant, variants_for
+from irlab.named_variants import EPILOGUE_CLEANUP, get_variant, variants_for
+from irlab.variant import Insert
 
 TARGET = "hip:gfx950"
 
@@ -34,21 +35,28 @@ def test_every_amd_variant_compiles_and_the_report_uses_gfx950s_limits(gemm):
 
 def test_epilogue_stores_tritons_pass_against_optimize_epilogue(gemm):
     # Triton's own pass on gfx950 converts the accumulator to a linear layout in registers
-    # (v_permlane32_swap, no LDS) and stores dwordx4; irlab's pass stores from the MFMA layout
+    # (v_permlane32_swap, no LDS) and stores dwordx4; irlab's pass chooses the same layout, by its
+    # bases, and stores as wide
     triton_own, irlab_own = report.from_compile(gemm["baseline"]), report.from_compile(gemm["optimize-epilogue"])
     off = report.from_compile(gemm["no-optimize-epilogue"])
-    stored = {name: {o.value.type.layout.kind for o in ir.parse(gemm[name].text("ttgir", locations=False)).walk()
-                     if o.name in ("tt.store", "amdg.buffer_store")} for name in gemm}
-    assert stored["baseline"] == {"linear"} and stored["optimize-epilogue"] == {"amd_mfma"}
-    assert triton_own.counts["kernel"]["global_stores"] == {"128-bit": 4}
-    # the MFMA layout gives a lane 4 consecutive fp16 (64 bits): both versions store 8 x 64-bit (3.9
-    # once stored 128 bits from it, with the blocked layout's stale contiguity hint: two runs 8
-    # columns apart written as one -- the rewriter now recomputes the hint)
-    assert irlab_own.counts["kernel"]["global_stores"] == {"64-bit": 8}
-    assert any(k.startswith("v_permlane") for k in triton_own.counts["kernel"]["permutes"])
+    stored = {name: [o.value.type.layout for o in ir.parse(gemm[name].text("ttgir", locations=False)).walk()
+                     if o.name in ("tt.store", "amdg.buffer_store")] for name in gemm}
+    assert {x.kind for x in stored["baseline"]} == {"linear"} == {x.kind for x in stored["optimize-epilogue"]}
+    assert [x.params for x in stored["baseline"]] == [x.params for x in stored["optimize-epilogue"]]
+    assert triton_own.counts["kernel"]["global_stores"] == {"128-bit": 4} == irlab_own.counts["kernel"]["global_stores"]
+    for r in (triton_own, irlab_own):
+        assert any(k.startswith("v_permlane32_swap") for k in r.counts["kernel"]["permutes"])
     # with Triton's pass off, the convert goes through LDS: more LDS traffic than either
     lds = lambda r: sum(r.counts["kernel"]["lds_writes"].values())   # noqa: E731
     assert lds(off) > lds(triton_own) == lds(irlab_own)
+
+
+def test_epilogue_store_layout_mma_keeps_the_narrow_mfma_stores():
+    narrow = get_variant("no-optimize-epilogue", TARGET).then(
+        Insert("optimize-epilogue", at="end", options={"store_layout": "mma"}, cleanup=EPILOGUE_CLEANUP),
+        name="optimize-epilogue-mma")
+    res = compile_kernel(KERNELS["gemm_fp16"], TARGET, variant=narrow)
+    assert report.from_compile(res).counts["kernel"]["global_stores"] == {"64-bit": 8}
 
 
 def test_pinned_variant_names_gfx950_mfma_sizes(gemm):

@@ -7,12 +7,14 @@ any IR:
 
 * Every shared-memory trip, per buffer: a register value written (``ttg.local_alloc %v``,
   ``ttg.local_store``) and read back (``ttg.local_load``), through any views (``memdesc_index``,
-  ``memdesc_trans``, loop-carried buffers); global data staged into LDS (async copies, pipelined
+  ``memdesc_trans``, buffers carried by ``scf.for``, ``scf.if`` and ``scf.while``); global data staged into LDS (async copies, pipelined
   ``local_store`` of a load); LDS buffers read directly by an MMA; and every ``convert_layout``
   that goes through LDS -- which Triton decides: its own shared-memory allocation runs on a copy
   of the module and the converts that got scratch space are the ones. In the old syntax
   (``#triton_gpu`` shared-encoded tensors) a convert to or from a shared encoding *is* an LDS
   write or read.
+* Every dot operand read from LDS across K (``lds-non-k-contiguous``): the shared layout's fastest
+  dimension is not the operand's K, so the read into the MMA operand layout transposes.
 * Every transpose, classified: ``tt.trans`` on registers and ``memdesc_trans`` are free views; a
   shared-to-shared ``tt.trans`` only changes addresses; a convert between blocked layouts of
   different order moves data.
@@ -99,23 +101,66 @@ def analyse(module, services=None) -> dict:
 # shared-memory trips
 
 def buffer_root(v, depth=0):
-    """The allocation a memory-descriptor value points into (through views and loop-carried values)."""
-    if depth > 32 or v is None:
-        return None
+    """The allocation a memory-descriptor value points into (through views and values carried by
+    ``scf.for``, ``scf.if`` and ``scf.while``); None where there is none, or more than one."""
+    roots = buffer_roots(v)
+    return roots[0] if len(roots) == 1 else None
+
+
+def _last(block):
+    return block.ops[-1] if block is not None and block.ops else None
+
+
+def _at(values, i):
+    values = list(values or [])
+    return values[i] if 0 <= i < len(values) else None
+
+
+def _nth(op, i):
+    return _at(op.operands, i) if op is not None else None
+
+
+def buffer_roots(v, seen=None) -> list:
+    """Every allocation a memory-descriptor value may point into: through shared views, loop-carried
+    values (``scf.for`` inits and yields), ``scf.if`` results (each branch's yield) and ``scf.while``
+    values (inits and the ``do`` region's yields into the condition region; the condition's
+    forwarded values into the ``do`` region and the results)."""
+    seen = set() if seen is None else seen
+    if v is None or id(v) in seen or len(seen) > 256:
+        return []
+    seen.add(id(v))
+    out: list = []
+
+    def add(*values):
+        for x in values:
+            for r in buffer_roots(x, seen):
+                if all(r is not y for y in out):
+                    out.append(r)
+
     if isinstance(v, OpResult):
         op = v.op
         if op.name == "ttg.local_alloc":
-            return op
+            return [op]
         if op.name in SHARED_VIEW:
-            return buffer_root(op.src, depth + 1)
-        if op.name == "scf.for":
-            return buffer_root(op.init_args[v.index], depth + 1)
-        return None
-    if isinstance(v, BlockArgument):
+            add(op.src)
+        elif op.name == "scf.for":
+            add(_at(op.init_args, v.index), _nth(_last(op.body), v.index))
+        elif op.name == "scf.if":
+            for r in op.regions:
+                add(_nth(_last(r.entry), v.index))
+        elif op.name == "scf.while" and op.regions:
+            add(_nth(_last(op.regions[0].entry), v.index + 1))   # scf.condition(%c) %forwarded...
+    elif isinstance(v, BlockArgument):
         owner = v.block.parent_op
         if owner is not None and owner.name == "scf.for" and v.index >= 1:
-            return buffer_root(owner.init_args[v.index - 1], depth + 1)
-    return None
+            add(_at(owner.init_args, v.index - 1), _nth(_last(owner.body), v.index - 1))
+        elif owner is not None and owner.name == "scf.while" and len(owner.regions) == 2:
+            before, after = owner.regions[0].entry, owner.regions[1].entry
+            if v.block is before:
+                add(_nth(owner, v.index), _nth(_last(after), v.index))
+            elif v.block is after:
+                add(_nth(_last(before), v.index + 1))
+    return out
 
 
 def _origin(v) -> str:
@@ -153,14 +198,12 @@ def _trips(module, scratch, why, findings) -> list[dict]:
             if op.operands:
                 entry["writes"].append(op)
         elif n in LOCAL_STORE or n in ASYNC_COPY:
-            root = buffer_root(op.dst)
-            if root is not None:
+            for root in buffer_roots(op.dst):
                 buffer(root)["writes"].append(op)
         elif n in LOCAL_LOAD or n in DOT:
             for v in (op.operands[:1] if n in LOCAL_LOAD else op.operands[:2]):
                 if isinstance(v.type, MemDescType):
-                    root = buffer_root(v)
-                    if root is not None:
+                    for root in buffer_roots(v):
                         entry = buffer(root)
                         entry["reads" if n in LOCAL_LOAD else "mma"].append(op)
                         _views(v, entry["views"])
@@ -192,6 +235,10 @@ def _trips(module, scratch, why, findings) -> list[dict]:
     for n, t in enumerate(trips, 1):
         t["trip"] = n
         findings.append(_finding(t["kind"], t["_writes"][0], f"trip #{n}: {t['detail']}", trip=n))
+        for r in t["_reads"]:
+            across_k = non_k_contiguous(r)
+            if across_k:
+                findings.append(_finding("lds-non-k-contiguous", r, f"trip #{n}: {ref(r)} {across_k}", trip=n))
     for op in ops:   # converts through LDS scratch (decided by Triton)
         if op.name != CONVERT or not op.results:
             continue
@@ -206,6 +253,31 @@ def _trips(module, scratch, why, findings) -> list[dict]:
             continue   # register-only or warp-shuffle conversion: no LDS
         findings.append(_finding(kind, op, f"{ref(op)} {_layout_text(src)} -> {_layout_text(dst)}: {decided}"))
     return trips
+
+
+def non_k_contiguous(read: Operation) -> str | None:
+    """Why a ``local_load`` into a dot operand reads across K, or None: the shared layout it reads
+    (after any ``memdesc_trans``) has a fastest dimension other than the operand's K (A: dim 1, B:
+    dim 0), so each lane's K-run is strided in LDS -- a transposing read (``ds_read_b64_tr`` on
+    gfx950, ``ldmatrix.trans`` on NVIDIA) or narrow reads. None where the shared layout has no
+    ``order`` irlab reads (padded, linear) or the load is no dot operand."""
+    if read.name not in LOCAL_LOAD or not read.results or not read.operands:
+        return None
+    dst, src = read.result.type, read.operands[0].type
+    lay = dst.layout if isinstance(dst, TensorType) else None
+    if lay is None or lay.kind != "dot_op" or not isinstance(src, MemDescType) or src.layout is None:
+        return None
+    rank, op_idx = len(dst.shape), lay.get("opIdx")
+    order = src.layout.params.get("order")
+    if op_idx not in (0, 1) or rank < 2 or not isinstance(order, (list, tuple)) or len(order) != rank:
+        return None
+    k = rank - 1 if op_idx == 0 else rank - 2
+    if order[0] == k:
+        return None
+    name = "A" if op_idx == 0 else "B"
+    return (f"reads dot operand {name} (opIdx {op_idx}) from a shared layout of order {list(order)}: its fastest "
+            f"dimension is {order[0]}, not K (dim {k}) -- a non-K-contiguous operand, read with a transposing LDS "
+            "read or narrow reads")
 
 
 def _trip(kind, what, writes, reads, transposes, buffer_text) -> dict:

@@ -14,6 +14,7 @@ answer is ``None``, "not known", and callers must treat that as "no claim".
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from .attributes import Layout
@@ -96,3 +97,90 @@ def _linear_run(bases, rank: int) -> LaneRun | None:
 
 def _ints(v, n: int) -> bool:
     return isinstance(v, (list, tuple)) and len(v) == n and all(isinstance(x, int) for x in v)
+
+
+# --- the MFMA accumulator's wide-store layout ---------------------------------------------------
+
+def mfma_store_layout(layout: Layout | None, shape, element) -> tuple[str | None, str]:
+    """The ``#ttg.linear`` layout, as text, that Triton 3.9 (``chooseMfmaLikeStoreLayout``) stores
+    an MFMA accumulator (``layout``, ``shape``, stored ``element``) from on CDNA4, with ``""``;
+    or ``(None, why not)``.
+
+    In a transposed 32x32 (or 16x16) MFMA result a lane holds 4 consecutive columns; exchanging
+    two column bits between registers and lanes (columns 4-7 of lanes 32-63 with columns 8-11 of
+    lanes 0-31, every 16 columns; for 16x16, bits 2 and 4) gives it 8, a 128-bit store of fp16,
+    and the exchange is an in-register ``v_permlane32_swap`` / ``v_permlane16_swap`` (no LDS),
+    which Triton's backend emits only for exactly this layout. Its conditions: rank 2, f16/bf16,
+    MFMA version 4, transposed, 32x32, or 16x16 with at least 32 columns and one warp along N.
+    irlab adds its own: a single CTA, parameters it models, and a tensor the MFMA tile of the
+    warps covers (no broadcast) -- elsewhere it makes no claim."""
+    if layout is None or layout.kind != "amd_mfma":
+        return None, "the value is not in an MFMA layout"
+    p = layout.params
+    if len(shape) != 2 or not all(isinstance(s, int) and s > 0 and s & (s - 1) == 0 for s in shape):
+        return None, "the tensor is not 2-D with power-of-two extents"
+    if str(element) not in ("f16", "bf16"):
+        return None, f"the stored element type is {element}, not f16 or bf16"
+    if set(p) - _MFMA_KNOWN or p.get("elementBitWidth", 32) != 32:
+        return None, "the MFMA layout has parameters irlab does not model"
+    if p.get("version") != 4:
+        return None, f"MFMA version {p.get('version')} (CDNA4's version 4 has the permlane swap)"
+    if not p.get("isTransposed"):
+        return None, "the MFMA layout is not transposed (a lane holds a column run, not a row run)"
+    if any(x != 1 for x in (p.get("CTAsPerCGA") or [1])) or p.get("CGALayout"):
+        return None, "more than one CTA"
+    instr, warps = p.get("instrShape"), p.get("warpsPerCTA")
+    tiles = p.get("tilesPerWarp") or [1, 1]
+    if not (_ints(warps, 2) and _ints(tiles, 2) and isinstance(instr, (list, tuple)) and len(instr) >= 2):
+        return None, "the MFMA layout's warpsPerCTA, tilesPerWarp or instrShape are not 2-D"
+    m_dim, n_dim = instr[0], instr[1]
+    big_m, big_n = shape
+    if (m_dim, n_dim) == (16, 16):
+        if big_n < 32 or warps[1] != 1:
+            return None, "a 16x16 MFMA needs at least 32 columns and one warp along N for the lane swap"
+    elif (m_dim, n_dim) != (32, 32):
+        return None, f"MFMA instruction shape {m_dim}x{n_dim} (only 32x32 and 16x16 have the swap)"
+    if big_m % (m_dim * tiles[0] * warps[0]) or big_n % (n_dim * tiles[1] * warps[1]):
+        return None, "the warps' MFMA tiles do not cover the tensor exactly (a broadcast layout)"
+
+    # Triton's AMDMfmaEncodingAttr::toLinearLayout for the transposed 4-high output, bases [m, n]
+    bases = {"register": [], "lane": [], "warp": []}
+    size = [1, 1]
+
+    def extend(kind, n, dim):
+        while n > 1:
+            b = [0, 0]
+            b[dim] = size[dim]
+            bases[kind].append(b)
+            size[dim] *= 2
+            n //= 2
+
+    extend("register", 4, 1)
+    extend("lane", m_dim, 0)
+    extend("lane", 64 // m_dim, 1)
+    extend("register", m_dim * n_dim // (64 * 4), 1)
+    extend("register", tiles[1], 1)
+    extend("warp", warps[1], 1)
+    extend("register", big_n // (n_dim * warps[1] * tiles[1]), 1)
+    extend("register", tiles[0], 0)
+    extend("warp", warps[0], 0)
+    extend("register", big_m // size[0], 0)   # combineCtaCgaWithShape: the rest of M in registers
+    # exchange column bits 2 and 3 (32x32) or 2 and 4 (16x16)
+    hi = 3 if m_dim == 32 else 4
+
+    def swap(n):
+        b2, bh = (n >> 2) & 1, (n >> hi) & 1
+        return n & ~((1 << 2) | (1 << hi)) | (bh << 2) | (b2 << hi)
+
+    bases = {k: [[m, swap(n)] for m, n in v] for k, v in bases.items()}
+    text = ", ".join(f"{k} = [{', '.join(f'[{m}, {n}]' for m, n in v)}]" for k, v in bases.items())
+    return f"#ttg.linear<{{{text}, block = []}}>", ""
+
+
+def is_layout(layout: Layout | None, text: str) -> bool:
+    """Whether ``layout`` is the ``#ttg.linear`` layout written ``text`` (by its bases)."""
+    if layout is None or layout.kind != "linear":
+        return False
+    want = {k: [[int(x) for x in b.split(",")] for b in re.findall(r"\[(-?\d+, -?\d+)\]", v)]
+            for k, v in re.findall(r"(register|lane|warp) = (\[[^=]*\])", text)}
+    return all([list(b) for b in (layout.params.get(k) or [])] == v for k, v in want.items())

@@ -1,4 +1,5 @@
-// AMD's own sinkSecondLoad conditions (preset=upstream) leave tiles under 128x128x64 alone.
+// Triton 3.6's sinkSecondLoad conditions (preset=upstream) leave loads under 128x64 (first) and
+// 128 along dim 1 (second) alone.
 // RUN: irlab pass interleave-global-loads %s --option preset=upstream | diff %s -
 // RUN: irlab pass interleave-global-loads %s --option preset=upstream 2>&1 >/dev/null | filecheck %s
 // The threshold is an option of the default preset too:
@@ -20,7 +21,7 @@ module attributes {"ttg.num-ctas" = 1 : i32, "ttg.num-warps" = 4 : i32, ttg.targ
     %b_ptrs = tt.splat %b : !tt.ptr<f16> -> tensor<32x64x!tt.ptr<f16>, #blocked1>
     %a_smem = ttg.local_alloc : () -> !ttg.memdesc<64x32xf16, #shared, #smem, mutable>
     %b_smem = ttg.local_alloc : () -> !ttg.memdesc<32x64xf16, #shared1, #smem, mutable>
-    // CHECK: tile_threshold.mlir:[[# @LINE + 1]]:5: note: not moved: tile M=64 N=64 K=32 is below the threshold (min_non_k=128, min_k=64)
+    // CHECK: tile_threshold.mlir:[[# @LINE + 1]]:5: note: not moved: the loads' tiles 64x32 and 32x64 are below Triton 3.6's sinkSecondLoad threshold (first load >= 128x64, second load >= 128 along dim 1)
     %acc = scf.for %k = %c0 to %k_tiles step %c1 iter_args(%acc_k = %zero) -> (tensor<64x64xf32, #mma>)  : i32 {
       %a_next = tt.load %a_ptrs : tensor<64x32x!tt.ptr<f16>, #blocked>
       %b_next = tt.load %b_ptrs : tensor<32x64x!tt.ptr<f16>, #blocked1>
