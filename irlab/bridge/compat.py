@@ -26,6 +26,11 @@ spelling changed between versions calls a function here. The differences, 3.6 ->
 - **Launches.** Both call ``CompiledKernel.launch_metadata(grid, stream, *args)`` and the
   ``knobs.runtime.launch_enter_hook`` / ``launch_exit_hook`` hook chains around every launch, from
   every launcher (:func:`watching_launches`).
+- **Cache policy syntax.** 3.6 prints a load's or store's cache modifier and eviction policy as
+  keywords before the attribute dictionary (``tt.load %p evictionPolicy = evict_last : ...``);
+  3.9 holds both in one attribute (``{cachePolicy = #tt.cache_policy<cache_modifier = none,
+  eviction_policy = evict_last>}``, triton-lang/triton#11482) and parses only that. IR captured
+  by one version is rewritten to what the installed one parses (:func:`ir_for_installed`).
 - **Stage names.** Triton kernels: ``ttir, ttgir, llir, ptx|amdgcn, cubin|hsaco`` in both; Gluon
   kernels gain a ``glir`` stage (the Gluon IR before ``gluon_to_ttgir``) in 3.9. irlab wraps
   whatever stages the backend registers and keeps the location-free text of TTIR and TTGIR,
@@ -494,3 +499,67 @@ def _ptxas_archs(ptxas: str) -> frozenset:
     import subprocess
     out = subprocess.run([ptxas, "--help"], capture_output=True, text=True).stdout
     return frozenset(re.findall(r"'(sm_\d+)a?'", out))
+
+# ------------------------------------------------------------------------------------------------
+# IR text printed by another Triton version (a capture recorded elsewhere)
+
+_OLD_POLICY = re.compile(r"((?: (?:cacheModifier|evictionPolicy) = \w+)+)( \{[^{}]*\})? : ")
+_NEW_POLICY = re.compile(r" \{([^{}]*)\} : ")
+_POLICY_ATTR = re.compile(r"cachePolicy = #tt\.cache_policy<cache_modifier = (\w+), eviction_policy = (\w+)>(?:, )?")
+_POLICY_DEFAULTS = {"cacheModifier": "none", "evictionPolicy": "evict_normal"}
+
+
+@functools.cache
+def cache_policy_attribute() -> bool:
+    """Whether the installed Triton's parser takes a load's cache policy as one ``#tt.cache_policy``
+    attribute (3.9) rather than ``cacheModifier = ...`` keywords (3.6); asked of the parser itself."""
+    import tempfile
+    from triton._C.libtriton import ir
+    from .services import captured_stderr
+    text = ("module {\n  tt.func @f(%p: !tt.ptr<f32>) {\n    %v = tt.load %p {cachePolicy = #tt.cache_policy<"
+            "cache_modifier = ca, eviction_policy = evict_last>} : !tt.ptr<f32>\n    tt.return\n  }\n}\n")
+    with tempfile.TemporaryDirectory(prefix="irlab-probe-") as d, captured_stderr():
+        path = os.path.join(d, "probe.ttir")
+        with open(path, "w") as f:
+            f.write(text)
+        try:
+            return ir.parse_mlir_module(path, mlir_context()) is not None
+        except RuntimeError:
+            return False
+
+
+def _to_policy_attribute(line: str) -> str:
+    def repl(m):
+        words = dict(re.findall(r"(cacheModifier|evictionPolicy) = (\w+)", m.group(1)))
+        policy = {**_POLICY_DEFAULTS, **words}
+        attr = (f"cachePolicy = #tt.cache_policy<cache_modifier = {policy['cacheModifier']}, "
+                f"eviction_policy = {policy['evictionPolicy']}>")
+        rest = m.group(2)[2:-1] if m.group(2) else ""
+        return f" {{{attr}{', ' + rest if rest else ''}}} : "
+    return _OLD_POLICY.sub(repl, line, count=1)
+
+
+def _to_policy_keywords(line: str) -> str:
+    def repl(m):
+        found = _POLICY_ATTR.search(m.group(1))
+        if found is None:
+            return m.group(0)
+        words = [f" {k} = {v}" for k, v in zip(_POLICY_DEFAULTS, found.groups()) if v != _POLICY_DEFAULTS[k]]
+        rest = _POLICY_ATTR.sub("", m.group(1), count=1).rstrip(", ")
+        return "".join(words) + (f" {{{rest}}}" if rest else "") + " : "
+    return _NEW_POLICY.sub(repl, line, count=1)
+
+
+def ir_for_installed(text: str) -> str:
+    """IR text (TTIR or TTGIR) printed by any supported Triton, in the syntax the installed one
+    parses (see *Cache policy syntax* above); text already in that syntax comes back unchanged."""
+    if cache_policy_attribute():
+        if "cacheModifier = " not in text and "evictionPolicy = " not in text:
+            return text
+        convert = _to_policy_attribute
+    else:
+        if "#tt.cache_policy<" not in text:
+            return text
+        convert = _to_policy_keywords
+    return "\n".join(convert(line) if ("Policy = " in line or "Modifier = " in line) else line
+                     for line in text.split("\n"))
