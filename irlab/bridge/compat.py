@@ -294,6 +294,130 @@ def watching_launches(arguments, enter, exit):
         seam.undo()
 
 
+# ------------------------------------------------------------------------------------------------
+# Benchmarking windows: where autotuners and benchmark helpers time their candidates
+
+# (module, attribute, purpose): the entry points inside which every kernel launched -- a Triton
+# kernel, or an L2-flushing buffer fill, a cuBLAS candidate, a copy of the inputs -- is tuning or
+# benchmarking work, not the program's. ``Class.method`` names a method; ``*.benchmark*`` every
+# ``benchmark*`` method of every class the module defines (Inductor's Benchmarker,
+# TritonBenchmarker, InductorBenchmarker, ... differ between torch versions). An entry point a
+# version lacks is skipped (:func:`marking_benchmarks` says which were marked). Autotuning wins
+# over benchmarking where both are open: autotuners time their candidates with do_bench.
+BENCHMARK_ENTRY_POINTS = (
+    ("triton.testing", "do_bench", "benchmark"),                        # 3.6 and 3.9
+    ("triton.testing", "do_bench_cudagraph", "benchmark"),
+    ("triton.runtime.autotuner", "Autotuner._bench", "autotune"),       # triton.autotune's timing
+    ("torch._inductor.runtime.benchmarking", "*.benchmark*", "autotune"),   # every Inductor timing
+    ("torch._inductor.runtime.triton_heuristics", "CachingAutotuner.benchmark_all_configs", "autotune"),
+    ("torch._inductor.runtime.triton_heuristics", "CachingAutotuner.autotune_to_one_config", "autotune"),
+    ("torch._inductor.runtime.triton_heuristics", "CachingAutotuner.coordinate_descent_tuning", "autotune"),
+    ("torch._inductor.select_algorithm", "AlgorithmSelectorCache.__call__", "autotune"),  # max-autotune's choice
+    ("torch._inductor.fx_passes.pad_mm", "should_pad_bench", "autotune"),   # torch <= 2.5
+    ("torch._inductor.fx_passes.pad_mm", "_should_pad", "autotune"),        # later torch
+)
+
+
+def _entry_points(module, pattern: str):
+    """(owner, name) of each attribute of ``module`` that ``pattern`` names."""
+    import fnmatch
+    owner_name, _, attr = pattern.rpartition(".")
+    if not owner_name:
+        return [(module, attr)] if callable(getattr(module, attr, None)) else []
+    if owner_name == "*":
+        owners = [c for c in vars(module).values() if inspect.isclass(c) and c.__module__ == module.__name__]
+    else:
+        owner = getattr(module, owner_name, None)
+        owners = [owner] if inspect.isclass(owner) else []
+    return [(o, name) for o in owners for name, v in list(vars(o).items())
+            if fnmatch.fnmatchcase(name, attr) and (inspect.isfunction(v) or isinstance(v, (staticmethod, classmethod)))]
+
+
+def _wrapped(raw, purpose: str, enter, exit):
+    fn = raw.__func__ if isinstance(raw, (staticmethod, classmethod)) else raw
+
+    @functools.wraps(fn)
+    def marked(*args, **kwargs):
+        enter(purpose)
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            exit()
+    marked.__irlab_marked__ = fn
+    return type(raw)(marked) if isinstance(raw, (staticmethod, classmethod)) else marked
+
+
+class _MarkOnImport:
+    """A ``sys.meta_path`` finder that marks a module's entry points as soon as it is imported
+    (the captured program imports Inductor's modules after the capture began)."""
+
+    def __init__(self, modules, mark):
+        self.modules, self.mark, self.busy = set(modules), mark, set()
+
+    def find_spec(self, name, path=None, target=None):
+        if name not in self.modules or name in self.busy:
+            return None
+        import importlib.util
+        self.busy.add(name)
+        try:
+            spec = importlib.util.find_spec(name)
+        finally:
+            self.busy.discard(name)
+        loader = getattr(spec, "loader", None)
+        if loader is None or not hasattr(loader, "exec_module"):
+            return None
+        run = loader.exec_module
+
+        def exec_module(module):
+            run(module)
+            self.mark(module)
+        loader.exec_module = exec_module
+        return spec
+
+
+@contextlib.contextmanager
+def marking_benchmarks(enter, exit):
+    """Inside: each entry point of :data:`BENCHMARK_ENTRY_POINTS` calls ``enter(purpose)`` before
+    it runs and ``exit()`` after (also when it raises); modules imported later are marked on
+    import. Yields the list of what was marked (``module.attribute``), filled as it happens.
+    Everything is restored on exit."""
+    import sys
+    marked: list[str] = []
+    undo: list = []
+    done: set[str] = set()
+
+    def mark(module):
+        if module.__name__ in done:
+            return
+        done.add(module.__name__)
+        for mod_name, pattern, purpose in BENCHMARK_ENTRY_POINTS:
+            if mod_name != module.__name__:
+                continue
+            for owner, name in _entry_points(module, pattern):
+                raw = vars(owner)[name]
+                if getattr(raw, "__irlab_marked__", None) or getattr(getattr(raw, "__func__", None),
+                                                                     "__irlab_marked__", None):
+                    continue
+                setattr(owner, name, _wrapped(raw, purpose, enter, exit))
+                undo.append(lambda owner=owner, name=name, raw=raw: setattr(owner, name, raw))
+                marked.append(f"{module.__name__}.{getattr(owner, '__qualname__', '') + '.' if owner is not module else ''}"
+                              f"{name}")
+
+    modules = sorted({m for m, _, _ in BENCHMARK_ENTRY_POINTS})
+    finder = _MarkOnImport([m for m in modules if m not in sys.modules], mark)
+    for m in modules:
+        if m in sys.modules:
+            mark(sys.modules[m])
+    sys.meta_path.insert(0, finder)
+    try:
+        yield marked
+    finally:
+        if finder in sys.meta_path:
+            sys.meta_path.remove(finder)
+        while undo:
+            undo.pop()()
+
+
 def launch_arg_names(kernel, n: int) -> list[str]:
     """The names of a launch's ``n`` arguments: the kernel function's parameters (every launcher
     passes all of them, constexprs included, in order), else ``arg0``, ``arg1``, ... for a kernel
