@@ -56,6 +56,15 @@ def test_the_autotuners_timing_runs_inside_an_autotune_window(tmp_path, proton_e
         if name == window:
             assert names[i + 1].startswith(SCOPE_PREFIX) and names[i + 2:i + 4] == [")", ")"]
     assert names[-2].startswith(SCOPE_PREFIX) and window not in names[-3:]
+    # Proton's tree as it would come back: the fills inside the windows are autotuning's
+    tree = [_node("ROOT", {}, [_node(window, {}, [_kernel(FILL, 2_000_000, 2)]), _kernel("other_kernel", 1_000, 1)]),
+            {}]
+    (tmp_path / "run" / "profile.hatchet").write_text(json.dumps(tree))
+    cap._read_profile()
+    profile = json.loads((tmp_path / "run" / "profile.json").read_text())
+    assert profile["windows_marked"] and "triton.runtime.autotuner.Autotuner._bench" in profile["windows_entry_points"]
+    assert profile["windows"] == {"autotune": {FILL: {"time_ns": 2_000_000, "count": 2}}}
+    assert "2.000 ms of other kernels ran inside autotuning and benchmarking" in cap.summary()
 
 
 def test_entry_points_are_marked_also_when_imported_later_and_restored(tmp_path, monkeypatch):
