@@ -190,8 +190,8 @@ def render(r: Ranking, limit: int = 20) -> str:
                      f"[{row.shapes}]  {folder}")
     if len(r.rows) > limit:
         rest = sum(row.time_ns for row in r.rows[limit:])
-        lines.append(f"     {share(rest / max(base, 1)):>8}  {rest / 1e6:>9.3f}  ... {len(r.rows) - limit} more kernel(s) "
-                     "(--limit)")
+        lines.append(f"     {share(rest / max(base, 1)):>8}  {rest / 1e6:>9.3f}  ... {len(r.rows) - limit} more "
+                     "kernel(s) (--limit)")
     for name, t, n in r.other[:5]:
         lines.append(f"  -  {share(t / max(base, 1)):>8}  {t / 1e6:>9.3f}  {n:>8}  {t / max(n, 1) / 1e3:>8.1f}  "
                      f"{'':>9}  {name}  (not a captured Triton kernel)")

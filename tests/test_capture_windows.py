@@ -123,7 +123,8 @@ def test_kernels_inside_windows_are_not_the_programs(tmp_path):
         _node(f"{WINDOW_PREFIX}autotune", {}, [
             _kernel(FILL, 50_000_000, 100),
             _node(f"{SCOPE_PREFIX}{folder}#1", {}, [_kernel("k", 4_000_000, 100)]),
-            _node(f"{WINDOW_PREFIX}benchmark", {}, [_kernel(FILL, 10_000_000, 20), _kernel("nvjet_gemm", 2_000_000, 20)]),
+            _node(f"{WINDOW_PREFIX}benchmark", {}, [_kernel(FILL, 10_000_000, 20),
+                                                    _kernel("nvjet_gemm", 2_000_000, 20)]),
         ]),
         _node(f"{WINDOW_PREFIX}benchmark", {}, [_kernel("copy_kernel", 1_000_000, 1)]),
         _node(f"{SCOPE_PREFIX}{folder}#0", {}, [_kernel("k", 3_000_000, 3)]),

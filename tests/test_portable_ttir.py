@@ -22,8 +22,8 @@ PRINTED = {
             "tt.store %p, %a, %m cacheModifier = cs : tensor<16x!tt.ptr<f32>>",
             "tt.store %p, %b evictionPolicy = evict_last : tensor<16x!tt.ptr<f32>>",
             "tt.store %p, %c : tensor<16x!tt.ptr<f32>>"],
-    "3.9": ["%a = tt.load %p, %m, %o {cachePolicy = #tt.cache_policy<cache_modifier = cg, eviction_policy = evict_last>}"
-            " : tensor<16x!tt.ptr<f32>>",
+    "3.9": ["%a = tt.load %p, %m, %o {cachePolicy = #tt.cache_policy<cache_modifier = cg, "
+            "eviction_policy = evict_last>} : tensor<16x!tt.ptr<f32>>",
             "%b = tt.load %p {cachePolicy = #tt.cache_policy<cache_modifier = ca, eviction_policy = evict_normal>} : "
             "tensor<16x!tt.ptr<f32>>",
             "%c = tt.load %p {cachePolicy = #tt.cache_policy<cache_modifier = none, eviction_policy = evict_first>, "

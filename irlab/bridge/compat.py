@@ -330,7 +330,8 @@ def _entry_points(module, pattern: str):
         owner = getattr(module, owner_name, None)
         owners = [owner] if inspect.isclass(owner) else []
     return [(o, name) for o in owners for name, v in list(vars(o).items())
-            if fnmatch.fnmatchcase(name, attr) and (inspect.isfunction(v) or isinstance(v, (staticmethod, classmethod)))]
+            if fnmatch.fnmatchcase(name, attr)
+            and (inspect.isfunction(v) or isinstance(v, (staticmethod, classmethod)))]
 
 
 def _wrapped(raw, purpose: str, enter, exit):
@@ -400,8 +401,8 @@ def marking_benchmarks(enter, exit):
                     continue
                 setattr(owner, name, _wrapped(raw, purpose, enter, exit))
                 undo.append(lambda owner=owner, name=name, raw=raw: setattr(owner, name, raw))
-                marked.append(f"{module.__name__}.{getattr(owner, '__qualname__', '') + '.' if owner is not module else ''}"
-                              f"{name}")
+                where = "" if owner is module else f"{owner.__qualname__}."
+                marked.append(f"{module.__name__}.{where}{name}")
 
     modules = sorted({m for m, _, _ in BENCHMARK_ENTRY_POINTS})
     finder = _MarkOnImport([m for m in modules if m not in sys.modules], mark)
