@@ -117,8 +117,9 @@ class Launch:
         from .bridge.compile import recompile
         from .variant import Variant
         variant = variant or Variant.baseline()
-        ttir, rest, results, seen = _apply_ttir_edits(self.ttir, variant, self.source)
-        res = recompile(ttir, Target.parse(target) if target else self.target, stage="ttir",
+        target = Target.parse(target) if target else self.target
+        ttir, rest, results, seen = _apply_ttir_edits(self.portable_ttir(target), variant, self.source)
+        res = recompile(ttir, target, stage="ttir",
                         options={**self.options, **(options or {})}, variant=rest,
                         produced_by=(f"{', '.join(e.pass_name for e in variant.edits if e not in rest.edits)} on "
                                      if rest is not variant else "") + f"the captured launch {self.source}")
@@ -126,6 +127,20 @@ class Launch:
         res.python_results[:0] = results
         res.python_ir[:0] = seen
         return res
+
+    def portable_ttir(self, target: Target | str | None = None) -> str:
+        """The captured TTIR as the installed Triton compiles it for ``target``: in the installed
+        version's syntax (a capture may come from another Triton version,
+        :func:`irlab.bridge.compat.ir_for_installed`), its device-library calls in ``target``'s
+        library (:mod:`irlab.bridge.externs`; an Inductor kernel captured on NVIDIA calls
+        ``__nv_rsqrtf``, which AMD's backend refuses)."""
+        from .bridge import compat, externs
+        target = Target.parse(target) if target else self.target
+        try:
+            ttir, _ = externs.for_backend(compat.ir_for_installed(self.ttir), target.family)
+        except externs.ExternError as e:
+            raise LaunchError(f"{self.source}: {e}") from None
+        return ttir
 
     # --- on a GPU -------------------------------------------------------------------------------
     def make_inputs(self, device: str = "cuda", seed: int = 0) -> dict:

@@ -5,9 +5,12 @@ The ranking reads the run's ``profile.json`` (:func:`irlab.bridge.capture.profil
 GPU time of every kernel Proton saw, the captured ones per kernel folder and launch record, the
 rest (cuBLAS, ATen) by name. A kernel's time counts its program launches; autotuning and
 benchmark launches are counted apart (``--all`` ranks them too). Shares are of the program's
-GPU time: everything Proton recorded less the captured kernels' autotuning and benchmark runs
-(other kernels an autotuner timed, cuBLAS candidates for example, cannot be told apart and stay
-in).
+GPU time: everything Proton recorded less the captured kernels' autotuning and benchmark runs and
+less every other kernel launched inside a benchmarking window (the L2-flushing fills before each
+timed run, cuBLAS candidates, input copies: :mod:`irlab.bridge.capture`). A profile recorded
+before captures marked those windows (no ``windows_marked``) cannot tell those kernels from the
+program's: the ranking says so, and the ``of Triton`` column (each kernel's share of the captured
+Triton kernels' own time) is then the comparison the data supports.
 """
 from __future__ import annotations
 
@@ -51,6 +54,19 @@ class Ranking:
     other: list[tuple[str, int, int]]   # kernels outside the capture: (name, time_ns, launches)
     purposes: tuple = ("program",)
     notes: list[str] = field(default_factory=list)
+    windows: list[tuple[str, str, int, int]] = field(default_factory=list)  # (purpose, kernel, ns, launches)
+    windows_marked: bool = False    # the capture filed kernels launched inside benchmarking windows apart
+
+    @property
+    def window_ns(self) -> int:
+        return sum(w[2] for w in self.windows)
+
+    @property
+    def attributable(self) -> bool:
+        """Whether the program's total holds only the program's kernels (as far as Proton can
+        say): benchmarking windows were marked, or nothing was autotuned or benchmarked."""
+        return self.windows_marked or not any(p != "program" for row in self.rows for p in row.by_purpose) \
+            and not self.windows
 
 
 def _short_dtype(dtype: str) -> str:
@@ -119,6 +135,10 @@ def rank(run: Path, purposes: tuple = ("program",)) -> Ranking:
     other = sorted(((name, int(o["time_ns"]), int(o["count"])) for name, o in profile.get("other", {}).items()),
                    key=lambda x: -x[1])
     total = int(profile.get("total_ns", 0))
+    windows = sorted(((purpose, name, int(o["time_ns"]), int(o["count"]))
+                      for purpose, per in profile.get("windows", {}).items() for name, o in per.items()),
+                     key=lambda w: (-w[2], w[0], w[1]))
+    window_ns = sum(w[2] for w in windows)
     notes = []
     if unknown:
         notes.append(f"{unknown / 1e6:.3f} ms of captured kernels whose launches' purpose the profile does not say (their "
@@ -126,31 +146,55 @@ def rank(run: Path, purposes: tuple = ("program",)) -> Ranking:
     if spent_elsewhere:
         notes.append(f"autotuning and benchmark launches of captured kernels took {spent_elsewhere / 1e6:.3f} ms "
                      + ("(ranked too)" if set(purposes) != {"program"} else "(not ranked; --all ranks them)"))
-    return Ranking(run, profile.get("source", "profile.json"), total, total - spent_elsewhere, rows, other,
-                   tuple(purposes), notes)
+    marked = bool(profile.get("windows_marked"))
+    if window_ns:
+        top = "; ".join(f"{name} {t / 1e6:.3f} ms in {n}" for _, name, t, n in windows[:3])
+        notes.append(f"other kernels launched inside autotuning and benchmarking took {window_ns / 1e6:.3f} ms (L2 "
+                     f"flushes before each timed run, library candidates, input copies; not the program's): {top}")
+    if not marked and (spent_elsewhere or window_ns):
+        notes.append("this profile was recorded without marking autotuning and benchmarking windows: the program's "
+                     f"{(total - spent_elsewhere) / 1e6:.3f} ms includes every non-Triton kernel they launched (L2 "
+                     "flushes, cuBLAS candidates, input copies), which cannot be told from the program's own, so "
+                     "shares of the program are understated; `of Triton` compares the captured kernels by their own "
+                     "GPU time (a capture with this irlab keeps the windows apart)")
+    return Ranking(run, profile.get("source", "profile.json"), total, total - spent_elsewhere - window_ns, rows, other,
+                   tuple(purposes), notes, windows, marked)
+
+
+def share(x: float) -> str:
+    """A share as a percentage, small ones with two significant digits (never a 0.0% for a
+    kernel that ran)."""
+    if x <= 0:
+        return "0%"
+    if x >= 0.001:
+        return f"{x:.1%}"
+    return f"{x * 100:.2g}%"
 
 
 def render(r: Ranking, limit: int = 20) -> str:
     base = r.program_ns if r.purposes == ("program",) else r.total_ns
     lines = [f"# {r.run}: {r.total_ns / 1e6:.3f} ms of GPU time ({r.source}); the program's: "
-             f"{r.program_ns / 1e6:.3f} ms; shares below are of " + ("the program's" if base == r.program_ns else
-                                                                       "all of it")]
+             f"{r.program_ns / 1e6:.3f} ms" + ("" if r.attributable else " (with autotuning's other kernels: not "
+                                                "told apart in this profile)")
+             + "; shares below are of " + ("the program's" if base == r.program_ns else "all of it")]
     captured = sum(row.time_ns for row in r.rows)
-    lines.append(f"# captured Triton kernels: {captured / max(base, 1):.1%} in {len(r.rows)} kernel(s); "
-                 f"other kernels: {sum(o[1] for o in r.other) / max(base, 1):.1%}")
-    lines.append(f"{'#':>3}  {'share':>6}  {'total ms':>9}  {'launches':>8}  {'mean us':>8}  kernel  [shapes of its "
-                 "hottest launch]  folder")
+    lines.append(f"# captured Triton kernels: {share(captured / max(base, 1))} in {len(r.rows)} kernel(s); "
+                 f"other kernels: {share(sum(o[1] for o in r.other) / max(base, 1))}; `of Triton`: each kernel's "
+                 f"share of the captured Triton kernels' {captured / 1e6:.3f} ms")
+    lines.append(f"{'#':>3}  {'share':>8}  {'total ms':>9}  {'launches':>8}  {'mean us':>8}  {'of Triton':>9}  kernel  "
+                 "[shapes of its hottest launch]  folder")
     for i, row in enumerate(r.rows[:limit], 1):
         folder = row.folder if row.present else f"{row.folder} (not in this run: trimmed)"
-        lines.append(f"{i:>3}  {row.time_ns / max(base, 1):>6.1%}  {row.time_ns / 1e6:>9.3f}  {row.launches:>8}  "
-                     f"{row.mean_ns / 1e3:>8.1f}  {row.kernel}  [{row.shapes}]  {folder}")
+        lines.append(f"{i:>3}  {share(row.time_ns / max(base, 1)):>8}  {row.time_ns / 1e6:>9.3f}  {row.launches:>8}  "
+                     f"{row.mean_ns / 1e3:>8.1f}  {share(row.time_ns / max(captured, 1)):>9}  {row.kernel}  "
+                     f"[{row.shapes}]  {folder}")
     if len(r.rows) > limit:
         rest = sum(row.time_ns for row in r.rows[limit:])
-        lines.append(f"     {rest / max(base, 1):>6.1%}  {rest / 1e6:>9.3f}  ... {len(r.rows) - limit} more kernel(s) "
-                     "(--limit)")
+        lines.append(f"     {share(rest / max(base, 1)):>8}  {rest / 1e6:>9.3f}  ... {len(r.rows) - limit} more "
+                     "kernel(s) (--limit)")
     for name, t, n in r.other[:5]:
-        lines.append(f"  -  {t / max(base, 1):>6.1%}  {t / 1e6:>9.3f}  {n:>8}  {t / max(n, 1) / 1e3:>8.1f}  {name}  "
-                     "(not a captured Triton kernel)")
+        lines.append(f"  -  {share(t / max(base, 1)):>8}  {t / 1e6:>9.3f}  {n:>8}  {t / max(n, 1) / 1e3:>8.1f}  "
+                     f"{'':>9}  {name}  (not a captured Triton kernel)")
     if len(r.other) > 5:
         lines.append(f"  -  ... {len(r.other) - 5} more kernel(s) outside the capture")
     lines += [f"# {note}" for note in r.notes]
@@ -162,7 +206,9 @@ def render(r: Ranking, limit: int = 20) -> str:
 
 def to_json(r: Ranking) -> dict:
     return {"run": str(r.run), "source": r.source, "total_ns": r.total_ns, "program_ns": r.program_ns,
-            "purposes": list(r.purposes), "notes": r.notes,
+            "purposes": list(r.purposes), "notes": r.notes, "windows_marked": r.windows_marked,
+            "attributable": r.attributable,
+            "windows": [{"purpose": p, "kernel": n, "time_ns": t, "launches": c} for p, n, t, c in r.windows],
             "kernels": [{"folder": row.folder, "kernel": row.kernel, "time_ns": row.time_ns, "launches": row.launches,
                          "by_purpose": row.by_purpose, "shapes": row.shapes, "grid": row.grid,
                          "present": row.present} for row in r.rows],

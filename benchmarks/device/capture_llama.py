@@ -12,6 +12,21 @@ autotuning candidates); the other two are the program's steady state.
 ``TORCHINDUCTOR_FORCE_DISABLE_CACHES=1`` makes Inductor compile and autotune again even where an
 earlier run left its caches behind (otherwise the capture sees no autotuning).
 
+By default every choice is Inductor's own (the realistic program): on an H100 max-autotune picked
+cuBLAS for every GEMM, so the captured Triton kernels are the small pointwise and reduction ones
+around them and the program's GPU time is almost all cuBLAS. ``--triton-gemms`` restricts the GEMM
+backends to Triton's templates (``torch._inductor.config.max_autotune_gemm_backends = "TRITON"``):
+every matmul of the model is then a ``triton_tem_`` kernel that autotuning chose among Triton
+configs, the data for GEMM passes (optimize-epilogue, the interleaved load schedule) on a real
+model:
+
+    TORCHINDUCTOR_FORCE_DISABLE_CACHES=1 python -m irlab capture --profile --out runs/llama2-triton -- \
+        benchmarks/device/capture_llama.py --triton-gemms
+
+A profiled capture files the kernels that autotuning launches besides Triton's (the L2-flushing
+buffer fills before every timed run, cuBLAS candidates) under autotuning, not under the program's
+time (``irlab top`` says how much that was).
+
 The steady-state calls are the program's work for ``irlab ab-model`` (``irlab.region("step")``,
 the first call left out as it compiles) and the logits are checked between its arms
 (``irlab.check``); outside irlab both do nothing. ``--mode default`` compiles without autotuning
@@ -28,7 +43,13 @@ import irlab
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--mode", default="max-autotune-no-cudagraphs", help="torch.compile mode")
-mode = parser.parse_args().mode
+parser.add_argument("--triton-gemms", action="store_true",
+                    help="GEMMs as Triton templates only (max_autotune_gemm_backends = TRITON), not cuBLAS")
+args = parser.parse_args()
+mode = args.mode
+if args.triton_gemms:
+    import torch._inductor.config as inductor_config
+    inductor_config.max_autotune_gemm_backends = "TRITON"
 
 config = LlamaConfig(vocab_size=8192, hidden_size=1024, intermediate_size=2816, num_hidden_layers=2,
                      num_attention_heads=8, num_key_value_heads=8, max_position_embeddings=1024)
@@ -42,4 +63,5 @@ with torch.no_grad():
             logits = compiled(ids).logits
 torch.cuda.synchronize()
 irlab.check("logits", logits)
-print(f"2-layer Llama, batch 4 x 512 tokens: logits {tuple(logits.shape)}, finite: {bool(logits.isfinite().all())}")
+print(f"2-layer Llama, batch 4 x 512 tokens ({mode}{', Triton GEMMs' if args.triton_gemms else ''}): "
+      f"logits {tuple(logits.shape)}, finite: {bool(logits.isfinite().all())}")

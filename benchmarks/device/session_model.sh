@@ -1,16 +1,27 @@
 #!/usr/bin/env bash
-# GPU session (device tool, nvidia-h200): a torch.compile'd model's kernels end to end (issue 20).
-# 1. capture the 2-layer Llama (benchmarks/device/capture_llama.py, max-autotune) with --profile;
-# 2. irlab top; 3. report and ab of its hottest kernel with optimize-epilogue and identity;
-# 4. the model-level A/B of optimize-epilogue (default mode: no autotuning, so each fresh process
-#    starts in seconds once its arm's caches are warm), 10 rounds, per-kernel breakdown and
-#    outputs compared launch for launch. Each step has a timeout and prints its exit status;
-#    about 6-8 minutes on an H200. Results: $OUT/session.log, $OUT/*.log, $OUT/session_model.tgz.
-#   bash benchmarks/device/session_model.sh [all|kernels|model]   (from the repository root, irlab's
-#   dependencies installed; kernels: steps 1-3, model: step 4 alone)
+# GPU session (device tool, nvidia-h100-x1 or nvidia-h200): a torch.compile'd model's kernels end
+# to end (issue 20). Parts (each fits one device call: the step limits of kernels add up to
+# 575 s, a run on an H100 took about 100 s per capture and 40 s for report and ab):
+#   captures  1. capture the 2-layer Llama (benchmarks/device/capture_llama.py, max-autotune) with
+#                --profile as torch.compile picks (cuBLAS GEMMs on Hopper), and again with
+#                --triton-gemms (every GEMM a Triton template); 2. irlab top of each (autotuning's
+#                L2 flushes and cuBLAS candidates are filed apart from the program's time);
+#                3. trim each to its program kernels ($R/llama2-h100, $R/llama2-h100-triton-gemms:
+#                the test data tests/data/captures/ takes, in session_model.tgz)
+#   kernels   captures, then report and ab of the Triton-GEMM run's hottest kernel with
+#             optimize-epilogue and identity
+#   model     the model-level A/B of optimize-epilogue (default mode: no autotuning, so each fresh
+#             process starts in seconds once its arm's caches are warm), 10 rounds, per-kernel
+#             breakdown and outputs compared launch for launch (about 5 minutes)
+#   all       kernels, then model (longer than one device call allows: use two)
+# Each step has a timeout and prints its exit status. Results: $OUT/session.log, $OUT/*.log,
+# $OUT/session_model.tgz.
+#   bash benchmarks/device/session_model.sh [captures|kernels|model|all]   (from the repository root,
+#   irlab's dependencies installed)
 set -u
 export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
-PART=${1:-all}
+PART=${1:-kernels}
+case $PART in captures|kernels|model|all) ;; *) echo "usage: $0 [captures|kernels|model|all]" >&2; exit 2;; esac
 R=/tmp/session_model; rm -rf $R; mkdir -p $R
 step() { local name=$1 limit=$2; shift 2; echo "== $name: $*" | tee -a $OUT/session.log; local t0=$(date +%s)
          timeout $limit "$@" > $R/$name.log 2>&1; local rc=$?
@@ -18,17 +29,30 @@ step() { local name=$1 limit=$2; shift 2; echo "== $name: $*" | tee -a $OUT/sess
          tail -8 $R/$name.log | tee -a $OUT/session.log; }
 python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__, 'gpu', torch.cuda.get_device_name())" | tee -a $OUT/session.log
 if [ "$PART" != model ]; then
-TORCHINDUCTOR_FORCE_DISABLE_CACHES=1 step capture 200 python3 -m irlab capture --profile --quiet --out $R/llama \
-  -- benchmarks/device/capture_llama.py
-step top 30 python3 -m irlab top $R/llama --json $R/top.json
-step report 90 python3 -m irlab report $R/llama --vs optimize-epilogue
-step ab 150 python3 -m irlab ab --kernel $R/llama --variants optimize-epilogue,identity --rounds 10 --screen-rounds 3 \
-  --out $R/ab
+  # the program as torch.compile picks it, then with every GEMM a Triton template
+  TORCHINDUCTOR_FORCE_DISABLE_CACHES=1 step capture 180 python3 -m irlab capture --profile --quiet --out $R/llama \
+    -- benchmarks/device/capture_llama.py
+  TORCHINDUCTOR_FORCE_DISABLE_CACHES=1 step capture_triton 180 python3 -m irlab capture --profile --quiet \
+    --out $R/llama-triton -- benchmarks/device/capture_llama.py --triton-gemms
+  step top 20 python3 -m irlab top $R/llama --limit 40 --json $R/top.json
+  step top_triton 20 python3 -m irlab top $R/llama-triton --limit 40 --json $R/top_triton.json
+  step trim 20 python3 -m irlab trim-capture $R/llama --out $R/llama2-h100
+  step trim_triton 20 python3 -m irlab trim-capture $R/llama-triton --out $R/llama2-h100-triton-gemms
 fi
-[ "$PART" != kernels ] && step ab_model 330 python3 -m irlab ab-model --variant optimize-epilogue --rounds 10 --no-aa --timeout 90 --out $R/ab_model \
-  -- benchmarks/device/capture_llama.py --mode default
-cp $R/ab_model/README.md $OUT/ab_model.md 2>/dev/null
-(cd $R && find . \( -name cache -o -name tensors -o -name outputs \) -prune -o -type f -size -4M -print \
+if [ "$PART" = kernels ] || [ "$PART" = all ]; then
+  step report 45 python3 -m irlab report $R/llama-triton --vs optimize-epilogue
+  step ab 90 python3 -m irlab ab --kernel $R/llama-triton --variants optimize-epilogue,identity --rounds 10 \
+    --screen-rounds 3 --out $R/ab
+fi
+if [ "$PART" = model ] || [ "$PART" = all ]; then
+  step ab_model 330 python3 -m irlab ab-model --variant optimize-epilogue --rounds 10 --no-aa --timeout 90 \
+    --out $R/ab_model -- benchmarks/device/capture_llama.py --mode default
+  cp $R/ab_model/README.md $OUT/ab_model.md 2>/dev/null
+fi
+# the full runs' kernel folders are large; their profiles, indexes and the trimmed runs come back
+(cd $R && find . \( -name cache -o -name tensors -o -name outputs \) -prune -o -type f -size -4M \
+  \( -path './llama2-h100*' -o -name '*.json' -o -name '*.hatchet' -o -name '*.md' -o -name '*.log' \) -print \
   | tar czf $OUT/session_model.tgz -T -)
-for f in capture top report ab ab_model; do [ -f $R/$f.log ] && cp $R/$f.log $OUT/$f.log; done
+for f in report ab ab_model; do [ -f $R/$f.log ] && cp $R/$f.log $OUT/$f.log; done
+for f in capture top; do [ -f $R/$f.log ] && cat $R/$f.log $R/${f}_triton.log > $OUT/$f.log 2>/dev/null; done
 ls -la $OUT

@@ -24,6 +24,15 @@ With ``profile``, a Proton session (CUPTI on NVIDIA, roctracer on AMD) runs arou
 and each launch runs inside a Proton scope named after its record, so each record gets the GPU
 time its launches took (``gpu_ns``, ``gpu_launches``); ``profile.json`` keeps the whole
 program's GPU time, what the captured kernels took, and the other kernels (cuBLAS, ATen) by name.
+
+Autotuners and benchmark helpers launch more than Triton kernels: before every timed run they
+zero an L2-sized buffer (an ATen fill, which max-autotune runs tens of thousands of times), and
+Inductor times cuBLAS candidates and copies inputs. None of these passes the launch hooks, so
+their purpose cannot come from the stack. With ``profile`` the benchmarking entry points
+(:data:`irlab.bridge.compat.BENCHMARK_ENTRY_POINTS`: ``triton.testing.do_bench``, the
+autotuner's ``_bench``, Inductor's benchmarker and autotuners) each run inside a Proton scope
+``irlab-window PURPOSE``, and every kernel launched inside one is filed under that purpose
+(``profile.json``'s ``windows``), apart from the program's time.
 """
 from __future__ import annotations
 
@@ -49,6 +58,7 @@ BINARY_STAGES = ("cubin", "hsaco")
 MAX_LAUNCHES = 64          # distinct launches kept per kernel folder; later ones are counted
 PROFILE_NAME = "profile"   # Proton's session: profile.hatchet; irlab's summary of it: profile.json
 SCOPE_PREFIX = "irlab "    # Proton scope of a launch: "irlab FOLDER#N" (N: its record, or more-PURPOSE)
+WINDOW_PREFIX = "irlab-window "   # Proton scope around a benchmarking entry point: "irlab-window autotune"
 _SAFE = re.compile(r"[^A-Za-z0-9_.\-]+")
 
 
@@ -103,6 +113,8 @@ class Capture:
         self._previous = None
         self._stack = None
         self._session = None
+        self._windows = threading.local()      # per thread: whether each open window opened a scope
+        self.marked: list[str] = []             # the benchmarking entry points marked (with profile)
 
     # --- context -------------------------------------------------------------------------------
     def __enter__(self) -> "Capture":
@@ -120,6 +132,8 @@ class Capture:
                 if self._session is None:
                     raise RuntimeError("Proton did not start a session (TRITON_PROTON_DISABLE set, or the program "
                                        "runs under the proton command line)")
+                self.marked = self._stack.enter_context(compat.marking_benchmarks(self._open_window,
+                                                                                  self._close_window))
         except BaseException:
             self._stack.close()
             knobs.compilation.listener = self._previous
@@ -267,6 +281,27 @@ class Capture:
             proton.exit_scope()
             token.scope = False
 
+    def _open_window(self, purpose: str):
+        """A benchmarking entry point begins: what it launches is ``purpose``'s, not the program's."""
+        opened = False
+        if self._session is not None:
+            try:
+                import triton.profiler as proton
+                proton.enter_scope(f"{WINDOW_PREFIX}{purpose}")
+                opened = True
+            except Exception as e:
+                self.unrecorded.append(f"benchmarking window: {type(e).__name__}: {e}")
+        stack = getattr(self._windows, "open", None)
+        if stack is None:
+            stack = self._windows.open = []
+        stack.append(opened)
+
+    def _close_window(self):
+        stack = getattr(self._windows, "open", None)
+        if stack and stack.pop():
+            import triton.profiler as proton
+            proton.exit_scope()
+
     def _file(self, token: _Launch) -> int | None:
         """The launch counted under its record (kept if new): the record's number, or None once
         the folder holds :data:`MAX_LAUNCHES` records."""
@@ -325,7 +360,8 @@ class Capture:
         if not hatchet.is_file():
             self.notes.append(f"Proton wrote no {hatchet.name}: no GPU times recorded")
             return
-        summary = profile_summary(json.loads(hatchet.read_text()), backend=_proton_backend())
+        summary = profile_summary(json.loads(hatchet.read_text()), backend=_proton_backend(), windows=True)
+        summary["windows_entry_points"] = list(self.marked)
         for folder, per in summary["captured"].items():
             state = self.launched.get(folder)
             for n, t in per["records"].items():
@@ -372,6 +408,10 @@ class Capture:
             p = self.profile_summary
             s += (f"; GPU time {p['total_ns'] / 1e6:.3f} ms, {p['captured_ns'] / max(p['total_ns'], 1):.1%} of it in "
                   f"captured kernels (`irlab top {self.run_dir}` ranks them)")
+            window_ns = sum(o["time_ns"] for per in p.get("windows", {}).values() for o in per.values())
+            if window_ns:
+                s += (f"; {window_ns / 1e6:.3f} ms of other kernels ran inside autotuning and benchmarking (L2 "
+                      "flushes, library candidates): not the program's")
         if self.unrecorded:
             s += f"; {len(self.unrecorded)} launch(es) not recorded: " + "; ".join(sorted(set(self.unrecorded))[:3])
         for note in self.notes:
@@ -406,23 +446,34 @@ def _proton_backend() -> str:
         return "?"
 
 
-def profile_summary(tree, backend: str = "cupti") -> dict:
+def profile_summary(tree, backend: str = "cupti", windows: bool = True) -> dict:
     """irlab's summary of a Proton tree recorded around a captured program: GPU time in all, per
     captured kernel folder and record (from the ``irlab FOLDER#N`` scopes around each launch),
-    and the kernels outside any such scope (libraries, ATen) by name."""
+    the other kernels launched inside benchmarking windows (``irlab-window PURPOSE`` scopes) by
+    purpose and name, and the rest (libraries, ATen) by name. ``windows``: whether the capture
+    marked benchmarking windows (``windows_marked`` in the summary; without them autotuning's
+    other kernels are in ``other``, indistinguishable from the program's)."""
     if not isinstance(tree, list) or not tree or not isinstance(tree[0], dict) or "frame" not in tree[0]:
         raise ValueError("not a Proton hatchet tree ([root, devices] with frame/metrics/children nodes)")
     captured: dict[str, dict] = {}
     other: dict[str, dict] = {}
+    in_windows: dict[str, dict[str, dict]] = {}
 
-    def walk(node, scope):
+    def walk(node, scope, window=None):
         name = node.get("frame", {}).get("name", "")
         if name.startswith(SCOPE_PREFIX):
             scope = name[len(SCOPE_PREFIX):]
+        elif name.startswith(WINDOW_PREFIX):
+            purpose = name[len(WINDOW_PREFIX):]
+            window = "autotune" if "autotune" in (window, purpose) else purpose
         m = node.get("metrics", {})
         if "device_id" in m and m.get("time (ns)"):
             t, c = int(m["time (ns)"]), int(m.get("count", 0))
-            if scope is not None:
+            if scope is None and window is not None:
+                o = in_windows.setdefault(window, {}).setdefault(name, {"time_ns": 0, "count": 0})
+                o["time_ns"] += t
+                o["count"] += c
+            elif scope is not None:
                 folder, _, n = scope.rpartition("#")
                 f = captured.setdefault(folder, {"time_ns": 0, "count": 0, "records": {}})
                 f["time_ns"] += t
@@ -435,14 +486,18 @@ def profile_summary(tree, backend: str = "cupti") -> dict:
                 o["time_ns"] += t
                 o["count"] += c
         for child in node.get("children", []):
-            walk(child, scope)
+            walk(child, scope, window)
 
     walk(tree[0], None)
     captured_ns = sum(f["time_ns"] for f in captured.values())
     other_ns = sum(o["time_ns"] for o in other.values())
-    return {"source": f"Proton ({backend}), {PROFILE_NAME}.hatchet", "total_ns": captured_ns + other_ns,
+    window_ns = sum(o["time_ns"] for per in in_windows.values() for o in per.values())
+    by_time = lambda items: dict(sorted(items, key=lambda kv: (-kv[1]["time_ns"], kv[0])))  # noqa: E731
+    return {"source": f"Proton ({backend}), {PROFILE_NAME}.hatchet", "total_ns": captured_ns + other_ns + window_ns,
             "captured_ns": captured_ns, "captured": dict(sorted(captured.items())),
-            "other": dict(sorted(other.items(), key=lambda kv: -kv[1]["time_ns"]))}
+            "other": by_time(other.items()),
+            "windows_marked": bool(windows),
+            "windows": {p: by_time(per.items()) for p, per in sorted(in_windows.items())}}
 
 
 @contextlib.contextmanager

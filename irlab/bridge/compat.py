@@ -29,6 +29,11 @@ spelling changed between versions calls a function here. The differences, 3.6 ->
 - **Launches.** Both call ``CompiledKernel.launch_metadata(grid, stream, *args)`` and the
   ``knobs.runtime.launch_enter_hook`` / ``launch_exit_hook`` hook chains around every launch, from
   every launcher (:func:`watching_launches`).
+- **Cache policy syntax.** 3.6 prints a load's or store's cache modifier and eviction policy as
+  keywords before the attribute dictionary (``tt.load %p evictionPolicy = evict_last : ...``);
+  3.9 holds both in one attribute (``{cachePolicy = #tt.cache_policy<cache_modifier = none,
+  eviction_policy = evict_last>}``, triton-lang/triton#11482) and parses only that. IR captured
+  by one version is rewritten to what the installed one parses (:func:`ir_for_installed`).
 - **Stage names.** Triton kernels: ``ttir, ttgir, llir, ptx|amdgcn, cubin|hsaco`` in both; Gluon
   kernels gain a ``glir`` stage (the Gluon IR before ``gluon_to_ttgir``) in 3.9. irlab wraps
   whatever stages the backend registers and keeps the location-free text of TTIR and TTGIR,
@@ -314,6 +319,131 @@ def watching_launches(arguments, enter, exit):
         seam.undo()
 
 
+# ------------------------------------------------------------------------------------------------
+# Benchmarking windows: where autotuners and benchmark helpers time their candidates
+
+# (module, attribute, purpose): the entry points inside which every kernel launched -- a Triton
+# kernel, or an L2-flushing buffer fill, a cuBLAS candidate, a copy of the inputs -- is tuning or
+# benchmarking work, not the program's. ``Class.method`` names a method; ``*.benchmark*`` every
+# ``benchmark*`` method of every class the module defines (Inductor's Benchmarker,
+# TritonBenchmarker, InductorBenchmarker, ... differ between torch versions). An entry point a
+# version lacks is skipped (:func:`marking_benchmarks` says which were marked). Autotuning wins
+# over benchmarking where both are open: autotuners time their candidates with do_bench.
+BENCHMARK_ENTRY_POINTS = (
+    ("triton.testing", "do_bench", "benchmark"),                        # 3.6 and 3.9
+    ("triton.testing", "do_bench_cudagraph", "benchmark"),
+    ("triton.runtime.autotuner", "Autotuner._bench", "autotune"),       # triton.autotune's timing
+    ("torch._inductor.runtime.benchmarking", "*.benchmark*", "autotune"),   # every Inductor timing
+    ("torch._inductor.runtime.triton_heuristics", "CachingAutotuner.benchmark_all_configs", "autotune"),
+    ("torch._inductor.runtime.triton_heuristics", "CachingAutotuner.autotune_to_one_config", "autotune"),
+    ("torch._inductor.runtime.triton_heuristics", "CachingAutotuner.coordinate_descent_tuning", "autotune"),
+    ("torch._inductor.select_algorithm", "AlgorithmSelectorCache.__call__", "autotune"),  # max-autotune's choice
+    ("torch._inductor.fx_passes.pad_mm", "should_pad_bench", "autotune"),   # torch <= 2.5
+    ("torch._inductor.fx_passes.pad_mm", "_should_pad", "autotune"),        # later torch
+)
+
+
+def _entry_points(module, pattern: str):
+    """(owner, name) of each attribute of ``module`` that ``pattern`` names."""
+    import fnmatch
+    owner_name, _, attr = pattern.rpartition(".")
+    if not owner_name:
+        return [(module, attr)] if callable(getattr(module, attr, None)) else []
+    if owner_name == "*":
+        owners = [c for c in vars(module).values() if inspect.isclass(c) and c.__module__ == module.__name__]
+    else:
+        owner = getattr(module, owner_name, None)
+        owners = [owner] if inspect.isclass(owner) else []
+    return [(o, name) for o in owners for name, v in list(vars(o).items())
+            if fnmatch.fnmatchcase(name, attr)
+            and (inspect.isfunction(v) or isinstance(v, (staticmethod, classmethod)))]
+
+
+def _wrapped(raw, purpose: str, enter, exit):
+    fn = raw.__func__ if isinstance(raw, (staticmethod, classmethod)) else raw
+
+    @functools.wraps(fn)
+    def marked(*args, **kwargs):
+        enter(purpose)
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            exit()
+    marked.__irlab_marked__ = fn
+    return type(raw)(marked) if isinstance(raw, (staticmethod, classmethod)) else marked
+
+
+class _MarkOnImport:
+    """A ``sys.meta_path`` finder that marks a module's entry points as soon as it is imported
+    (the captured program imports Inductor's modules after the capture began)."""
+
+    def __init__(self, modules, mark):
+        self.modules, self.mark, self.busy = set(modules), mark, set()
+
+    def find_spec(self, name, path=None, target=None):
+        if name not in self.modules or name in self.busy:
+            return None
+        import importlib.util
+        self.busy.add(name)
+        try:
+            spec = importlib.util.find_spec(name)
+        finally:
+            self.busy.discard(name)
+        loader = getattr(spec, "loader", None)
+        if loader is None or not hasattr(loader, "exec_module"):
+            return None
+        run = loader.exec_module
+
+        def exec_module(module):
+            run(module)
+            self.mark(module)
+        loader.exec_module = exec_module
+        return spec
+
+
+@contextlib.contextmanager
+def marking_benchmarks(enter, exit):
+    """Inside: each entry point of :data:`BENCHMARK_ENTRY_POINTS` calls ``enter(purpose)`` before
+    it runs and ``exit()`` after (also when it raises); modules imported later are marked on
+    import. Yields the list of what was marked (``module.attribute``), filled as it happens.
+    Everything is restored on exit."""
+    import sys
+    marked: list[str] = []
+    undo: list = []
+    done: set[str] = set()
+
+    def mark(module):
+        if module.__name__ in done:
+            return
+        done.add(module.__name__)
+        for mod_name, pattern, purpose in BENCHMARK_ENTRY_POINTS:
+            if mod_name != module.__name__:
+                continue
+            for owner, name in _entry_points(module, pattern):
+                raw = vars(owner)[name]
+                if getattr(raw, "__irlab_marked__", None) or getattr(getattr(raw, "__func__", None),
+                                                                     "__irlab_marked__", None):
+                    continue
+                setattr(owner, name, _wrapped(raw, purpose, enter, exit))
+                undo.append(lambda owner=owner, name=name, raw=raw: setattr(owner, name, raw))
+                where = "" if owner is module else f"{owner.__qualname__}."
+                marked.append(f"{module.__name__}.{where}{name}")
+
+    modules = sorted({m for m, _, _ in BENCHMARK_ENTRY_POINTS})
+    finder = _MarkOnImport([m for m in modules if m not in sys.modules], mark)
+    for m in modules:
+        if m in sys.modules:
+            mark(sys.modules[m])
+    sys.meta_path.insert(0, finder)
+    try:
+        yield marked
+    finally:
+        if finder in sys.meta_path:
+            sys.meta_path.remove(finder)
+        while undo:
+            undo.pop()()
+
+
 def launch_arg_names(kernel, n: int) -> list[str]:
     """The names of a launch's ``n`` arguments: the kernel function's parameters (every launcher
     passes all of them, constexprs included, in order), else ``arg0``, ``arg1``, ... for a kernel
@@ -545,3 +675,67 @@ def _ptxas_archs(ptxas: str) -> frozenset:
     import subprocess
     out = subprocess.run([ptxas, "--help"], capture_output=True, text=True).stdout
     return frozenset(re.findall(r"'(sm_\d+)a?'", out))
+
+# ------------------------------------------------------------------------------------------------
+# IR text printed by another Triton version (a capture recorded elsewhere)
+
+_OLD_POLICY = re.compile(r"((?: (?:cacheModifier|evictionPolicy) = \w+)+)( \{[^{}]*\})? : ")
+_NEW_POLICY = re.compile(r" \{([^{}]*)\} : ")
+_POLICY_ATTR = re.compile(r"cachePolicy = #tt\.cache_policy<cache_modifier = (\w+), eviction_policy = (\w+)>(?:, )?")
+_POLICY_DEFAULTS = {"cacheModifier": "none", "evictionPolicy": "evict_normal"}
+
+
+@functools.cache
+def cache_policy_attribute() -> bool:
+    """Whether the installed Triton's parser takes a load's cache policy as one ``#tt.cache_policy``
+    attribute (3.9) rather than ``cacheModifier = ...`` keywords (3.6); asked of the parser itself."""
+    import tempfile
+    from triton._C.libtriton import ir
+    from .services import captured_stderr
+    text = ("module {\n  tt.func @f(%p: !tt.ptr<f32>) {\n    %v = tt.load %p {cachePolicy = #tt.cache_policy<"
+            "cache_modifier = ca, eviction_policy = evict_last>} : !tt.ptr<f32>\n    tt.return\n  }\n}\n")
+    with tempfile.TemporaryDirectory(prefix="irlab-probe-") as d, captured_stderr():
+        path = os.path.join(d, "probe.ttir")
+        with open(path, "w") as f:
+            f.write(text)
+        try:
+            return ir.parse_mlir_module(path, mlir_context()) is not None
+        except RuntimeError:
+            return False
+
+
+def _to_policy_attribute(line: str) -> str:
+    def repl(m):
+        words = dict(re.findall(r"(cacheModifier|evictionPolicy) = (\w+)", m.group(1)))
+        policy = {**_POLICY_DEFAULTS, **words}
+        attr = (f"cachePolicy = #tt.cache_policy<cache_modifier = {policy['cacheModifier']}, "
+                f"eviction_policy = {policy['evictionPolicy']}>")
+        rest = m.group(2)[2:-1] if m.group(2) else ""
+        return f" {{{attr}{', ' + rest if rest else ''}}} : "
+    return _OLD_POLICY.sub(repl, line, count=1)
+
+
+def _to_policy_keywords(line: str) -> str:
+    def repl(m):
+        found = _POLICY_ATTR.search(m.group(1))
+        if found is None:
+            return m.group(0)
+        words = [f" {k} = {v}" for k, v in zip(_POLICY_DEFAULTS, found.groups()) if v != _POLICY_DEFAULTS[k]]
+        rest = _POLICY_ATTR.sub("", m.group(1), count=1).rstrip(", ")
+        return "".join(words) + (f" {{{rest}}}" if rest else "") + " : "
+    return _NEW_POLICY.sub(repl, line, count=1)
+
+
+def ir_for_installed(text: str) -> str:
+    """IR text (TTIR or TTGIR) printed by any supported Triton, in the syntax the installed one
+    parses (see *Cache policy syntax* above); text already in that syntax comes back unchanged."""
+    if cache_policy_attribute():
+        if "cacheModifier = " not in text and "evictionPolicy = " not in text:
+            return text
+        convert = _to_policy_attribute
+    else:
+        if "#tt.cache_policy<" not in text:
+            return text
+        convert = _to_policy_keywords
+    return "\n".join(convert(line) if ("Policy = " in line or "Modifier = " in line) else line
+                     for line in text.split("\n"))

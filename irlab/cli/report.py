@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .common import EXIT_OK, UsageError, add_kernel_options, compile_from_args
+from .common import EXIT_FAIL, EXIT_OK, UsageError, add_kernel_options, compile_from_args, err
 from ..jsonio import write_json
 
 
@@ -128,7 +128,12 @@ def cmd_report(args) -> int:
         from .common import target_arg
         target = target_arg(args.target) if args.target else launch.target
         names = [args.variant or "baseline"] + ([args.vs] if args.vs else [])
-        compiles = [launch.recompile(target, _variant(n, target)) for n in names]
+        from ..bridge.pipeline import VerifierError
+        try:
+            compiles = [launch.recompile(target, _variant(n, target)) for n in names]
+        except (LaunchError, VerifierError) as e:
+            err(f"irlab report: {e}")
+            return EXIT_FAIL
         reports = [report.from_compile(res) for res in compiles]
         notes.append(f"{launch.source}: its TTIR recompiled for {target} with options {launch.options}"
                      + (f"; the launch: {launch.picked}" if launch.picked else ""))
