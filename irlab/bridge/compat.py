@@ -691,7 +691,6 @@ def cache_policy_attribute() -> bool:
     attribute (3.9) rather than ``cacheModifier = ...`` keywords (3.6); asked of the parser itself."""
     import tempfile
     from triton._C.libtriton import ir
-    from .services import captured_stderr
     text = ("module {\n  tt.func @f(%p: !tt.ptr<f32>) {\n    %v = tt.load %p {cachePolicy = #tt.cache_policy<"
             "cache_modifier = ca, eviction_policy = evict_last>} : !tt.ptr<f32>\n    tt.return\n  }\n}\n")
     with tempfile.TemporaryDirectory(prefix="irlab-probe-") as d, captured_stderr():
