@@ -16,10 +16,8 @@ def cmd_capture(args) -> int:
     The script runs as ``python script.py`` would (its folder first on sys.path), against a
     Triton cache of its own, so every kernel really compiles and its stage times are recorded; a
     run that captured nothing leaves no folder behind."""
-    import runpy
     import shutil
     import tempfile
-    import traceback
     from triton import knobs
     from ..bridge import inductor
     from ..bridge.capture import Capture
@@ -27,7 +25,7 @@ def cmd_capture(args) -> int:
         raise UsageError("--save-tensors saves the tensors of launches, which --no-launches does not record")
     if args.no_launches and args.profile:
         raise UsageError("--profile times launches, which --no-launches does not record")
-    from ..bridge.program import ProgramError, check_command
+    from ..bridge.program import ProgramError, check_command, run_script
     try:
         cmd = check_command(args.command)
     except ProgramError as e:
@@ -39,29 +37,13 @@ def cmd_capture(args) -> int:
                              "on AMD) and this machine has none; capture without --profile here")
     out = Path(args.out) if args.out else Path("runs") / time.strftime("%Y%m%d-%H%M%S")
     existed = out.exists()
-    code, old_argv, old_path = EXIT_OK, sys.argv, list(sys.path)
     save = None if args.save_tensors is None else int(args.save_tensors * 2 ** 20)
     with tempfile.TemporaryDirectory(prefix="irlab-capture-cache-") as cache, knobs.cache.scope(), \
             inductor.seen_by_capture(keep_workers=args.inductor_workers) as inductor_notes:
         knobs.cache.dir = cache
         with Capture(out, quiet=args.quiet, launches=not args.no_launches, save_tensors=save,
                      profile=args.profile) as cap:
-            try:
-                if cmd[0] == "-m":
-                    sys.argv = [cmd[1]] + cmd[2:]
-                    sys.path.insert(0, os.getcwd())
-                    runpy.run_module(cmd[1], run_name="__main__", alter_sys=True)
-                else:
-                    sys.argv = cmd
-                    sys.path.insert(0, str(Path(cmd[0]).resolve().parent))
-                    runpy.run_path(cmd[0], run_name="__main__")
-            except SystemExit as e:
-                code = e.code if isinstance(e.code, int) else (EXIT_FAIL if e.code else EXIT_OK)
-            except Exception:   # the script's own error: show it as Python would, then stop
-                traceback.print_exc()
-                code = EXIT_FAIL
-            finally:
-                sys.argv, sys.path[:] = old_argv, old_path
+            code = run_script(cmd)   # as python would run it; its own error printed as Python would
     if not cap.records and not existed:
         shutil.rmtree(out, ignore_errors=True)
         err("irlab capture: the script compiled no kernel; nothing recorded" +
