@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 WARMUP = 3
+WARMUP_SCOPE = "irlab-warmup"   # pcsampling: the warm-up launches' samples, read by no entry
 
 
 @dataclass
@@ -165,12 +166,18 @@ def run_pcsampling(job: Job, subject: Subject) -> dict:
         files[label] = {"ptx": ptx_name, "sass": str(out / "sass" / f"{label}.sass"),
                         "same_code_as_unrelined": lines.same_code(res.binary, plain.binary),
                         "num_warps": res.metadata.get("num_warps"), "shared": res.metadata.get("shared")}
-        launch = subject.launcher(res, config)
-        _warm(launch)
-        prepared.append((label, launch))
+        prepared.append((label, subject.launcher(res, config)))
     mode = "pcsampling" if not job.pc_interval else f"pcsampling:interval={job.pc_interval}"
     name = str(out / "pcsampling")
+    # The session starts before any entry's first launch: Proton maps a sampled PC to its line
+    # through the cubin it sees when the module loads (CUPTI's module-loaded callback, which
+    # fires only while a session is on). A module loaded before the session -- say by warm-up
+    # launches -- has no cubin there, and every one of its samples stays on the kernel, without
+    # a line. The warm-up runs inside the session, in a scope of its own that no entry reads.
     session = proton.start(name, backend="cupti", mode=mode)
+    with proton.scope(WARMUP_SCOPE):
+        for _, launch in prepared:
+            _warm(launch)
     for label, launch in prepared:
         with proton.scope(label):
             for _ in range(max(1, job.launches // 4)):
