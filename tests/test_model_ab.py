@@ -235,3 +235,64 @@ def test_program_ms_picks_the_region():
         program_ms(res)
     with pytest.raises(ValueError, match="no region 'c'"):
         program_ms(res, "c")
+
+
+# ------------------------------------------------------------------------------------------------
+# nothing finished is lost: results after every round, resume, Ctrl-C
+
+class StopAfter(FakeArmRunner):
+    """The stand-in runner, raising KeyboardInterrupt (Ctrl-C) at its ``stop_at``-th call."""
+
+    def __init__(self, stop_at, *a, **kw):
+        super().__init__(*a, **kw)
+        self.stop_at = stop_at
+
+    def __call__(self, *a, **kw):
+        if len(self.calls) + 1 == self.stop_at:
+            self.calls.append(("interrupted",))
+            raise KeyboardInterrupt
+        return super().__call__(*a, **kw)
+
+
+def test_an_interrupted_ab_keeps_its_rounds_and_resume_finishes_it(tmp_path):
+    # 2 check runs, then 3 arms a round: the 13th call is the 4th round's second arm
+    runner = StopAfter(13, {BASELINE: 10.0, VARIANT: 10.5}, KERNELS, noise=0.005)
+    with pytest.raises(KeyboardInterrupt):
+        ModelAB(["m.py"], "v", tmp_path, rounds=12, runner=runner).run()
+    partial = json.loads((tmp_path / "ab_model.json").read_text())
+    assert partial["interrupted"] and partial["partial"] and partial["rounds_done"] == 3
+    assert len(partial["times_ms"][BASELINE]) == 3 and "ranking" in json.dumps(partial["end_to_end"])
+    assert "partial: 3 of 12 rounds done (interrupted" in (tmp_path / "README.md").read_text()
+
+    again = FakeArmRunner({BASELINE: 10.0, VARIANT: 10.5}, KERNELS, noise=0.005, seed=2)
+    result = ModelAB(["m.py"], "v", tmp_path, rounds=12, runner=again, resume=True).run()
+    assert not [c for c in again.calls if not c[2]]          # the check runs are not run again
+    assert len(again.calls) == 9 * 3                         # only the 9 rounds still to run
+    assert result["rounds_done"] == 12 and "partial" not in result and result["end_to_end"]["called"]
+    # the orders go on where they were: the same as an uninterrupted A/B's
+    whole = FakeArmRunner({BASELINE: 10.0, VARIANT: 10.5}, KERNELS, noise=0.005)
+    ModelAB(["m.py"], "v", tmp_path / "whole", rounds=12, runner=whole).run()
+    timed = [c[0] for c in whole.calls if c[2]]
+    assert [c[0] for c in again.calls] == timed[9:]
+
+
+def test_results_are_on_disk_after_every_round(tmp_path):
+    seen = []
+
+    class Peek(FakeArmRunner):
+        def __call__(self, arm, ref, out, **kw):
+            if (tmp_path / "ab_model.json").exists():
+                seen.append(json.loads((tmp_path / "ab_model.json").read_text()).get("rounds_done"))
+            return super().__call__(arm, ref, out, **kw)
+
+    ModelAB(["m.py"], "v", tmp_path, rounds=4, runner=Peek({BASELINE: 10.0, VARIANT: 10.0})).run()
+    assert seen[-1] == 3 and sorted(set(seen)) == [1, 2, 3]
+
+
+def test_resume_refuses_a_different_ab_or_none(tmp_path):
+    from irlab.timing.model_ab import ResumeError
+    with pytest.raises(ResumeError, match="nothing to resume"):
+        ModelAB(["m.py"], "v", tmp_path, rounds=2, runner=FakeArmRunner({BASELINE: 1.0}), resume=True).run()
+    ModelAB(["m.py"], "v", tmp_path, rounds=2, runner=FakeArmRunner({BASELINE: 1.0})).run()
+    with pytest.raises(ResumeError, match="variant 'v', not 'w'"):
+        ModelAB(["m.py"], "w", tmp_path, rounds=2, runner=FakeArmRunner({BASELINE: 1.0}), resume=True).run()

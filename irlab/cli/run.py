@@ -73,15 +73,20 @@ def cmd_ab_model(args) -> int:
     _resolve(ref, args.target)     # a bad variant is a usage error here, not in every child
     if args.rounds < 1:
         raise UsageError(f"--rounds must be at least 1, not {args.rounds}")
+    if args.resume and not args.out:
+        raise UsageError("--resume goes on from an earlier A/B's results folder: give its --out DIR")
     import time
-    from ..timing.model_ab import SubprocessRunner
+    from ..timing.model_ab import ResumeError, SubprocessRunner
     out = Path(args.out or f"runs/ab-model/{Path(cmd[1] if cmd[0] == '-m' else cmd[0]).stem}-{time.strftime('%Y%m%d-%H%M%S')}")
     err(f"irlab ab-model: {ISOLATION}; each arm a fresh process per round; results in {out}")
     ab = ModelAB(cmd, ref, out, rounds=args.rounds, region=args.region, aa=None if not args.no_aa else False,
                  save_outputs=args.save_outputs, profile=not args.no_profile, rel=args.rtol,
-                 seed=args.seed, keep_caches=args.keep_caches,
+                 seed=args.seed, keep_caches=args.keep_caches, resume=args.resume,
                  runner=SubprocessRunner(cmd, args.target, args.timeout), progress=lambda m: err(f"irlab ab-model: {m}"))
-    result = ab.run()
+    try:
+        result = ab.run()
+    except ResumeError as e:
+        raise UsageError(f"irlab ab-model --resume: {e}") from None
     for line in summary_lines(result):
         print(line)
     print(f"results in {out}/README.md")
@@ -131,6 +136,8 @@ def register(sub) -> None:
     c.add_argument("--timeout", type=positive("seconds"), default=None, help="seconds an arm's process may run")
     c.add_argument("--seed", type=int, default=0, help="seed of the round orders")
     c.add_argument("--keep-caches", action="store_true", help="keep the arms' compile caches in the results folder")
+    c.add_argument("--resume", action="store_true", help="go on from the check runs and rounds an earlier A/B with the "
+                   "same arguments finished in --out (recorded in its runs.jsonl as each ended)")
     c.add_argument("program", nargs=argparse.REMAINDER, help="-- script.py [args] | -- -m module [args]")
     c.set_defaults(func=cmd_ab_model)
 

@@ -22,6 +22,12 @@ with the Wilcoxon signed-rank 95% interval (:mod:`irlab.timing.stats`); from
 differs between the arms is listed with its own time change (its GPU time per round, same
 statistics). What runs an arm is a *runner*: :class:`SubprocessRunner` starts
 ``python -m irlab run``; tests give a fake one.
+
+Nothing finished is lost: the check runs and every finished round are appended to ``runs.jsonl``
+as they end, and ``ab_model.json`` and ``README.md`` are rewritten after every round (the ratio
+of the rounds so far, marked partial). Stopped (Ctrl-C, a time limit, a crash), the A/B goes on
+from there with ``resume=True`` (``irlab ab-model --resume --out DIR``): the same program and
+variant, the rounds still to run, the same round orders.
 """
 from __future__ import annotations
 
@@ -36,10 +42,16 @@ from pathlib import Path
 from typing import Callable
 
 from ..jsonio import write_json, write_text
+from .plan import append_record, read_records
 from .stats import ESTIMATOR, MIN_ROUNDS, RatioEstimate, ratio_estimate, round_orders
 
 BASELINE, VARIANT, AA = "baseline", "variant", "baseline-again"
 DEFAULT_SAVE_OUTPUTS = 256   # program launches whose outputs the check runs keep
+RUNS_FILE = "runs.jsonl"     # one line per finished check run and per finished round
+
+
+class ResumeError(ValueError):
+    """An earlier A/B in the results folder that ``resume`` cannot go on from."""
 
 
 # ------------------------------------------------------------------------------------------------
@@ -262,6 +274,7 @@ class ModelAB:
     rel: float | None = None          # tolerance override for output comparisons
     seed: int = 0
     keep_caches: bool = False
+    resume: bool = False              # go on from the check runs and rounds recorded in out/runs.jsonl
     progress: Callable[[str], None] = field(default=lambda msg: None)
 
     def run(self) -> dict:
@@ -273,14 +286,24 @@ class ModelAB:
         caches = {BASELINE: out / "cache" / BASELINE, VARIANT: out / "cache" / VARIANT, AA: out / "cache" / BASELINE}
         result = {"command": self.cmd, "variant": self.variant, "rounds": self.rounds, "aa": aa,
                   "estimator": ESTIMATOR, "runs": {}}
+        checks, per_round = self._earlier(out, aa)
+        if checks or per_round:
+            self.progress(f"resuming: {len(checks)} check run(s) and {len(per_round)} round(s) already done")
+        else:
+            (out / RUNS_FILE).unlink(missing_ok=True)
+            append_record(out / RUNS_FILE, {"kind": "header", "command": self.cmd, "variant": self.variant,
+                                            "aa": aa, "seed": self.seed})
         t0 = time.monotonic()
         try:
-            checks = {}
             for arm in (BASELINE, VARIANT):
+                if arm in checks:
+                    continue
                 self.progress(f"check run of the {arm} (compiles; keeps the outputs of up to "
                               f"{self.save_outputs} launches)")
                 checks[arm] = runner(arm, refs[arm], out / "check" / arm, cache_dir=caches[arm],
                                      save_outputs=self.save_outputs, profile=False)
+                if not checks[arm].get("error"):
+                    append_record(out / RUNS_FILE, {"kind": "check", "arm": arm, "result": checks[arm]})
             result["runs"]["check"] = {arm: _brief(r) for arm, r in checks.items()}
             failed = {arm: r["error"] for arm, r in checks.items() if r.get("error")}
             if failed:
@@ -301,29 +324,64 @@ class ModelAB:
             result["correctness"] = compare_outputs(out / "check" / BASELINE, checks[BASELINE],
                                                     out / "check" / VARIANT, checks[VARIANT], self.rel)
             arms = [BASELINE, VARIANT] + ([AA] if aa else [])
-            per_round: list[dict] = []
             orders = round_orders(arms, self.seed)
-            for r in range(self.rounds):
+            for _ in per_round:            # the rounds done before keep their orders; the next ones follow on
+                next(orders)
+            for r in range(len(per_round), self.rounds):
                 order = next(orders)
                 self.progress(f"round {r + 1}/{self.rounds}: {', '.join(order)}")
                 got = {}
                 for arm in order:
                     got[arm] = runner(arm, refs[arm], out / "rounds" / f"{r:03d}" / arm, cache_dir=caches[arm],
                                       save_outputs=0, profile=self.profile)
-                per_round.append(got)
                 bad = {arm: g["error"] for arm, g in got.items() if g.get("error")}
                 if bad:
+                    per_round.append(got)
                     result["error"] = f"round {r + 1}: " + "; ".join(f"{arm}: {why}" for arm, why in bad.items())
                     break
+                append_record(out / RUNS_FILE, {"kind": "round", "n": r, "result": got})
+                per_round.append(got)
+                if r + 1 < self.rounds:    # what the rounds so far say, on disk while the next one runs
+                    self._finish(out, self._partial(result, checks, per_round, aa, time.monotonic() - t0))
             try:
                 result.update(self._analyse(checks, per_round, aa))
             except ValueError as e:
                 result["error"] = str(e)
+        except KeyboardInterrupt:
+            self._finish(out, {**self._partial(result, checks, per_round, aa, time.monotonic() - t0),
+                               "interrupted": True})
+            raise
         finally:
             if not self.keep_caches:
                 shutil.rmtree(out / "cache", ignore_errors=True)
             result["seconds"] = time.monotonic() - t0
         return self._finish(out, result)
+
+    def _earlier(self, out: Path, aa: bool) -> tuple[dict, list[dict]]:
+        """With ``resume``: the check runs and rounds an earlier A/B in ``out`` finished."""
+        if not self.resume:
+            return {}, []
+        records = read_records(out / RUNS_FILE)
+        if not records or records[0].get("kind") != "header":
+            raise ResumeError(f"nothing to resume in {out}: no {RUNS_FILE} of an earlier irlab ab-model there")
+        head = records[0]
+        for key, now in (("command", self.cmd), ("variant", self.variant), ("aa", aa), ("seed", self.seed)):
+            if head.get(key) != now:
+                raise ResumeError(f"the A/B in {out} ran with {key} {head.get(key)!r}, not {now!r}: resume it with "
+                                  f"the same arguments, or give another --out")
+        checks = {r["arm"]: r["result"] for r in records if r.get("kind") == "check"}
+        rounds = sorted((r for r in records if r.get("kind") == "round"), key=lambda r: r["n"])
+        return checks, [r["result"] for n, r in enumerate(rounds) if r["n"] == n]
+
+    def _partial(self, result: dict, checks: dict, per_round: list[dict], aa: bool, seconds: float) -> dict:
+        part = {**result, "partial": True, "seconds": seconds}
+        if len(checks) == 2 and per_round:
+            try:
+                part.update(self._analyse(checks, [g for g in per_round if not any(x.get("error") for x in g.values())],
+                                          aa))
+            except ValueError as e:
+                part["error"] = str(e)
+        return part
 
     def _analyse(self, checks: dict, per_round: list[dict], aa: bool) -> dict:
         done = [g for g in per_round if not any(x.get("error") for x in g.values())]
@@ -416,6 +474,11 @@ def summary_lines(result: dict) -> list[str]:
     lines = []
     if result.get("error"):
         lines.append(f"stopped: {result['error']}")
+    if result.get("partial"):
+        lines.append(f"partial: {result.get('rounds_done', 0)} of {result['rounds']} rounds done"
+                     + (" (interrupted; `irlab ab-model --resume` with the same arguments and --out goes on)"
+                        if result.get("interrupted") else " (the A/B is still running, or was stopped: "
+                        "`irlab ab-model --resume` with the same arguments and --out goes on)"))
     e2e = result.get("end_to_end")
     if e2e:
         t = result["times_ms"]
