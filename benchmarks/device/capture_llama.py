@@ -45,6 +45,7 @@ parser = argparse.ArgumentParser()
 parser.add_argument("--mode", default="max-autotune-no-cudagraphs", help="torch.compile mode")
 parser.add_argument("--triton-gemms", action="store_true",
                     help="GEMMs as Triton templates only (max_autotune_gemm_backends = TRITON), not cuBLAS")
+parser.add_argument("--steps", type=int, default=3, help="calls of the compiled model (the first compiles)")
 args = parser.parse_args()
 mode = args.mode
 if args.triton_gemms:
@@ -58,7 +59,7 @@ model = LlamaForCausalLM(config).to(device="cuda", dtype=torch.bfloat16).eval()
 compiled = torch.compile(model, mode=mode)
 ids = torch.randint(0, config.vocab_size, (4, 512), device="cuda")
 with torch.no_grad():
-    for _ in range(3):
+    for _ in range(args.steps):
         with irlab.region("step"):
             logits = compiled(ids).logits
 torch.cuda.synchronize()

@@ -10,11 +10,12 @@
 #                the test data tests/data/captures/ takes, in session_model.tgz)
 #   kernels   captures, then report and ab of the Triton-GEMM run's hottest kernel with
 #             optimize-epilogue and identity
-#   model     the model-level A/B of optimize-epilogue (default mode: no autotuning, so each fresh
-#             process starts in seconds once its arm's caches are warm), 10 rounds, per-kernel
-#             breakdown and outputs compared launch for launch (about 5 minutes)
+#   model     the model-level A/B of optimize-epilogue with every GEMM a Triton template
+#             (capture_llama.py --triton-gemms; an arm's later processes reuse its first one's
+#             autotuning through its caches), 10 rounds with an A/A arm, per-kernel breakdown and
+#             outputs compared launch for launch (AB_MODEL_LIMIT seconds at most, default 520)
 #   all       kernels, then model (longer than one device call allows: use two)
-# Each step has a timeout and prints its exit status. Results: $OUT/session.log, $OUT/*.log,
+# Each step has a time limit (SIGINT, so irlab writes what it finished) and prints its exit status. Results: $OUT/session.log, $OUT/*.log,
 # $OUT/session_model.tgz.
 #   bash benchmarks/device/session_model.sh [captures|kernels|model|all]   (from the repository root,
 #   irlab's dependencies installed)
@@ -24,7 +25,7 @@ PART=${1:-kernels}
 case $PART in captures|kernels|model|all) ;; *) echo "usage: $0 [captures|kernels|model|all]" >&2; exit 2;; esac
 R=/tmp/session_model; rm -rf $R; mkdir -p $R
 step() { local name=$1 limit=$2; shift 2; echo "== $name: $*" | tee -a $OUT/session.log; local t0=$(date +%s)
-         timeout $limit "$@" > $R/$name.log 2>&1; local rc=$?
+         timeout -s INT -k 20 $limit "$@" > $R/$name.log 2>&1; local rc=$?
          echo "== $name: exit $rc after $(( $(date +%s) - t0 )) s" | tee -a $OUT/session.log
          tail -8 $R/$name.log | tee -a $OUT/session.log; }
 python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__, 'gpu', torch.cuda.get_device_name())" | tee -a $OUT/session.log
@@ -45,9 +46,13 @@ if [ "$PART" = kernels ] || [ "$PART" = all ]; then
     --screen-rounds 3 --out $R/ab
 fi
 if [ "$PART" = model ] || [ "$PART" = all ]; then
-  step ab_model 330 python3 -m irlab ab-model --variant optimize-epilogue --rounds 10 --no-aa --timeout 90 \
-    --out $R/ab_model -- benchmarks/device/capture_llama.py --mode default
+  # every GEMM a Triton template (max-autotune, its caches warm after each arm's first process) so that
+  # optimize-epilogue reaches the GEMMs; 10 rounds with the A/A arm. Stopped by SIGINT at the step's
+  # limit, the A/B keeps the rounds it finished (partial results in ab_model.json, --resume goes on).
+  step ab_model ${AB_MODEL_LIMIT:-520} python3 -m irlab ab-model --variant optimize-epilogue --rounds 10 --timeout 150 \
+    --out $R/ab_model -- benchmarks/device/capture_llama.py --triton-gemms --steps 8
   cp $R/ab_model/README.md $OUT/ab_model.md 2>/dev/null
+  cp $R/ab_model/ab_model.json $OUT/ab_model.json 2>/dev/null
 fi
 # the full runs' kernel folders are large; their profiles, indexes and the trimmed runs come back
 (cd $R && find . \( -name cache -o -name tensors -o -name outputs \) -prune -o -type f -size -4M \
