@@ -167,3 +167,18 @@ def test_a_profile_without_windows_says_its_total_is_not_the_programs_alone(tmp_
     assert "recorded without marking autotuning and benchmarking windows" in out
     row = next(line for line in out.splitlines() if line[:3].strip() == "1")
     assert row.split()[1] == "0.006%" and row.split()[5] == "100.0%"
+
+
+def test_inductor_s_compile_time_benchmarking_is_marked():
+    # the scheduler times fused against unfused kernels and max-autotune times its candidates while
+    # compiling: their launches (kernels named ``triton_``) are autotuning's, never the program's
+    pytest.importorskip("torch._inductor.scheduler")
+    import torch._inductor.codegen.triton  # noqa: F401
+    import torch._inductor.select_algorithm  # noqa: F401
+    with compat.marking_benchmarks(lambda purpose: None, lambda: None) as marked:
+        pass
+    for name in ("torch._inductor.scheduler.Scheduler.speedup_by_fusion",
+                 "torch._inductor.scheduler.Scheduler.benchmark_codegened_module",
+                 "torch._inductor.codegen.triton.TritonScheduling.benchmark_codegened_module",
+                 "torch._inductor.select_algorithm.TritonTemplateCaller.benchmark"):
+        assert name in marked

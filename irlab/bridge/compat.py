@@ -338,6 +338,13 @@ BENCHMARK_ENTRY_POINTS = (
     ("torch._inductor.runtime.triton_heuristics", "CachingAutotuner.autotune_to_one_config", "autotune"),
     ("torch._inductor.runtime.triton_heuristics", "CachingAutotuner.coordinate_descent_tuning", "autotune"),
     ("torch._inductor.select_algorithm", "AlgorithmSelectorCache.__call__", "autotune"),  # max-autotune's choice
+    ("torch._inductor.select_algorithm", "*.benchmark*", "autotune"),   # its candidates' timings
+    # the scheduler times fused against unfused kernels (epilogue fusion into GEMM templates, combo
+    # kernels) while it compiles: compile-time launches of kernels named ``triton_``, never the program's
+    ("torch._inductor.scheduler", "Scheduler.speedup_by_fusion", "autotune"),
+    ("torch._inductor.scheduler", "*.benchmark*", "autotune"),
+    ("torch._inductor.codegen.simd", "*.benchmark*", "autotune"),
+    ("torch._inductor.codegen.triton", "*.benchmark*", "autotune"),
     ("torch._inductor.fx_passes.pad_mm", "should_pad_bench", "autotune"),   # torch <= 2.5
     ("torch._inductor.fx_passes.pad_mm", "_should_pad", "autotune"),        # later torch
 )
