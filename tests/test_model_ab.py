@@ -296,3 +296,52 @@ def test_resume_refuses_a_different_ab_or_none(tmp_path):
     ModelAB(["m.py"], "v", tmp_path, rounds=2, runner=FakeArmRunner({BASELINE: 1.0})).run()
     with pytest.raises(ResumeError, match="variant 'v', not 'w'"):
         ModelAB(["m.py"], "w", tmp_path, rounds=2, runner=FakeArmRunner({BASELINE: 1.0}), resume=True).run()
+
+
+def test_a_region_is_reported_with_the_gpu_time_of_the_kernels_beside_it(tmp_path):
+    # wall-clock region times alike (a launch-bound program), the kernels' GPU time 16% slower
+    runner = FakeArmRunner({BASELINE: 10.0, VARIANT: 10.0}, KERNELS, noise=0.002)
+    result = ModelAB(["m.py"], "v", tmp_path, rounds=10, runner=runner).run()
+    assert result["measure"].startswith("region 'step'") and not result["end_to_end"]["called"]
+    g = result["gpu_time"]
+    assert 1.14 < g["ratio"]["ratio"] < 1.18 and g["ratio"]["called"] and g["aa"] is not None
+    text = "\n".join(summary_lines(result))
+    assert "summed GPU time of the program's kernels (fake): variant/baseline 1.1" in text
+
+
+def test_timed_by_name_the_kernels_get_their_gpu_time_without_launch_records():
+    from types import SimpleNamespace
+    from irlab.bridge.program import kernel_summary
+    cap = SimpleNamespace(
+        records=[{"folder": "mm.cuda-90.x", "kernel": "mm", "binary": {"sha256": "b1"}}],
+        launched={},
+        profile_summary={"captured": {}, "source": "Proton (cupti)",
+                         "other": {"mm": {"time_ns": 900, "count": 3}, "nvjet_gemm": {"time_ns": 100, "count": 1}}})
+    s = kernel_summary(cap)
+    assert s["kernels"]["mm"] == {"binaries": ["b1"], "launches": 3, "gpu_ns": 900}
+    assert s["triton_gpu_ns"] == 900 and s["program_gpu_ns"] == 1000
+
+
+def test_the_variant_starts_from_the_baseline_s_inductor_choices(tmp_path):
+    from irlab.timing.model_ab import seed_choices
+    base, var = tmp_path / "b", tmp_path / "v"
+    (base / "inductor" / "fxgraph").mkdir(parents=True)
+    (base / "inductor" / "fxgraph" / "graph").write_text("generated code")
+    (base / "inductor" / "triton").mkdir()          # never a Triton binary of the baseline's
+    (base / "triton").mkdir()
+    assert seed_choices(base, var)
+    assert (var / "inductor" / "fxgraph" / "graph").read_text() == "generated code"
+    assert not (var / "inductor" / "triton").exists() and not (var / "triton").exists()
+    assert not seed_choices(base, var)              # an arm that has its own cache keeps it
+
+
+def test_launches_without_a_counterpart_are_mismatches_only_where_both_arms_ran_the_same_graphs(tmp_path):
+    outputs = {BASELINE: [("mm", {"c": [1.0]}), ("fused_a", {"y": [2.0]})],
+               VARIANT: [("mm", {"c": [1.0]}), ("fused_b", {"y": [2.0]})]}
+    same = ModelAB(["m.py"], "v", tmp_path / "same", rounds=2,
+                   runner=FakeArmRunner({BASELINE: 1.0}, outputs=outputs)).run()
+    assert [r["status"] for r in same["correctness"]["launches"]] == ["identical", "MISMATCH"] and failed(same)
+    retuned = ModelAB(["m.py"], "v", tmp_path / "retuned", rounds=2, same_choices=False,
+                      runner=FakeArmRunner({BASELINE: 1.0}, outputs=outputs)).run()
+    assert [r["status"] for r in retuned["correctness"]["launches"]] == ["identical", "unpaired"]
+    assert not failed(retuned) and "autotuned for itself" in (tmp_path / "retuned" / "README.md").read_text()

@@ -46,6 +46,8 @@ parser.add_argument("--mode", default="max-autotune-no-cudagraphs", help="torch.
 parser.add_argument("--triton-gemms", action="store_true",
                     help="GEMMs as Triton templates only (max_autotune_gemm_backends = TRITON), not cuBLAS")
 parser.add_argument("--steps", type=int, default=3, help="calls of the compiled model (the first compiles)")
+parser.add_argument("--batch", type=int, default=4, help="sequences per call")
+parser.add_argument("--seq", type=int, default=512, help="tokens per sequence")
 args = parser.parse_args()
 mode = args.mode
 if args.triton_gemms:
@@ -57,12 +59,12 @@ config = LlamaConfig(vocab_size=8192, hidden_size=1024, intermediate_size=2816, 
 torch.manual_seed(0)
 model = LlamaForCausalLM(config).to(device="cuda", dtype=torch.bfloat16).eval()
 compiled = torch.compile(model, mode=mode)
-ids = torch.randint(0, config.vocab_size, (4, 512), device="cuda")
+ids = torch.randint(0, config.vocab_size, (args.batch, args.seq), device="cuda")
 with torch.no_grad():
     for _ in range(args.steps):
         with irlab.region("step"):
             logits = compiled(ids).logits
 torch.cuda.synchronize()
 irlab.check("logits", logits)
-print(f"2-layer Llama, batch 4 x 512 tokens ({mode}{', Triton GEMMs' if args.triton_gemms else ''}): "
+print(f"2-layer Llama, batch {args.batch} x {args.seq} tokens ({mode}{', Triton GEMMs' if args.triton_gemms else ''}): "
       f"logits {tuple(logits.shape)}, finite: {bool(logits.isfinite().all())}")

@@ -50,7 +50,7 @@ if [ "$PART" = model ] || [ "$PART" = all ]; then
   # optimize-epilogue reaches the GEMMs; 10 rounds with the A/A arm. Stopped by SIGINT at the step's
   # limit, the A/B keeps the rounds it finished (partial results in ab_model.json, --resume goes on).
   step ab_model ${AB_MODEL_LIMIT:-520} python3 -m irlab ab-model --variant optimize-epilogue --rounds 10 --timeout 150 \
-    --out $R/ab_model -- benchmarks/device/capture_llama.py --triton-gemms --steps 8
+    --out $R/ab_model -- benchmarks/device/capture_llama.py --triton-gemms --steps 8 --batch 16 --seq 1024
   cp $R/ab_model/README.md $OUT/ab_model.md 2>/dev/null
   cp $R/ab_model/ab_model.json $OUT/ab_model.json 2>/dev/null
 fi

@@ -95,9 +95,10 @@ class Capture:
                  save_tensors: int | None = None, profile: bool = False):
         """``launches``: record every launch too; ``save_tensors``: with each distinct launch, save
         each tensor argument's contents (at most that many bytes per tensor; a larger one is noted
-        in the record, not saved); ``profile``: time every kernel with Proton (needs a GPU)."""
-        if profile and not launches:
-            raise ValueError("a profile is attributed to launches: profile=True needs launches=True")
+        in the record, not saved); ``profile``: time every kernel with Proton (needs a GPU). With
+        ``launches``, each launch's time lands on its record (a Proton scope per launch); without,
+        the profile times kernels by name only, and the program pays no Python per launch (a
+        timed run of ``irlab ab-model``)."""
         self.run_dir = Path(run_dir)
         self.records: list[dict] = []
         self.quiet = quiet

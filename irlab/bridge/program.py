@@ -270,16 +270,20 @@ def run_program(cmd: list[str], variant: Variant | None = None, out: str | Path 
             cache = Path(cache_dir)
         (cache / "triton").mkdir(parents=True, exist_ok=True)
         (cache / "inductor").mkdir(parents=True, exist_ok=True)
+        # Inductor keeps no Triton binaries in its FX graph cache: a graph loaded from it (an A/B's
+        # variant arm starts from the baseline's graphs) is compiled again by Triton, with the variant
         stack.enter_context(_environment({"TORCHINDUCTOR_CACHE_DIR": str(cache / "inductor"),
-                                          "TRITON_CACHE_DIR": str(cache / "triton")}))
+                                          "TRITON_CACHE_DIR": str(cache / "triton"),
+                                          "TORCHINDUCTOR_BUNDLE_TRITON_INTO_FX_GRAPH_CACHE": "0"}))
         notes = list(stack.enter_context(seen_by_capture()))
         session = PipelineSession(variant=variant)
         stack.enter_context(isolated_triton(session, keep_nodebug=False, cache_dir=str(cache / "triton")))
         cap = None
         if out is not None:
-            # launches are recorded only where they are asked for (each costs CPU time in the program)
+            # launches are recorded only where outputs are saved (each costs CPU time in the program,
+            # which would then be timed too): a profile alone times kernels by name
             cap = stack.enter_context(OutputCapture(out, save_outputs=save_outputs, quiet=quiet, profile=profile,
-                                                    launches=profile or save_outputs > 0))
+                                                    launches=save_outputs > 0))
         recorder = MarkRecorder(out)
         previous = marks.install(recorder)
         t0 = time.perf_counter()
@@ -295,7 +299,9 @@ def run_program(cmd: list[str], variant: Variant | None = None, out: str | Path 
         "exit_code": code,
         "seconds": seconds,
         "isolation": {"cache": "kept: " + str(cache) if cache_dir is not None else "a new folder, removed after",
-                      "inductor": notes + [f"TORCHINDUCTOR_CACHE_DIR, TRITON_CACHE_DIR: in the run's cache folder"]},
+                      "inductor": notes + ["TORCHINDUCTOR_CACHE_DIR, TRITON_CACHE_DIR: in the run's cache folder; "
+                                             "TORCHINDUCTOR_BUNDLE_TRITON_INTO_FX_GRAPH_CACHE=0: no Triton binary "
+                                             "comes out of Inductor's cache"]},
         "python_passes": {"ran": len(session.python_results),
                           "changed": sum(1 for _, r in session.python_results if r.changed)},
         "regions": regions,
@@ -310,35 +316,48 @@ def run_program(cmd: list[str], variant: Variant | None = None, out: str | Path 
 
 def kernel_summary(cap: Capture) -> dict:
     """Per kernel name: its binaries' hashes, the program's launches of it and (profiled) their
-    GPU time; and the program's GPU time in captured kernels."""
+    GPU time; the program's GPU time (every kernel it launched outside autotuning and
+    benchmarking: Triton's and the others, cuBLAS, ATen) and the part of it in Triton kernels."""
     kernels: dict[str, dict] = {}
     folder_kernel = {}
+
+    def entry(name):
+        return kernels.setdefault(name, {"binaries": [], "launches": 0, "gpu_ns": None})
+
     for r in cap.records:
         if "folder" not in r:
             continue
         folder_kernel[r["folder"]] = r["kernel"]
-        k = kernels.setdefault(r["kernel"], {"binaries": [], "launches": 0, "gpu_ns": None})
+        k = entry(r["kernel"])
         sha = (r.get("binary") or {}).get("sha256")
         if sha and sha not in k["binaries"]:
             k["binaries"].append(sha)
     for folder, state in cap.launched.items():
-        k = kernels.setdefault(folder_kernel.get(folder, folder.split(".")[0]),
-                               {"binaries": [], "launches": 0, "gpu_ns": None})
+        k = entry(folder_kernel.get(folder, folder.split(".")[0]))
         k["launches"] += sum(r["count"] for r in state["records"] if r["purpose"] == "program")
         k["launches"] += state["more"].get("program", 0)
-    total = None
-    if cap.profile_summary is not None:
-        total = 0
-        for folder, per in cap.profile_summary["captured"].items():
+    total = triton = None
+    prof = cap.profile_summary
+    if prof is not None:
+        triton = 0
+        for folder, per in prof["captured"].items():
             ns = sum(t["time_ns"] for t in per["records"].values() if t.get("purpose") == "program")
-            k = kernels.setdefault(folder_kernel.get(folder, folder.split(".")[0]),
-                                   {"binaries": [], "launches": 0, "gpu_ns": None})
+            k = entry(folder_kernel.get(folder, folder.split(".")[0]))
             k["gpu_ns"] = (k["gpu_ns"] or 0) + ns
-            total += ns
+            triton += ns
+        compiled = set(folder_kernel.values())
+        for name, t in prof["other"].items():
+            if name in compiled and not cap.launched:   # timed by name: the launches were not recorded
+                k = kernels[name]
+                k["gpu_ns"] = (k["gpu_ns"] or 0) + t["time_ns"]
+                k["launches"] += t["count"]
+                triton += t["time_ns"]
+        total = triton + sum(t["time_ns"] for name, t in prof["other"].items()
+                             if not (name in compiled and not cap.launched))
     for k in kernels.values():
         k["binaries"].sort()
-    return {"kernels": dict(sorted(kernels.items())), "program_gpu_ns": total,
-            "gpu_time_source": cap.profile_summary["source"] if cap.profile_summary else None}
+    return {"kernels": dict(sorted(kernels.items())), "program_gpu_ns": total, "triton_gpu_ns": triton,
+            "gpu_time_source": prof["source"] if prof else None}
 
 
 def read_run(folder: str | Path) -> dict:

@@ -81,7 +81,7 @@ def cmd_ab_model(args) -> int:
     err(f"irlab ab-model: {ISOLATION}; each arm a fresh process per round; results in {out}")
     ab = ModelAB(cmd, ref, out, rounds=args.rounds, region=args.region, aa=None if not args.no_aa else False,
                  save_outputs=args.save_outputs, profile=not args.no_profile, rel=args.rtol,
-                 seed=args.seed, keep_caches=args.keep_caches, resume=args.resume,
+                 seed=args.seed, keep_caches=args.keep_caches, resume=args.resume, same_choices=not args.retune,
                  runner=SubprocessRunner(cmd, args.target, args.timeout), progress=lambda m: err(f"irlab ab-model: {m}"))
     try:
         result = ab.run()
@@ -136,6 +136,9 @@ def register(sub) -> None:
     c.add_argument("--timeout", type=positive("seconds"), default=None, help="seconds an arm's process may run")
     c.add_argument("--seed", type=int, default=0, help="seed of the round orders")
     c.add_argument("--keep-caches", action="store_true", help="keep the arms' compile caches in the results folder")
+    c.add_argument("--retune", action="store_true", help="let the variant's arm autotune for itself (by default it "
+                   "starts from the baseline's Inductor choices -- its graphs and the configs autotuning picked -- so "
+                   "both arms run the same kernels and configs, compiled differently)")
     c.add_argument("--resume", action="store_true", help="go on from the check runs and rounds an earlier A/B with the "
                    "same arguments finished in --out (recorded in its runs.jsonl as each ended)")
     c.add_argument("program", nargs=argparse.REMAINDER, help="-- script.py [args] | -- -m module [args]")

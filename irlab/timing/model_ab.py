@@ -93,6 +93,21 @@ class SubprocessRunner:
         return result
 
 
+def seed_choices(baseline_cache: Path, variant_cache: Path) -> bool:
+    """Give the variant's arm the baseline's Inductor choices: a copy of the baseline's Inductor
+    cache (its FX graphs with the generated code, the configs autotuning picked), not its Triton
+    cache. The variant then runs the same kernels with the same configs, each compiled by Triton
+    with the variant (Inductor does not bundle Triton binaries into its graphs under irlab run),
+    so the two arms compare launch for launch and a time change is the compiler's, not a
+    different pick by an autotuner that timed the variant's candidates. Not done where the
+    variant's arm already has an Inductor cache (a resumed A/B). Returns whether it copied."""
+    src, dst = Path(baseline_cache) / "inductor", Path(variant_cache) / "inductor"
+    if not src.is_dir() or (dst.is_dir() and any(dst.iterdir())):
+        return False
+    shutil.copytree(src, dst, dirs_exist_ok=True, ignore=shutil.ignore_patterns("triton"))
+    return True
+
+
 # ------------------------------------------------------------------------------------------------
 # what a run measured
 
@@ -198,17 +213,22 @@ def compare_values(a, b, rel: float | None = None) -> dict:
     return {"status": "MISMATCH", "why": f"{a!r} vs {b!r}"}
 
 
-def compare_outputs(base_dir: Path, base: dict, var_dir: Path, var: dict, rel: float | None = None) -> dict:
+def compare_outputs(base_dir: Path, base: dict, var_dir: Path, var: dict, rel: float | None = None,
+                    same_kernels: bool = True) -> dict:
     """Every saved launch of the baseline against the variant's launch of the same kernel and
-    count, every tensor argument; and every checked tensor. Rows in the baseline's launch order."""
+    count, every tensor argument; and every checked tensor. Rows in the baseline's launch order.
+    ``same_kernels``: both arms ran the same graphs (the variant started from the baseline's
+    Inductor choices), so a launch without a counterpart is a MISMATCH; otherwise (each arm
+    autotuned for itself and may have fused differently) it is ``unpaired``."""
     launches, checks = [], []
     theirs = {(o["kernel"], o["occurrence"]): o for o in var.get("outputs") or []}
     for o in base.get("outputs") or []:
         row = {"n": o["n"], "kernel": o["kernel"], "occurrence": o["occurrence"], "args": {}}
         other = theirs.get((o["kernel"], o["occurrence"]))
         if other is None:
-            row["status"] = "MISMATCH"
-            row["why"] = "the variant has no such launch"
+            row["status"] = "MISMATCH" if same_kernels else "unpaired"
+            row["why"] = "the variant has no such launch" + ("" if same_kernels else " (each arm autotuned for "
+                                                                                      "itself: the programs differ)")
         elif not o.get("file") or not other.get("file"):
             row["status"] = "not compared"
             row["why"] = "no tensor saved" + (f" ({o.get('error') or other.get('error')})"
@@ -243,7 +263,7 @@ def compare_outputs(base_dir: Path, base: dict, var_dir: Path, var: dict, rel: f
             "first_mismatch": first}
 
 
-_ORDER = ("identical", "close", "not compared", "MISMATCH")
+_ORDER = ("identical", "close", "not compared", "unpaired", "MISMATCH")
 
 
 def _worst(statuses) -> str:
@@ -275,6 +295,7 @@ class ModelAB:
     seed: int = 0
     keep_caches: bool = False
     resume: bool = False              # go on from the check runs and rounds recorded in out/runs.jsonl
+    same_choices: bool = True         # the variant starts from the baseline's Inductor choices (seed_choices)
     progress: Callable[[str], None] = field(default=lambda msg: None)
 
     def run(self) -> dict:
@@ -285,7 +306,10 @@ class ModelAB:
         refs = {BASELINE: "baseline", VARIANT: self.variant, AA: "baseline"}
         caches = {BASELINE: out / "cache" / BASELINE, VARIANT: out / "cache" / VARIANT, AA: out / "cache" / BASELINE}
         result = {"command": self.cmd, "variant": self.variant, "rounds": self.rounds, "aa": aa,
-                  "estimator": ESTIMATOR, "runs": {}}
+                  "estimator": ESTIMATOR, "runs": {},
+                  "choices": ("the variant's arm started from the baseline's Inductor choices (graphs, autotuned "
+                              "configs): the same kernels, compiled with the variant" if self.same_choices else
+                              "each arm autotuned for itself (--retune): the variant's may pick other kernels")}
         checks, per_round = self._earlier(out, aa)
         if checks or per_round:
             self.progress(f"resuming: {len(checks)} check run(s) and {len(per_round)} round(s) already done")
@@ -300,6 +324,8 @@ class ModelAB:
                     continue
                 self.progress(f"check run of the {arm} (compiles; keeps the outputs of up to "
                               f"{self.save_outputs} launches)")
+                if arm == VARIANT and self.same_choices and not checks[BASELINE].get("error"):
+                    seed_choices(caches[BASELINE], caches[VARIANT])
                 checks[arm] = runner(arm, refs[arm], out / "check" / arm, cache_dir=caches[arm],
                                      save_outputs=self.save_outputs, profile=False)
                 if not checks[arm].get("error"):
@@ -322,7 +348,8 @@ class ModelAB:
             result["isolation"] = checks[VARIANT].get("isolation")
             result["variant_passes"] = checks[VARIANT].get("python_passes")
             result["correctness"] = compare_outputs(out / "check" / BASELINE, checks[BASELINE],
-                                                    out / "check" / VARIANT, checks[VARIANT], self.rel)
+                                                    out / "check" / VARIANT, checks[VARIANT], self.rel,
+                                                    same_kernels=self.same_choices)
             arms = [BASELINE, VARIANT] + ([AA] if aa else [])
             orders = round_orders(arms, self.seed)
             for _ in per_round:            # the rounds done before keep their orders; the next ones follow on
@@ -397,13 +424,21 @@ class ModelAB:
         out = {"measure": how, "rounds_done": len(done), "times_ms": {a: t for a, t in times.items() if t}}
         if not done:
             return out
-        floor_est = None
-        if aa and times[AA]:
-            floor_est = ratio_estimate(times[AA], times[BASELINE])
-            out["aa"] = floor_est.to_json()
-        floor = floor_est.aa_floor() if floor_est is not None and not floor_est.ranking_only else None
-        est = ratio_estimate(times[VARIANT], times[BASELINE], floor)
+        est, aa_est, floor = _estimate(times, aa)
         out["end_to_end"] = est.to_json()
+        if aa_est is not None:
+            out["aa"] = aa_est.to_json()
+        # A marked region is wall-clock time: where the program is launch-bound it measures the CPU
+        # that launches more than the kernels. The summed GPU time of its kernels, where profiled,
+        # is given beside it with its own A/A floor.
+        gpu = {arm: [g[arm].get("program_gpu_ns") for g in done if arm in g] for arm in (BASELINE, VARIANT, AA)}
+        if how.startswith("region") and gpu[BASELINE] and all(v for vs in gpu.values() for v in vs):
+            gtimes = {arm: [v / 1e6 for v in vs] for arm, vs in gpu.items()}
+            g_est, g_aa, _ = _estimate(gtimes, aa)
+            out["gpu_time"] = {"measure": f"summed GPU time of the program's kernels "
+                                          f"({done[0][BASELINE].get('gpu_time_source') or '?'})",
+                               "times_ms": {a: t for a, t in gtimes.items() if t}, "ratio": g_est.to_json(),
+                               "aa": g_aa.to_json() if g_aa is not None else None}
         out["kernels"] = kernel_breakdown(checks, done, floor)
         return out
 
@@ -411,6 +446,14 @@ class ModelAB:
         write_json(out / "ab_model.json", result)
         write_text(out / "README.md", render(result))
         return result
+
+
+def _estimate(times: dict, aa: bool):
+    """The variant/baseline ratio of per-round times, called only beyond the A/A arm's floor;
+    also the A/A estimate and that floor."""
+    aa_est = ratio_estimate(times[AA], times[BASELINE]) if aa and times.get(AA) else None
+    floor = aa_est.aa_floor() if aa_est is not None and not aa_est.ranking_only else None
+    return ratio_estimate(times[VARIANT], times[BASELINE], floor), aa_est, floor
 
 
 def _brief(r: dict) -> dict:
@@ -486,6 +529,12 @@ def summary_lines(result: dict) -> list[str]:
                      f"baseline {statistics.median(t[BASELINE]):.4g} ms, variant {statistics.median(t[VARIANT]):.4g} ms "
                      f"(medians of {result['rounds_done']} rounds" +
                      (f"; A/A {_ratio(result['aa'])})" if result.get("aa") else "; no A/A arm)"))
+    g = result.get("gpu_time")
+    if g:
+        t = g["times_ms"]
+        lines.append(f"{g['measure']}: variant/baseline {_ratio(g['ratio'])} -- {g['ratio']['verdict']}; baseline "
+                     f"{statistics.median(t[BASELINE]):.4g} ms, variant {statistics.median(t[VARIANT]):.4g} ms"
+                     + (f" (A/A {_ratio(g['aa'])})" if g.get("aa") else ""))
     rows = result.get("kernels") or []
     changed = [r for r in rows if r["binary"] != "same"]
     if rows:
@@ -537,6 +586,8 @@ def render(result: dict) -> str:
                          f"{fmt(r['variant_ms'])} | {_ratio(r.get('ratio'))} | "
                          f"{'-' if r['share'] is None else format(r['share'], '.1%')} |")
     c = result.get("correctness")
+    if result.get("choices"):
+        lines += ["", f"Choices: {result['choices']}."]
     if c and any(r["status"] in ("close", "MISMATCH") for r in c["launches"]):
         lines += ["", "Launches whose outputs differ (in the baseline's order):", ""]
         for r in [r for r in c["launches"] if r["status"] in ("close", "MISMATCH")][:50]:
