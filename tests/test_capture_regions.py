@@ -80,6 +80,16 @@ def test_each_region_entry_is_a_proton_scope_around_its_launches(tmp_path, proto
     assert json.loads((tmp_path / "run" / "marks.json").read_text()) == {"regions": {"step": {"entries": 3}},
                                                                          "checks": {"loss": 1}}
     assert cap.regions == {"step": 3} and not cap.unrecorded
+    # Proton's tree as it would come back: the region's view of the record keeps its purpose
+    folder = next(p.name for p in (tmp_path / "run").glob("scale_kernel.*"))
+    launch = _node(f"{SCOPE_PREFIX}{folder}#0", {}, [_kernel("scale_kernel", 1_000, 1)])
+    tree = [_node("ROOT", {}, [launch] + [_node(f"{REGION_PREFIX}step#{k}", {}, [launch]) for k in range(3)]), {}]
+    (tmp_path / "run" / "profile.hatchet").write_text(json.dumps(tree))
+    cap._read_profile()
+    step = json.loads((tmp_path / "run" / "profile.json").read_text())["regions"]["step"]
+    assert step["captured"][folder]["records"] == {"0": {"time_ns": 2_000, "count": 2, "purpose": "program"}}
+    assert ("the program's region 'step' was entered 3x, 0.002 ms of GPU time in its entries (entry 0, which "
+            "compiles, left out); `irlab top` ranks inside it") in cap.summary()
 
 
 def test_regions_are_counted_without_a_profile_and_passed_on_to_the_previous_recorder(tmp_path):
@@ -112,7 +122,8 @@ def test_regions_are_counted_without_a_profile_and_passed_on_to_the_previous_rec
     assert seen == [("enter", "warmup"), ("exit", "token-warmup"), ("enter", "step"), ("check", "loss", 2.5),
                     ("exit", "token-step")]
     assert cap.regions == {"warmup": 1, "step": 1}
-    assert "the program marked region(s) 'warmup' (entered 1x), 'step' (entered 1x)" in cap.summary()
+    assert "; the program's region 'warmup' was entered 1x; the program's region 'step' was entered 1x" \
+        in cap.summary()
 
 
 def test_a_capture_without_marks_writes_no_marks_file(tmp_path, proton_events):

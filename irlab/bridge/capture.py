@@ -540,11 +540,13 @@ class Capture:
             if window_ns:
                 s += (f"; {window_ns / 1e6:.3f} ms of other kernels ran inside autotuning and benchmarking (L2 "
                       "flushes, library candidates): not the program's")
-            for name, r in p.get("regions", {}).items():
-                s += f"; region {name!r}: {r['total_ns'] / 1e6:.3f} ms" + (" (entry 0, which compiles, left out)"
-                                                                          if r["left_out"] else "")
-        if self.regions:
-            s += "; the program marked region(s) " + ", ".join(f"{n!r} (entered {k}x)" for n, k in self.regions.items())
+        for name, k in self.regions.items():
+            s += f"; the program's region {name!r} was entered {k}x"
+            r = (self.profile_summary or {}).get("regions", {}).get(name)
+            if r is not None:
+                s += (f", {r['total_ns'] / 1e6:.3f} ms of GPU time in its entries"
+                      + (" (entry 0, which compiles, left out)" if r["left_out"] else "")
+                      + ("; `irlab top` ranks inside it" if len(self.regions) == 1 else ""))
         if self.unrecorded:
             s += f"; {len(self.unrecorded)} launch(es) not recorded: " + "; ".join(sorted(set(self.unrecorded))[:3])
         for note in self.notes:
