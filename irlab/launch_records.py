@@ -6,6 +6,7 @@ from __future__ import annotations
 from .jsonio import plain
 
 PURPOSES = ("program", "autotune", "benchmark")
+MARKS_FILE = "marks.json"   # in a capture run: the regions its program entered (how often), the values it checked
 
 # Frames a launch runs under when it is not the program's own work: (end of the file's path, the
 # functions (None: any), the purpose). Autotuning wins over benchmarking wherever both are on the

@@ -20,8 +20,10 @@ Each launch has a purpose (:func:`irlab.launch_records.purpose_of_frames`): ``pr
 ``autotune``, a candidate config timed by Triton's autotuner or Inductor; ``benchmark``, a run
 inside ``triton.testing.do_bench``. Where a name leaves the launch open, the default is the
 hottest of the program's launches (:func:`pick`): by GPU time where the capture was profiled
-(``irlab capture --profile``), else by the bytes its tensors span times how often it ran; the
-rule used is said in ``Launch.picked``. A kernel folder captured without any launch (a compile
+(``irlab capture --profile``) -- the time inside the region the program marks with
+:func:`irlab.region` (entry 0, which compiles, left out) where it marks exactly one and the
+kernel ran in it, as ``irlab top`` ranks by default -- else by the bytes its tensors span times
+how often it ran; the rule used is said in ``Launch.picked``. A kernel folder captured without any launch (a compile
 only, e.g. on a machine without a GPU) still recompiles from its TTIR; it has nothing to run.
 
 Replaying recompiles the TTIR for any target as any variant (no GPU needed); on a GPU the
@@ -35,7 +37,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .launch_records import purpose_of_frames
+from .launch_records import MARKS_FILE, purpose_of_frames
 from .targets import Target
 
 TRACE_SUFFIXES = (".ndjson", ".gz", ".zst", ".json")
@@ -288,7 +290,9 @@ def _blocks(rec: dict) -> int:
 
 def pick(records: list[dict]) -> tuple[int, str]:
     """The record (of a kernel's launch records) a name without ``#N`` means, and the rule that
-    chose it: the program's launch with the most GPU time where a profile gave it, else the
+    chose it: the program's launch with the most GPU time inside the capture's one region where
+    :func:`read_records` found it (``region_gpu``), else with the most GPU time where a profile
+    gave it, else the
     program's launch whose tensors span the most bytes times the number of times it ran (larger
     grid on a tie). Launches of autotuning and benchmarking are picked only when the kernel ran
     for nothing else."""
@@ -298,6 +302,13 @@ def pick(records: list[dict]) -> tuple[int, str]:
     pool, whose = (program, "the program's launches") if program else \
         (list(range(len(records))), f"its {', '.join(sorted({r.get('purpose', '?') for r in records}))} launches "
                                     "(it never ran as the program's own work)")
+    in_region = [i for i in pool if (records[i].get("region_gpu") or {}).get("ns")]
+    if in_region:
+        best = max(in_region, key=lambda i: (records[i]["region_gpu"]["ns"], -i))
+        g = records[best]["region_gpu"]
+        return best, (f"the hottest of {whose} inside region {g['region']!r} by GPU time (profiled"
+                      + ("; entry 0, which compiles, left out" if g.get("entry0_left_out") else "")
+                      + f"): {g['ns'] / 1e6:.3f} ms in {g['launches']} launch(es)")
     timed = [i for i in pool if records[i].get("gpu_ns") is not None]
     if timed:
         best = max(timed, key=lambda i: (records[i]["gpu_ns"], -i))
@@ -313,22 +324,46 @@ def pick(records: list[dict]) -> tuple[int, str]:
 
 def read_records(folder: Path) -> list[dict]:
     """A kernel folder's launch records, each with its GPU time where the run was profiled (the
-    run's ``profile.json``, which ``irlab capture --profile`` also copies into the records)."""
+    run's ``profile.json``, which ``irlab capture --profile`` also copies into the records). Where
+    the program marked exactly one region (``marks.json``) and the profile timed it, each record
+    also gets ``region_gpu``: the region's name, the record's GPU ns and launches inside its
+    entries, and whether entry 0 was left out."""
     path = folder / "launches.jsonl"
     if not path.is_file():
         return []
     records = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
     profile = folder.parent / "profile.json"
-    if profile.is_file() and any("gpu_ns" not in r for r in records):
+    region = _single_region(folder.parent)
+    if profile.is_file() and (region is not None or any("gpu_ns" not in r for r in records)):
         try:
-            times = json.loads(profile.read_text()).get("captured", {}).get(folder.name, {}).get("records", {})
+            data = json.loads(profile.read_text())
         except ValueError:
-            times = {}
+            data = {}
+        times = data.get("captured", {}).get(folder.name, {}).get("records", {})
         for n, rec in enumerate(records):
             t = times.get(str(n))
             if t is not None and "gpu_ns" not in rec:
                 rec.update(gpu_ns=t["time_ns"], gpu_launches=t["count"])
+        info = (data.get("regions") or {}).get(region) if region is not None else None
+        if info is not None:
+            times = info.get("captured", {}).get(folder.name, {}).get("records", {})
+            for n, rec in enumerate(records):
+                t = times.get(str(n), {})
+                rec["region_gpu"] = {"region": region, "ns": int(t.get("time_ns", 0)),
+                                     "launches": int(t.get("count", 0)), "entry0_left_out": bool(info.get("left_out"))}
     return records
+
+
+def _single_region(run: Path) -> str | None:
+    """The one region a capture's program marked (its ``marks.json``), or None (none, or several)."""
+    path = run / MARKS_FILE
+    if not path.is_file():
+        return None
+    try:
+        regions = json.loads(path.read_text()).get("regions") or {}
+    except (ValueError, AttributeError):
+        return None
+    return next(iter(regions)) if len(regions) == 1 else None
 
 
 def _from_capture(folder: Path, sel: str, ref: str) -> Launch:
@@ -373,6 +408,12 @@ def folder_heat(folder: Path) -> tuple[int, int]:
     recs = [r for r in read_records(folder) if r.get("purpose", "program") == "program"]
     return (sum(int(r.get("gpu_ns") or 0) for r in recs),
             sum(tensor_bytes(r.get("args", {})) * int(r.get("count", 1)) for r in recs))
+
+
+def _region_heat(folder: Path) -> int:
+    """GPU ns of a kernel folder's program launches inside the capture's one region (0 without)."""
+    return sum(int((r.get("region_gpu") or {}).get("ns", 0)) for r in read_records(folder)
+               if r.get("purpose", "program") == "program")
 
 
 @dataclass(frozen=True)
@@ -436,12 +477,15 @@ def _hottest_of_run(run: Path) -> Launch:
         raise LaunchError(f"{run}: the capture holds no kernel folder")
     heat = {f: folder_heat(f) for f in folders}
     profiled = any(h[0] for h in heat.values())
-    best = max(folders, key=lambda f: (heat[f][0], heat[f][1]) if profiled else (heat[f][1], 0))
+    region = {f: _region_heat(f) for f in folders}
+    best = max(folders, key=lambda f: (region[f], heat[f][0], heat[f][1]) if profiled else (heat[f][1], 0))
     if not any(heat[best]):
         raise LaunchError(f"{run}: no kernel of the capture ran as the program's own work; name a kernel folder "
                           f"(`irlab top {run}` or the folders of {run})")
     launch = _from_capture(best, "", str(best))
     rule = "GPU time (profiled)" if profiled else "the bytes its tensors span x launches (no profile recorded)"
+    if profiled and region[best]:
+        rule = f"GPU time inside region {_single_region(run)!r} (profiled, as `irlab top` ranks by default)"
     launch.picked = f"the run's hottest kernel by {rule}; its launch: {launch.picked}"
     return launch
 

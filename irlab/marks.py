@@ -10,7 +10,10 @@ tensors whose values a variant must not change (public as ``irlab.region`` and `
 Outside irlab both do nothing (no import of torch, no GPU work, no synchronization), so a script
 keeps them. Under ``irlab run`` / ``irlab ab-model`` a recorder installed by the runner
 (:mod:`irlab.bridge.program`) times each entry of a region and saves each checked tensor; the
-model-level A/B compares the arms' region times and checked tensors.
+model-level A/B compares the arms' region times and checked tensors. Under ``irlab capture`` the
+capture's recorder (:mod:`irlab.bridge.capture`) counts each region's entries and, profiling,
+files the kernels each entry launched under it, so that ``irlab top`` ranks the region's kernels
+rather than the program's set-up; it passes every mark on to a recorder installed before it.
 
 This module imports nothing of irlab: every layer may use it.
 """
@@ -38,7 +41,7 @@ def active() -> bool:
 def region(name: str):
     """Time the block as the program's own work, under ``name``. Entered several times (one
     training step each), each entry is one sample; the first entry, which usually compiles, is
-    left out of the A/B when there are more."""
+    left out of the A/B and of ``irlab top``'s ranking when there are more."""
     rec = _recorder
     if rec is None:
         yield

@@ -140,3 +140,57 @@ def test_autotune_and_benchmark_launches_on_the_gpu(tmp_path):
         for x in recs:
             purposes[x["purpose"]] = purposes.get(x["purpose"], 0) + x["count"]
     assert purposes["program"] == 5 and purposes["autotune"] > 0 and purposes["benchmark"] > 0, purposes
+
+
+MARKED = textwrap.dedent("""
+    import torch
+    import triton
+    import triton.language as tl
+
+    import irlab
+
+    @triton.jit
+    def scale(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2.0, mask=offs < n)
+
+    # set-up: large fills and normal draws, outside the region (like a model's weight initialization)
+    weights = [torch.randn(4096, 4096, device="cuda") for _ in range(8)]
+    zeros = [torch.zeros(4096, 4096, device="cuda") for _ in range(8)]
+    x = torch.randn(1 << 16, device="cuda")
+    out = torch.empty_like(x)
+    for _ in range(4):
+        with irlab.region("step"):
+            scale[(64,)](x, out, x.numel(), BLOCK=1024)
+            y = out @ out            # a library kernel inside the region
+    torch.cuda.synchronize()
+    assert torch.equal(out, x * 2.0)
+""")
+
+
+def test_a_marked_region_is_profiled_apart_from_the_set_up(tmp_path):
+    """Real Proton: each entry of irlab.region is a scope ``irlab-region step#K`` around the launch
+    scopes inside it; profile.json's region holds the Triton kernel (entries 1..3) and not the
+    set-up's fills and normal draws; irlab top ranks inside it by default and says so."""
+    (tmp_path / "m.py").write_text(MARKED)
+    r = irlab("capture", "--profile", "--quiet", "--out", str(tmp_path / "run"), "--", str(tmp_path / "m.py"))
+    assert r.returncode == 0, r.stderr[-3000:]
+    run = tmp_path / "run"
+    assert json.loads((run / "marks.json").read_text())["regions"] == {"step": {"entries": 4}}
+    profile = json.loads((run / "profile.json").read_text())
+    step = profile["regions"]["step"]
+    assert step["entries"] == 4 and step["left_out"] == [0] and len(step["entries_ns"]) == 4
+    assert all(ns > 0 for ns in step["entries_ns"]), step["entries_ns"]
+    (folder, per), = step["captured"].items()
+    assert folder.startswith("scale.") and sum(t["count"] for t in per["records"].values()) == 3
+    assert step["total_ns"] < profile["total_ns"]
+    setup = [name for name in profile["other"] if "normal" in name.lower() or "fill" in name.lower()]
+    assert setup and not any(name in step["other"] for name in setup), (setup, list(step["other"]))
+    top = irlab("top", str(run))
+    assert top.returncode == 0, top.stderr
+    assert "shares below are of region 'step' (entries 1..3; entry 0, which compiles, left out)" in top.stdout
+    assert not any(name[:40] in top.stdout for name in setup)
+    whole = irlab("top", str(run), "--whole-program")
+    assert whole.returncode == 0 and any(name[:40] in whole.stdout for name in setup)
+    replay = irlab("replay", str(run / folder))
+    assert "inside region 'step'" in json.loads(replay.stdout)["picked"], replay.stderr

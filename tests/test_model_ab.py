@@ -75,6 +75,7 @@ def two_runs(tmp_path_factory):
                   "--", str(MODEL))
         assert r.returncode == 0, r.stderr
         out[ref] = (json.loads((root / ref / "run.json").read_text()), r)
+        out[f"{ref}/dir"] = root / ref
     return out
 
 
@@ -95,6 +96,9 @@ def test_run_records_the_marked_region_and_checks(two_runs):
     assert base["regions"]["step"]["method"] == "wall-clock" and len(base["regions"]["step"]["ms"]) == 3
     assert base["checks"]["ptx_multiplies"] == ["checks/ptx_multiplies.0.json"]
     assert base["exit_code"] == 0
+    # the run's capture heard the same marks (and passed them on to the run's recorder)
+    assert json.loads((two_runs["baseline/dir"] / "marks.json").read_text()) == {
+        "regions": {"step": {"entries": 3}}, "checks": {name: len(values) for name, values in base["checks"].items()}}
     # every program launch is listed for the launch-for-launch comparison; its outputs are saved where
     # torch is installed (without it the stand-in's tensors hold no data to save)
     saved = importlib.util.find_spec("torch") is not None

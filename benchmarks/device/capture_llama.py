@@ -27,9 +27,10 @@ A profiled capture files the kernels that autotuning launches besides Triton's (
 buffer fills before every timed run, cuBLAS candidates) under autotuning, not under the program's
 time (``irlab top`` says how much that was).
 
-The steady-state calls are the program's work for ``irlab ab-model`` (``irlab.region("step")``,
-the first call left out as it compiles) and the logits are checked between its arms
-(``irlab.check``); outside irlab both do nothing. ``--mode default`` compiles without autotuning
+The steady-state calls are the program's work (``irlab.region("step")``, the first call left out
+as it compiles): ``irlab top`` ranks the kernels they launched, not the weights' initialization
+(``--whole-program`` ranks everything), and ``irlab ab-model`` times them; the logits are checked
+between its arms (``irlab.check``). Outside irlab both do nothing. ``--mode default`` compiles without autotuning
 (a model-level A/B's processes start faster):
 
     python -m irlab ab-model --variant optimize-epilogue -- benchmarks/device/capture_llama.py --mode default

@@ -33,6 +33,15 @@ their purpose cannot come from the stack. With ``profile`` the benchmarking entr
 autotuner's ``_bench``, Inductor's benchmarker and autotuners) each run inside a Proton scope
 ``irlab-window PURPOSE``, and every kernel launched inside one is filed under that purpose
 (``profile.json``'s ``windows``), apart from the program's time.
+
+A program marks its own work with :func:`irlab.region` (:mod:`irlab.marks`); the capture listens
+to those marks (and passes them on to a recorder installed before it, such as ``irlab run``'s).
+Which regions were entered and how often (and which values were checked, by name only) is kept
+in ``marks.json``. With ``profile`` each entry of a region runs inside a Proton scope
+``irlab-region NAME#K`` (K: the entry's index for that name, from 0), and ``profile.json``'s
+``regions`` holds, per region name, the GPU time of every kernel launched inside its entries --
+entry 0 left out when there are more, as it usually compiles and autotunes -- in the same form as
+the whole program's (``irlab top`` ranks inside the region by default).
 """
 from __future__ import annotations
 
@@ -49,8 +58,9 @@ from pathlib import Path
 
 from triton import knobs
 
+from .. import marks
 from ..jsonio import plain, write_json, write_text
-from ..launch_records import arg_info, purpose_of_frames
+from ..launch_records import MARKS_FILE, arg_info, purpose_of_frames
 from ..targets import Target
 from . import compat
 
@@ -59,6 +69,9 @@ MAX_LAUNCHES = 64          # distinct launches kept per kernel folder; later one
 PROFILE_NAME = "profile"   # Proton's session: profile.hatchet; irlab's summary of it: profile.json
 SCOPE_PREFIX = "irlab "    # Proton scope of a launch: "irlab FOLDER#N" (N: its record, or more-PURPOSE)
 WINDOW_PREFIX = "irlab-window "   # Proton scope around a benchmarking entry point: "irlab-window autotune"
+REGION_PREFIX = "irlab-region "   # Proton scope around an entry of an irlab.region: "irlab-region step#3"
+REGION_LEFT_OUT = ("entry 0 left out: a region's first entry usually compiles and autotunes (a region entered "
+                   "once keeps it)")
 _SAFE = re.compile(r"[^A-Za-z0-9_.\-]+")
 
 
@@ -86,6 +99,38 @@ class _Launch:
     record: dict            # grid, args, purpose (and cuda_graph) of a record not kept yet
     saved: dict | None      # tensor contents before the launch, for a record not kept yet
     scope: bool = False     # a Proton scope was entered for it
+
+
+@dataclass
+class _RegionEntry:
+    """One entry of an :func:`irlab.region`, between the recorder's ``enter`` and ``exit``."""
+
+    name: str
+    k: int                  # its index among the entries of ``name``, from 0
+    scope: bool = False     # a Proton scope is open for it
+    inner: object = None    # the token of the recorder installed before the capture
+
+
+class _RegionMarks:
+    """The capture's recorder of :mod:`irlab.marks`: counts each region's entries and each checked
+    name, opens a Proton scope per entry when a profile session runs, and passes every mark on to
+    the recorder installed before it (its own timing and checks go on as without the capture)."""
+
+    def __init__(self, capture: "Capture", previous):
+        self.capture = capture
+        self.previous = previous
+
+    def enter(self, name: str):
+        return self.capture._enter_region(name, self.previous)
+
+    def exit(self, token) -> None:
+        self.capture._exit_region(token, self.previous)
+
+    def check(self, name: str, value) -> None:
+        with self.capture._lock:
+            self.capture.checks[name] = self.capture.checks.get(name, 0) + 1
+        if self.previous is not None:
+            self.previous.check(name, value)
 
 
 class Capture:
@@ -116,6 +161,10 @@ class Capture:
         self._session = None
         self._windows = threading.local()      # per thread: whether each open window opened a scope
         self.marked: list[str] = []             # the benchmarking entry points marked (with profile)
+        self.regions: dict[str, int] = {}       # irlab.region name -> entries so far
+        self.checks: dict[str, int] = {}        # irlab.check name -> values checked (not kept)
+        self._open_regions = threading.local()  # per thread: the region entries with an open Proton scope
+        self._marks_previous = None
 
     # --- context -------------------------------------------------------------------------------
     def __enter__(self) -> "Capture":
@@ -139,9 +188,13 @@ class Capture:
             self._stack.close()
             knobs.compilation.listener = self._previous
             raise
+        recorder = _RegionMarks(self, None)
+        self._marks_previous = recorder.previous = marks.install(recorder)
         return self
 
     def __exit__(self, *exc):
+        marks.install(self._marks_previous)
+        self._close_open_regions()
         try:
             if self._session is not None:
                 import triton.profiler as proton
@@ -154,6 +207,9 @@ class Capture:
             for folder in self.launched:
                 self._write_launches(folder)
             self.write_index()
+            if self.regions or self.checks:
+                write_json(self.run_dir / MARKS_FILE, {"regions": {n: {"entries": k} for n, k in self.regions.items()},
+                                                       "checks": dict(self.checks)})
         return False
 
     # --- compiles ------------------------------------------------------------------------------
@@ -303,6 +359,71 @@ class Capture:
             import triton.profiler as proton
             proton.exit_scope()
 
+    # --- the program's regions ------------------------------------------------------------------
+    def _enter_region(self, name: str, previous) -> _RegionEntry:
+        """An entry of ``irlab.region(name)`` begins: counted, and (profiling) a Proton scope opens
+        so that every kernel launched until it ends is filed under it. A recording problem is noted,
+        never raised into the program; the previous recorder's own errors are its own."""
+        with self._lock:
+            k = self.regions.get(name, 0)
+            self.regions[name] = k + 1
+        entry = _RegionEntry(name, k)
+        if self._session is not None:
+            try:
+                import triton.profiler as proton
+                proton.enter_scope(f"{REGION_PREFIX}{name}#{k}")
+                entry.scope = True
+                stack = getattr(self._open_regions, "stack", None)
+                if stack is None:
+                    stack = self._open_regions.stack = []
+                stack.append(entry)
+            except Exception as e:
+                self.unrecorded.append(f"region {name!r}: {type(e).__name__}: {e}")
+        if previous is not None:
+            try:
+                entry.inner = previous.enter(name)
+            except BaseException:
+                self._close_region(entry)
+                raise
+        return entry
+
+    def _exit_region(self, entry, previous) -> None:
+        try:
+            if previous is not None:
+                previous.exit(entry.inner)
+        finally:
+            self._close_region(entry)
+
+    def _close_region(self, entry: _RegionEntry) -> None:
+        """Close ``entry``'s scope, and any entered after it in this thread and never closed (an
+        abandoned generator's), so that no region scope stays open under later launches."""
+        if not entry.scope:
+            return
+        stack = getattr(self._open_regions, "stack", None) or []
+        if entry not in stack:     # Proton's scopes are per thread: only the entering thread can close it
+            entry.scope = False
+            self.unrecorded.append(f"region {entry.name!r} entry {entry.k}: ended in another thread than the one "
+                                   "that entered it; its Proton scope could not be closed")
+            return
+        import triton.profiler as proton
+        while stack:
+            top = stack.pop()
+            top.scope = False
+            try:
+                proton.exit_scope()
+            except Exception as e:
+                self.unrecorded.append(f"region {top.name!r}: {type(e).__name__}: {e}")
+            if top is entry:
+                break
+
+    def _close_open_regions(self) -> None:
+        """At the capture's end: close the region scopes this thread still holds (a region left
+        open by the program), before Proton's session ends."""
+        stack = getattr(self._open_regions, "stack", None)
+        if stack:
+            self.unrecorded.append(f"region {stack[0].name!r} entry {stack[0].k}: still open when the capture ended")
+            self._close_region(stack[0])
+
     def _file(self, token: _Launch) -> int | None:
         """The launch counted under its record (kept if new): the record's number, or None once
         the folder holds :data:`MAX_LAUNCHES` records."""
@@ -361,7 +482,8 @@ class Capture:
         if not hatchet.is_file():
             self.notes.append(f"Proton wrote no {hatchet.name}: no GPU times recorded")
             return
-        summary = profile_summary(json.loads(hatchet.read_text()), backend=_proton_backend(), windows=True)
+        summary = profile_summary(json.loads(hatchet.read_text()), backend=_proton_backend(), windows=True,
+                                  regions=dict(self.regions))
         summary["windows_entry_points"] = list(self.marked)
         for folder, per in summary["captured"].items():
             state = self.launched.get(folder)
@@ -372,6 +494,12 @@ class Capture:
                     t["purpose"] = rec["purpose"]     # the profile stays readable once folders are trimmed away
                 elif n.startswith("more-"):
                     t["purpose"] = n[len("more-"):]
+        for region in summary.get("regions", {}).values():
+            for folder, per in region["captured"].items():
+                whole = summary["captured"].get(folder, {}).get("records", {})
+                for n, t in per["records"].items():
+                    if "purpose" in whole.get(n, {}):
+                        t["purpose"] = whole[n]["purpose"]
         write_json(self.run_dir / "profile.json", summary)
         self.profile_summary = summary
 
@@ -413,6 +541,13 @@ class Capture:
             if window_ns:
                 s += (f"; {window_ns / 1e6:.3f} ms of other kernels ran inside autotuning and benchmarking (L2 "
                       "flushes, library candidates): not the program's")
+        for name, k in self.regions.items():
+            s += f"; the program's region {name!r} was entered {k}x"
+            r = (self.profile_summary or {}).get("regions", {}).get(name)
+            if r is not None:
+                s += (f", {r['total_ns'] / 1e6:.3f} ms of GPU time in its entries"
+                      + (" (entry 0, which compiles, left out)" if r["left_out"] else "")
+                      + ("; `irlab top` ranks inside it" if len(self.regions) == 1 else ""))
         if self.unrecorded:
             s += f"; {len(self.unrecorded)} launch(es) not recorded: " + "; ".join(sorted(set(self.unrecorded))[:3])
         for note in self.notes:
@@ -447,58 +582,98 @@ def _proton_backend() -> str:
         return "?"
 
 
-def profile_summary(tree, backend: str = "cupti", windows: bool = True) -> dict:
+def profile_summary(tree, backend: str = "cupti", windows: bool = True, regions: dict | None = None) -> dict:
     """irlab's summary of a Proton tree recorded around a captured program: GPU time in all, per
     captured kernel folder and record (from the ``irlab FOLDER#N`` scopes around each launch),
     the other kernels launched inside benchmarking windows (``irlab-window PURPOSE`` scopes) by
     purpose and name, and the rest (libraries, ATen) by name. ``windows``: whether the capture
     marked benchmarking windows (``windows_marked`` in the summary; without them autotuning's
-    other kernels are in ``other``, indistinguishable from the program's)."""
+    other kernels are in ``other``, indistinguishable from the program's).
+
+    Where the program marked regions (``irlab-region NAME#K`` scopes around each entry of
+    :func:`irlab.region`), ``regions`` maps each name to the same breakdown (``total_ns``,
+    ``captured_ns``, ``captured``, ``other``, ``windows``) of the kernels launched inside its
+    entries, entry 0 left out when the region has more than one (it usually compiles and
+    autotunes), with ``entries``, ``left_out``, and ``entries_ns`` (each entry's GPU time, entry 0
+    included). The argument ``regions`` (name -> entries, as the capture counted them) gives the
+    entry counts; without it, or for an entry that launched nothing, they come from the tree. A
+    profile without region scopes has no ``regions`` key."""
     if not isinstance(tree, list) or not tree or not isinstance(tree[0], dict) or "frame" not in tree[0]:
         raise ValueError("not a Proton hatchet tree ([root, devices] with frame/metrics/children nodes)")
-    captured: dict[str, dict] = {}
-    other: dict[str, dict] = {}
-    in_windows: dict[str, dict[str, dict]] = {}
+    whole = _Breakdown()
+    hits: dict[str, list[tuple]] = {}     # region name -> [(k, kernel, scope, window, ns, launches)]
 
-    def walk(node, scope, window=None):
+    def walk(node, scope, window=None, inside=()):
         name = node.get("frame", {}).get("name", "")
         if name.startswith(SCOPE_PREFIX):
             scope = name[len(SCOPE_PREFIX):]
         elif name.startswith(WINDOW_PREFIX):
             purpose = name[len(WINDOW_PREFIX):]
             window = "autotune" if "autotune" in (window, purpose) else purpose
+        elif name.startswith(REGION_PREFIX):
+            region, _, k = name[len(REGION_PREFIX):].rpartition("#")
+            if k.isdigit():   # an entry inside another entry of the same name counts once, for the inner one
+                inside = tuple(e for e in inside if e[0] != region) + ((region, int(k)),)
         m = node.get("metrics", {})
         if "device_id" in m and m.get("time (ns)"):
             t, c = int(m["time (ns)"]), int(m.get("count", 0))
-            if scope is None and window is not None:
-                o = in_windows.setdefault(window, {}).setdefault(name, {"time_ns": 0, "count": 0})
-                o["time_ns"] += t
-                o["count"] += c
-            elif scope is not None:
-                folder, _, n = scope.rpartition("#")
-                f = captured.setdefault(folder, {"time_ns": 0, "count": 0, "records": {}})
-                f["time_ns"] += t
-                f["count"] += c
-                r = f["records"].setdefault(n, {"time_ns": 0, "count": 0})
-                r["time_ns"] += t
-                r["count"] += c
-            else:
-                o = other.setdefault(name, {"time_ns": 0, "count": 0})
-                o["time_ns"] += t
-                o["count"] += c
+            whole.add(name, scope, window, t, c)
+            for region, k in inside:
+                hits.setdefault(region, []).append((k, name, scope, window, t, c))
         for child in node.get("children", []):
-            walk(child, scope, window)
+            walk(child, scope, window, inside)
 
     walk(tree[0], None)
-    captured_ns = sum(f["time_ns"] for f in captured.values())
-    other_ns = sum(o["time_ns"] for o in other.values())
-    window_ns = sum(o["time_ns"] for per in in_windows.values() for o in per.values())
-    by_time = lambda items: dict(sorted(items, key=lambda kv: (-kv[1]["time_ns"], kv[0])))  # noqa: E731
-    return {"source": f"Proton ({backend}), {PROFILE_NAME}.hatchet", "total_ns": captured_ns + other_ns + window_ns,
-            "captured_ns": captured_ns, "captured": dict(sorted(captured.items())),
-            "other": by_time(other.items()),
-            "windows_marked": bool(windows),
-            "windows": {p: by_time(per.items()) for p, per in sorted(in_windows.items())}}
+    out = {"source": f"Proton ({backend}), {PROFILE_NAME}.hatchet", **whole.summary(), "windows_marked": bool(windows)}
+    named = dict(regions or {})
+    if named or hits:
+        out["regions"] = {}
+    for region in sorted(set(named) | set(hits)):
+        seen = hits.get(region, [])
+        entries = max([int(named.get(region, 0))] + [k + 1 for k, *_ in seen])
+        left_out = [0] if entries > 1 else []
+        per_entry = [0] * entries
+        view = _Breakdown()
+        for k, name, scope, window, t, c in seen:
+            per_entry[k] += t
+            if k not in left_out:
+                view.add(name, scope, window, t, c)
+        out["regions"][region] = {"entries": entries, "left_out": left_out,
+                                  "note": REGION_LEFT_OUT if left_out else "its only entry (nothing left out)",
+                                  **view.summary(), "entries_ns": per_entry}
+    return out
+
+
+class _Breakdown:
+    """GPU time of kernels filed as :func:`profile_summary` files them: per captured folder and
+    record, per benchmarking window and kernel name, the rest per kernel name."""
+
+    def __init__(self):
+        self.captured: dict[str, dict] = {}
+        self.other: dict[str, dict] = {}
+        self.windows: dict[str, dict[str, dict]] = {}
+
+    def add(self, name: str, scope: str | None, window: str | None, t: int, c: int) -> None:
+        if scope is not None:
+            folder, _, n = scope.rpartition("#")
+            f = self.captured.setdefault(folder, {"time_ns": 0, "count": 0, "records": {}})
+            slots = (f, f["records"].setdefault(n, {"time_ns": 0, "count": 0}))
+        elif window is not None:
+            slots = (self.windows.setdefault(window, {}).setdefault(name, {"time_ns": 0, "count": 0}),)
+        else:
+            slots = (self.other.setdefault(name, {"time_ns": 0, "count": 0}),)
+        for slot in slots:
+            slot["time_ns"] += t
+            slot["count"] += c
+
+    def summary(self) -> dict:
+        captured_ns = sum(f["time_ns"] for f in self.captured.values())
+        other_ns = sum(o["time_ns"] for o in self.other.values())
+        window_ns = sum(o["time_ns"] for per in self.windows.values() for o in per.values())
+        by_time = lambda items: dict(sorted(items, key=lambda kv: (-kv[1]["time_ns"], kv[0])))  # noqa: E731
+        return {"total_ns": captured_ns + other_ns + window_ns, "captured_ns": captured_ns,
+                "captured": dict(sorted(self.captured.items())), "other": by_time(self.other.items()),
+                "windows": {p: by_time(per.items()) for p, per in sorted(self.windows.items())}}
 
 
 @contextlib.contextmanager

@@ -278,19 +278,17 @@ def run_program(cmd: list[str], variant: Variant | None = None, out: str | Path 
         notes = list(stack.enter_context(seen_by_capture()))
         session = PipelineSession(variant=variant)
         stack.enter_context(isolated_triton(session, keep_nodebug=False, cache_dir=str(cache / "triton")))
+        recorder = MarkRecorder(out)
+        stack.callback(marks.install, marks.install(recorder))   # the previous recorder, once the capture ended
         cap = None
         if out is not None:
             # launches are recorded only where outputs are saved (each costs CPU time in the program,
-            # which would then be timed too): a profile alone times kernels by name
+            # which would then be timed too): a profile alone times kernels by name. The capture hears
+            # the marks first (a Proton scope per region entry) and passes them on to recorder
             cap = stack.enter_context(OutputCapture(out, save_outputs=save_outputs, quiet=quiet, profile=profile,
                                                     launches=save_outputs > 0))
-        recorder = MarkRecorder(out)
-        previous = marks.install(recorder)
         t0 = time.perf_counter()
-        try:
-            code = run_script(cmd)
-        finally:
-            marks.install(previous)
+        code = run_script(cmd)
         seconds = time.perf_counter() - t0
         regions = recorder.regions()
     summary = {

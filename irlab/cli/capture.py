@@ -56,11 +56,14 @@ def cmd_capture(args) -> int:
 
 
 def cmd_top(args) -> int:
+    """Rank a profiled capture's kernels: inside the region the program marked (irlab.region; entry
+    0, which compiles, left out) where it marked one, else over the whole program."""
     from ..jsonio import write_json
     from ..launch_records import PURPOSES
     from ..ranking import RankingError, rank, render, to_json
     try:
-        ranking = rank(Path(args.run), PURPOSES if args.all else ("program",))
+        ranking = rank(Path(args.run), PURPOSES if args.all else ("program",), region=args.region,
+                       whole_program=args.whole_program)
     except RankingError as e:
         raise UsageError(str(e)) from None
     print(render(ranking, limit=args.limit))
@@ -93,12 +96,15 @@ def register(sub) -> None:
                        "`irlab ab` take without the script. Launches are seen whatever launched them (the JIT, "
                        "a compiled kernel, torch.compile's launcher, triton.autotune). For torch.compile, Inductor "
                        "compiles in the captured process and launches through Triton's launcher during the "
-                       "capture (TORCHINDUCTOR_COMPILE_THREADS=1, TORCHINDUCTOR_USE_STATIC_CUDA_LAUNCHER=0).")
+                       "capture (TORCHINDUCTOR_COMPILE_THREADS=1, TORCHINDUCTOR_USE_STATIC_CUDA_LAUNCHER=0). "
+                       "The regions the program marks as its own work (irlab.region) are counted (marks.json) and, "
+                       "with --profile, each entry's kernels timed apart, which `irlab top` ranks by default.")
     c.add_argument("--out", default=None, help="run folder (default runs/<timestamp>)")
     c.add_argument("--quiet", action="store_true", default=False, help="no line per captured compile")
     c.add_argument("--profile", action="store_true", help="time every kernel on the GPU with Proton (CUPTI on "
-                   "NVIDIA, roctracer on AMD): `irlab top RUN` then ranks them, and replay/report/ab default to "
-                   "each kernel's hottest launch")
+                   "NVIDIA, roctracer on AMD): `irlab top RUN` then ranks them (inside the region the program marks "
+                   "with irlab.region, if it marks one), and replay/report/ab default to each kernel's hottest "
+                   "launch")
     c.add_argument("--save-tensors", nargs="?", const=64.0, default=None, type=positive("megabytes"), metavar="MB",
                    help="also save each tensor argument's contents before each distinct launch, up to MB "
                    "megabytes per tensor (default 64); larger tensors are noted, not saved")
@@ -111,12 +117,22 @@ def register(sub) -> None:
     c = sub.add_parser("top", help="a capture's kernels ranked by GPU time (irlab capture --profile)",
                        description="Rank a capture run's kernels by the GPU time of their launches (from `irlab "
                        "capture --profile`): share of the program, launches, mean time, the shapes of each "
-                       "kernel's hottest launch, and the kernel folder each maps to.")
+                       "kernel's hottest launch, and the kernel folder each maps to. Where the program marks its "
+                       "work with irlab.region(NAME), the ranking is of that region's entries (entry 0, which "
+                       "usually compiles and autotunes, left out when there are more), so the program's set-up "
+                       "(weight initialization, data loading) does not crowd it; the header line says what the "
+                       "shares are of.")
     c.add_argument("run", help="a run folder written by irlab capture --profile")
     c.add_argument("--all", action="store_true", help="rank autotuning and benchmark launches too (default: the "
                    "program's own launches)")
     c.add_argument("--limit", type=int, default=20, help="kernels to list (default 20)")
-    c.add_argument("--json", default=None, metavar="FILE", help="also write the ranking as JSON")
+    scope = c.add_mutually_exclusive_group()
+    scope.add_argument("--region", default=None, metavar="NAME", help="rank inside this region the program marked "
+                       "(irlab.region; default: its only one; needed where it marked several)")
+    scope.add_argument("--whole-program", action="store_true", help="rank over the whole program, set-up included "
+                       "(the default where the program marked no region)")
+    c.add_argument("--json", default=None, metavar="FILE", help="also write the ranking as JSON (what the shares are "
+                   "of, and the region, included)")
     c.set_defaults(func=cmd_top)
 
     c = sub.add_parser("trim-capture", help="copy a capture run keeping only the kernels that matter, small "
