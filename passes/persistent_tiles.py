@@ -75,8 +75,7 @@ from irlab.ir import BlockArgument, Effect, Operation, RewriteError, TensorType,
 from irlab.ir.effects import own_effects, what_it_does
 from irlab.pass_api import ModulePass, PassContext, option
 from irlab.registry import register
-
-MARKER = "irlab.persistent_tiles"
+from irlab.variant import PERSISTENT_MARKER as MARKER
 
 
 class Refuse(Exception):

@@ -248,6 +248,11 @@ def _environment(values: dict):
                 os.environ[k] = v
 
 
+# a program launches its kernels with its own grids: a variant's Launch declaration cannot reach them
+PROGRAM_GRIDS_KEPT = ("the program launches its kernels with its own grids: the variant's launch grid is not applied "
+                      "(a kernel persistent-tiles transformed still computes every tile, one tile per program)")
+
+
 def run_program(cmd: list[str], variant: Variant | None = None, out: str | Path | None = None, *,
                 profile: bool = False, save_outputs: int = 0, cache_dir: str | Path | None = None,
                 quiet: bool = True) -> dict:
@@ -296,6 +301,7 @@ def run_program(cmd: list[str], variant: Variant | None = None, out: str | Path 
         "seconds": seconds,
         "isolation": {"cache": "kept: " + str(cache) if cache_dir is not None else "a new folder, removed after",
                       "inductor": notes + [f"TORCHINDUCTOR_CACHE_DIR, TRITON_CACHE_DIR: in the run's cache folder"]},
+        **({"launch": PROGRAM_GRIDS_KEPT} if variant.launch is not None else {}),
         "python_passes": {"ran": len(session.python_results),
                           "changed": sum(1 for _, r in session.python_results if r.changed)},
         "regions": regions,
