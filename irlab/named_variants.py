@@ -133,7 +133,7 @@ def resolve(ref: str, target: str | Target | None) -> Variant:
     file_ref = split_ref(ref)
     if file_ref:
         return _from_file(*file_ref)
-    inserts, what = [], []
+    inserts, what, grids = [], [], set()
     for part in ref.split("+"):
         pass_name, *pieces = part.split(":")
         cls = all_passes().get(pass_name)
@@ -154,6 +154,13 @@ def resolve(ref: str, target: str | Target | None) -> Variant:
         options = dict(o.split("=", 1) for o in opts)
         inserts.append(Insert(pass_name, options, stage=cls.stage, at="end", cleanup=cls.cleanup))
         what.append(f"{pass_name} at the end of {cls.stage.upper()}" + (f" ({', '.join(opts)})" if opts else ""))
+        if cls.launch:
+            grids.add(cls.launch)
+    if len(grids) > 1:
+        raise VariantError(f"{ref}: the passes need different launch grids ({', '.join(sorted(grids))})")
+    if grids:   # a pass whose output needs its own grid (persistent-tiles): the variant launches with it
+        inserts.append(Launch(grids.pop()))
+        what.append(f"launched with the {inserts[-1].grid} grid where the kernel was transformed")
     return Variant(ref.replace(":", "-").replace("=", ""), tuple(inserts), "; then ".join(what))
 
 

@@ -102,6 +102,7 @@ class PersistentTiles(ModulePass):
     summary: ClassVar[str] = ("TTIR: loop a tile-per-program kernel over its tiles (for tile = pid to num_tiles step "
                               "num_programs); launched with grid (min(#SMs, programs), 1, 1) by Launch(grid='persistent')")
     stage: ClassVar[str] = "ttir"
+    launch: ClassVar[str] = "persistent"
 
     flatten: bool = option(False, "put tt.flatten on the tile loop (Triton fuses it with the K loop before pipelining)")
     warp_specialize: bool = option(False, "put tt.warp_specialize on the tile loop")

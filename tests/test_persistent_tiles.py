@@ -116,12 +116,21 @@ def test_persistent_tma_compiles_every_gemm_config_for_hopper(config):
     assert ttir.rindex("tt.make_tensor_descriptor") < ttir.index("scf.for")
     assert "ttng.async_tma_copy_global_to_local" in res.asm["ttgir"]
     assert res.launch_grid((1024, 1, 1), num_sms=132) == (132, 1, 1)
+    assert res.summary()["launch"] == {"grid": "persistent", "applies": True}
 
 
 def test_a_refused_kernel_keeps_its_grid():
     res = compile_kernel(KERNELS["gemm_splitk"], "cuda:90", variant=PERSISTENT_TMA)
     assert res.binary and not is_persistent(res.asm["ttir"])
     assert res.launch_grid((1000, 4, 1), num_sms=132) == (1000, 4, 1)
+    assert res.summary()["launch"] == {"grid": "persistent", "applies": False}
+
+
+def test_the_pass_named_on_its_own_brings_its_launch_grid():
+    assert resolve("persistent-tiles", "cuda:90").launch == Launch("persistent")
+    assert resolve("persistent-tiles:flatten=true+descriptor-loads", "cuda:90").launch == Launch("persistent")
+    assert resolve("descriptor-loads", "cuda:90").launch is None
+    assert "launch" not in compile_kernel(GEMM, "cuda:90", variant=resolve("descriptor-loads", "cuda:90")).summary()
 
 
 def test_the_variant_is_named_for_hopper_only_and_kept_out_of_the_golden_set():

@@ -29,7 +29,7 @@ from .pipeline import PassCall, PipelineError, PipelineSession, Snapshot, Verifi
 from .compat import captured_stderr
 from .services import save_rejected
 from .specialize import Specialization, specialize
-from ..variant import Insert, Variant, VariantError, launch_grid
+from ..variant import Insert, Variant, VariantError, is_persistent, launch_grid
 from .variant_identity import validate_variant, variant_key
 
 MLIR_STAGES = ("ttir", "ttgir")
@@ -115,6 +115,8 @@ class CompileResult:
             "binary": {"stage": self.binary_stage, "bytes": len(self.binary), "sha256": self.binary_sha256},
             "stage_seconds": {k: round(v, 4) for k, v in self.stage_seconds.items()},
             "seconds": round(self.seconds, 4),
+            **({"launch": {"grid": self.variant.launch.grid, "applies": is_persistent(self.asm.get("ttir"))}}
+               if self.variant.launch is not None else {}),
         }
 
 
