@@ -2,10 +2,11 @@
 
 Hypothesis (H100/H200): Triton's tutorial-09 persistent GEMM -- a grid of one program per SM, each
 looping over output tiles -- runs about 3% faster than the best config of the tutorial-03 GEMM
-(one program per tile; ``docs``' anchors: 751.9 vs 727.5 TFLOP/s at 4096^3 on an H200). Part of
-that is TMA (``descriptor-loads``), part is the persistence itself: no block scheduling per tile,
-the next tile's prologue overlapping the last one's epilogue (with ``flatten``), descriptors built
-once per program. This pass does the persistence, on TTIR, automatically.
+(one program per tile; irlab's H200 anchors: 751.9 vs 727.5 TFLOP/s at 4096^3). Part of that
+is TMA (``descriptor-loads``), part may be the persistence itself: no block scheduling per tile,
+descriptors built once per program (``descriptor-loads`` builds them before a loop over tiles),
+with ``flatten`` the next tile's loads overlapping the last one's epilogue. This pass does the
+persistence, on TTIR, automatically.
 
 **What it matches.** One ``tt.func`` whose body is one block ending in ``tt.return`` with no
 value, holding exactly one ``tt.get_program_id x`` (at the top level), where
@@ -34,14 +35,16 @@ the tile. The loop covers tiles ``0 .. num_tiles-1`` whatever grid it is launche
 several. ``irlab.persistent_tiles`` marks the loop so that a launcher can see, in the compiled
 TTIR, that the kernel was transformed (:func:`irlab.variant.launch_grid`).
 
-**The launch.** A variant declares ``Launch(grid="persistent")`` (:class:`irlab.variant.Launch`):
-every irlab launcher then launches ``(min(#SMs, grid_x), 1, 1)`` programs -- but only when the
-compiled kernel carries the marker (a refused kernel still needs its own grid). The equivalence
-assumes what a tile-per-program launcher does: ``grid_x`` equal to the kernel's tile count (program
-ids past it would run an extra, unmasked tile in the old kernel; none do here) and the y and z
-axes unused by the kernel (it reads only ``program_id(0)``), where extra programs only repeat work.
-A launcher outside irlab (``irlab run``'s program) keeps its own grid: still correct, one tile
-per program.
+**The launch.** A variant declares ``Launch(grid="persistent")`` (:class:`irlab.variant.Launch`;
+naming the pass on its own, ``--variant persistent-tiles``, adds it): every irlab launcher then
+launches ``(min(#SMs, grid_x), 1, 1)`` programs (:func:`irlab.variant.persistent_grid`) -- but only
+when the compiled kernel carries the marker (a refused kernel still needs its own grid). The
+equivalence assumes what a tile-per-program launcher does: ``grid_x`` equal to the kernel's tile
+count. With fewer programs the old kernel would leave tiles unwritten that the new one writes;
+with more, the old kernel's extra programs run past the tile grid (the GROUP_M swizzle then divides
+by a group size of zero or less), which the new one never does. Programs along y and z, which the
+kernel never reads, only repeated the same work. A launcher outside irlab (a program under
+``irlab run``, ``jit_variant``) keeps its own grid: still correct, one tile per program.
 
 **What it refuses** (a note names the reason; the IR is unchanged): a module with layouts (run it
 on TTIR) or with several functions; a function of several blocks, a ``tt.return`` elsewhere than
@@ -53,16 +56,20 @@ pointer does not move with the program id, whose base or strides do, or whose fo
 does not describe; a tile count the kernel does not compute; a loop already started at the
 program id (a kernel that is persistent already).
 
-Options: ``flatten`` puts ``tt.flatten`` on the tile loop (Triton 3.6 and 3.9 run
-``fuse_nested_loops`` on sm_80/sm_90 and newer before pipelining: it fuses the tile loop and the
-K loop into one loop, which the pipeliner can then overlap across tiles); ``warp_specialize`` puts
-``tt.warp_specialize`` on it (what tutorial 09 does on Blackwell; on Hopper Triton 3.6's
-``hopper_warpspec`` acts on loops marked so, with descriptor loads and num_warps=4).
+Options (what ``tl.range(..., flatten=, warp_specialize=)`` writes): ``flatten`` puts
+``tt.flatten`` on the tile loop. Triton 3.6 and 3.9 run ``fuse_nested_loops`` for sm_80/sm_90 and
+for sm_100 on, before pipelining; it fuses a nest whose outer loop is so marked into one loop the
+pipeliner can overlap across tiles (cross-compiled for cuda:90 the TTGIR holds the fused loop and
+the cubin changes). ``warp_specialize`` puts ``tt.warp_specialize`` on it (tutorial 09 does, for
+Blackwell); for cuda:90 at num_warps=8 the cubin is unchanged (3.6 and 3.9).
 
 Status: the variant ``persistent-tma`` (this pass, then ``descriptor-loads{store=true}``) passes
-Triton's verifier and compiles to a cubin for cuda:90 on Triton 3.6 and 3.9 (no GPU here).
-Whether it computes the right result and whether it is faster is measured on a GPU
-(``tests/test_persistent_tiles.py -m gpu``, ``irlab verify``/``irlab ab``): not yet done.
+Triton's verifier and compiles to a cubin for cuda:90 on Triton 3.6 and 3.9, for every config of
+``gemm_fp16`` (no GPU here); on ``gemm_splitk`` (atomics), ``softmax`` (a row per program) and
+``int4_gemm`` (no tile count in the kernel) it refuses and the grid stays; Gluon kernels have no
+TTIR stage and are not touched. Whether the persistent kernel computes the right result and
+whether it is faster is measured on a GPU (``tests/test_persistent_tiles.py -m gpu``,
+``irlab verify``, ``irlab ab``): not yet done.
 """
 from __future__ import annotations
 
