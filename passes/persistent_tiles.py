@@ -61,7 +61,10 @@ Options (what ``tl.range(..., flatten=, warp_specialize=)`` writes): ``flatten``
 for sm_100 on, before pipelining; it fuses a nest whose outer loop is so marked into one loop the
 pipeliner can overlap across tiles (cross-compiled for cuda:90 the TTGIR holds the fused loop and
 the cubin changes). ``warp_specialize`` puts ``tt.warp_specialize`` on it (tutorial 09 does, for
-Blackwell); for cuda:90 at num_warps=8 the cubin is unchanged (3.6 and 3.9).
+Blackwell); cross-compiled for cuda:90 (3.6 and 3.9, with descriptor-loads) the cubin is unchanged
+at num_warps=8, and at num_warps=4 Hopper warp specialization acts on the tile loop (12 warps):
+untested on a GPU, where irlab's notes record a Triton 3.6 Hopper warp-specialization
+miscompile of a descriptor GEMM at num_warps=4.
 
 Status: the variant ``persistent-tma`` (this pass, then ``descriptor-loads{store=true}``) passes
 Triton's verifier and compiles to a cubin for cuda:90 on Triton 3.6 and 3.9, for every config of
