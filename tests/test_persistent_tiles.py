@@ -363,3 +363,41 @@ def test_persistent_tma_matches_the_baseline_on_the_gpu(config, mnk):
     # the same tiles, the same K order per tile: the fp32 accumulation should agree closely
     torch.testing.assert_close(var, base, rtol=2e-3, atol=2e-3)
     torch.testing.assert_close(var, ref, rtol=1e-2, atol=1e-1)
+
+
+# --- the rewriter's move into a loop -------------------------------------------------------------
+
+LOOP_IR = """module {
+  tt.func public @f(%p: tensor<4x!tt.ptr<f32>>, %v: tensor<4xf32>, %n: i32) {
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    tt.store %p, %v : tensor<4x!tt.ptr<f32>>
+    %w = arith.addf %v, %v : tensor<4xf32>
+    tt.store %p, %w : tensor<4x!tt.ptr<f32>>
+    scf.for %i = %c0 to %n step %c1  : i32 {
+      scf.yield
+    }
+    tt.return
+  }
+}
+"""
+
+
+def test_move_into_checks_dominance_and_what_it_carries_an_op_past():
+    from irlab.ir.rewrite import Rewriter
+    m = ir.parse(LOOP_IR)
+    rw = Rewriter(m)
+    ops = m.functions[0].regions[0].entry.ops
+    first, add, second, loop = ops[2], ops[3], ops[4], ops[5]
+    yld = loop.body.ops[-1]
+    with pytest.raises(ir.RewriteError, match="would cross"):   # the first store past the second
+        rw.move_into(first, yld)
+    with pytest.raises(ir.RewriteError, match="would come before it"):   # %w's definition after its user
+        rw.move_into(add, yld)
+    assert rw.move_into(second, yld) and rw.move_into(add, second) and rw.move_into(first, add)
+    assert [o.name for o in loop.body.ops] == ["tt.store", "arith.addf", "tt.store", "scf.yield"]
+    # an effectful op still cannot move between blocks with the plain move
+    fresh = ir.parse(LOOP_IR)
+    body = fresh.functions[0].regions[0].entry.ops
+    with pytest.raises(ir.RewriteError, match="only pure ops move between blocks"):
+        Rewriter(fresh).move_before(body[4], body[5].body.ops[-1])
