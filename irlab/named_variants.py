@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from .bridge.compat import has_pass
 from .targets import Target
-from .variant import Drop, Insert, Variant, VariantError
+from .variant import Drop, Insert, Launch, Variant, VariantError
 
 BASELINE = Variant.baseline()
 
@@ -69,9 +69,32 @@ def variants_for(target: str) -> list[Variant]:
     return [BASELINE, _interleave(BASELINE), _epilogue(BASELINE), _cancel_transposes(BASELINE)]
 
 
+# Hopper: tutorial 09's persistent TMA GEMM made from a tile-per-program kernel -- the per-tile work
+# looped over tiles, the K loop's loads and the epilogue's store through TMA, one program per SM
+PERSISTENT_TMA = Variant("persistent-tma", (
+    Insert("persistent-tiles", stage="ttir", at="end"),
+    Insert("descriptor-loads", {"store": True}, stage="ttir", at="end", cleanup=("canonicalize",)),
+    Launch("persistent"),
+), "tutorial 09's form: the per-tile work in a loop over tiles, TMA loads and store, launched with one program "
+   "per SM (min(#SMs, tiles)); a kernel persistent-tiles refuses keeps its own grid")
+
+
+def candidates_for(target: str) -> list[Variant]:
+    """Named variants beyond the experiments' set (:func:`variants_for`): usable by name everywhere
+    (``--variant persistent-tma``), listed by ``irlab variants``, but not compiled by the experiments
+    or the golden suite until a GPU has measured them."""
+    t = Target.parse(target)
+    return [PERSISTENT_TMA] if t.family == "cuda" and t.arch == "90" else []
+
+
+def named_for(target: str) -> list[Variant]:
+    """Every variant a name can refer to for ``target``."""
+    return variants_for(target) + candidates_for(target)
+
+
 def all_variants() -> dict[str, list[Variant]]:
     from .targets import DEFAULT_TARGETS
-    return {t: variants_for(t) for t in DEFAULT_TARGETS}
+    return {t: named_for(t) for t in DEFAULT_TARGETS}
 
 
 def get_variant(name: str, target: str | None = None) -> Variant:
@@ -81,10 +104,10 @@ def get_variant(name: str, target: str | None = None) -> Variant:
     from .targets import DEFAULT_TARGETS
     targets = [target] if target else list(DEFAULT_TARGETS)
     for t in targets:
-        for v in variants_for(t):
+        for v in named_for(t):
             if v.name == name:
                 return v
-    known = sorted({v.name for t in targets for v in variants_for(t)})
+    known = sorted({v.name for t in targets for v in named_for(t)})
     raise KeyError(f"no variant named {name!r}{f' for {target}' if target else ''}{did_you_mean(name, known)}; "
                    f"known: {', '.join(known)}")
 
@@ -110,13 +133,13 @@ def resolve(ref: str, target: str | Target | None) -> Variant:
     file_ref = split_ref(ref)
     if file_ref:
         return _from_file(*file_ref)
-    inserts, what = [], []
+    inserts, what, grids = [], [], set()
     for part in ref.split("+"):
         pass_name, *pieces = part.split(":")
         cls = all_passes().get(pass_name)
         if cls is None:
             targets = [target] if target else DEFAULT_TARGETS
-            names = [*all_passes(), *(v.name for t in targets for v in variants_for(t))]
+            names = [*all_passes(), *(v.name for t in targets for v in named_for(t))]
             raise VariantError(f"no variant or pass named {pass_name!r}{f' for {target}' if target else ''}"
                                f"{did_you_mean(pass_name, names)} (`irlab variants`, `irlab passes`; or a variant "
                                "file: path/to/file.py:NAME)")
@@ -131,13 +154,20 @@ def resolve(ref: str, target: str | Target | None) -> Variant:
         options = dict(o.split("=", 1) for o in opts)
         inserts.append(Insert(pass_name, options, stage=cls.stage, at="end", cleanup=cls.cleanup))
         what.append(f"{pass_name} at the end of {cls.stage.upper()}" + (f" ({', '.join(opts)})" if opts else ""))
+        if cls.launch:
+            grids.add(cls.launch)
+    if len(grids) > 1:
+        raise VariantError(f"{ref}: the passes need different launch grids ({', '.join(sorted(grids))})")
+    if grids:   # a pass whose output needs its own grid (persistent-tiles): the variant launches with it
+        inserts.append(Launch(grids.pop()))
+        what.append(f"launched with the {inserts[-1].grid} grid where the kernel was transformed")
     return Variant(ref.replace(":", "-").replace("=", ""), tuple(inserts), "; then ".join(what))
 
 
 def is_named(name: str) -> bool:
     """Whether ``name`` is a named variant for some target (the experiments' variants differ per target)."""
     from .targets import DEFAULT_TARGETS
-    return any(v.name == name for t in DEFAULT_TARGETS for v in variants_for(t))
+    return any(v.name == name for t in DEFAULT_TARGETS for v in named_for(t))
 
 
 def _from_file(path: str, name: str) -> Variant:

@@ -176,6 +176,9 @@ class ModulePass:
     cleanup: ClassVar[tuple] = ()
     # False for a pass that only reads and reports (it is left out of irlab verify's differential runs)
     rewrites: ClassVar[bool] = True
+    # the launch grid the pass's output needs (irlab.variant.Launch), added to a variant that names
+    # the pass on its own (``--variant persistent-tiles``); None: the kernel's own grid
+    launch: ClassVar[str | None] = None
 
     def run(self, ctx: PassContext) -> None:  # pragma: no cover - abstract
         raise NotImplementedError

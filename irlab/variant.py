@@ -13,12 +13,18 @@ occurrence) or at a stage boundary (``at="end"`` of ``stage``, or ``at="start"``
 followed by Triton cleanup passes. An edit that matches nothing in the pipeline is an error
 unless it is ``optional``: a variant never silently degrades to the baseline.
 
+``Launch(grid="persistent")`` changes how the kernel is launched rather than how it is compiled:
+a pass that turns a tile-per-program kernel into a persistent one (``persistent-tiles``) needs a
+grid of one program per SM. Every irlab launcher asks :func:`launch_grid` for the grid (through
+``CompileResult.launch_grid``), so none can forget it.
+
 A variant is plain data: it names passes but does not load them. The bridge checks it against
 the registered passes and hashes it (:func:`irlab.bridge.variant_identity.variant_key`: the edits, the
 source of every Python pass it runs and irlab's version), which is its cache identity.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 IRLAB_VERSION = "0.2.0"
@@ -101,6 +107,71 @@ class Insert:
                 "optional": self.optional}
 
 
+# the attribute persistent-tiles puts on its loop over tiles: what launch_grid looks for in the
+# compiled TTIR to know that the kernel loops over its tiles (a kernel the pass refused has none)
+PERSISTENT_MARKER = "irlab.persistent_tiles"
+_MARKED = re.compile(r"[{,]\s*" + re.escape(PERSISTENT_MARKER) + r"\s*[,}]")
+
+LAUNCH_GRIDS = {"persistent": "(min(#SMs, grid x), 1, 1) when the compiled kernel loops over its tiles "
+                              "(persistent-tiles), else the kernel's own grid"}
+
+
+@dataclass(frozen=True)
+class Launch:
+    """How the variant's kernel is launched: ``grid="persistent"`` launches one program per SM (at
+    most one per tile) instead of one per tile. It applies only to a compiled kernel that loops over
+    its tiles (its TTIR carries :data:`PERSISTENT_MARKER`); a kernel the pass refused keeps its own
+    grid, which it needs to compute every tile. Part of the variant's identity (its hash)."""
+
+    grid: str = "persistent"
+
+    def __post_init__(self):
+        if self.grid not in LAUNCH_GRIDS:
+            raise VariantError(f"launch grid must be one of {', '.join(LAUNCH_GRIDS)}, not {self.grid!r}")
+
+    def describe(self) -> str:
+        return f"launch with the {self.grid} grid: {LAUNCH_GRIDS[self.grid]}"
+
+    def to_json(self) -> dict:
+        return {"launch": {"grid": self.grid}}
+
+
+def persistent_grid(grid, num_sms: int) -> tuple:
+    """The grid of a persistent kernel: ``(min(num_sms, x), 1, 1)`` for the tile-per-program grid
+    ``grid`` (an int or a tuple of 1 to 3 ints). Its x is the number of tiles; a y or z the kernel
+    never reads (persistent-tiles refuses a kernel that does) only repeated the same programs."""
+    x = _grid_tuple(grid)[0]
+    if not isinstance(num_sms, int) or isinstance(num_sms, bool) or num_sms < 1:
+        raise VariantError(f"a persistent launch needs the device's SM count (a positive int), not {num_sms!r}")
+    return (min(num_sms, x), 1, 1)
+
+
+def launch_grid(variant: "Variant", grid, ttir: str | None, num_sms) -> tuple:
+    """The grid to launch ``variant``'s compiled kernel with, given the grid its launcher computed for
+    the tile-per-program kernel and the compiled TTIR: ``grid`` itself unless the variant declares
+    ``Launch(grid="persistent")`` and the TTIR shows the kernel loops over its tiles; then
+    :func:`persistent_grid`. ``num_sms`` is the SM count or a function that returns it (asked only
+    when needed: a CPU-only caller never has to)."""
+    launch = variant.launch
+    if launch is None or not is_persistent(ttir):
+        return grid
+    return persistent_grid(grid, num_sms() if callable(num_sms) else num_sms)
+
+
+def is_persistent(ttir: str | None) -> bool:
+    """Whether compiled TTIR has a loop over tiles that ``persistent-tiles`` wrote."""
+    return bool(ttir) and _MARKED.search(ttir) is not None
+
+
+def _grid_tuple(grid) -> tuple:
+    if isinstance(grid, int) and not isinstance(grid, bool):
+        grid = (grid,)
+    if not isinstance(grid, (tuple, list)) or not 1 <= len(grid) <= 3 or \
+            not all(isinstance(g, int) and not isinstance(g, bool) and g >= 0 for g in grid):
+        raise VariantError(f"a grid is 1 to 3 non-negative ints, not {grid!r}")
+    return tuple(grid) + (1,) * (3 - len(grid))
+
+
 def _plain(v):
     return list(v) if isinstance(v, tuple) else v
 
@@ -120,6 +191,8 @@ class Variant:
     def __post_init__(self):
         if isinstance(self.edits, list):
             object.__setattr__(self, "edits", tuple(self.edits))
+        if sum(isinstance(e, Launch) for e in self.edits) > 1:
+            raise VariantError(f"variant {self.name!r} declares its launch grid more than once")
         if not self.name or any(c in self.name for c in "/\\ \t\n"):
             raise VariantError(f"variant name {self.name!r} must be non-empty and contain no spaces or slashes")
 
@@ -146,6 +219,11 @@ class Variant:
             return self.base
         return None if self.is_baseline and self.name == "baseline" else "baseline"
 
+    @property
+    def launch(self) -> Launch | None:
+        """The variant's :class:`Launch` declaration, if it has one."""
+        return next((e for e in self.edits if isinstance(e, Launch)), None)
+
     def python_passes(self) -> list[str]:
         return [e.pass_name for e in self.edits if isinstance(e, Insert)]
 
@@ -167,6 +245,8 @@ class Variant:
                 edits.append(Insert(e["insert"], opts, e.get("stage", "ttgir"), e.get("after"), e.get("at"),
                                     tuple(e.get("cleanup") or ()), e.get("reparse", "if-changed"),
                                     e.get("optional", False)))
+            elif "launch" in e:
+                edits.append(Launch((e["launch"] or {}).get("grid", "persistent")))
             else:
                 raise VariantError(f"unknown variant edit {e!r}")
         return cls(d["name"], tuple(edits), d.get("description", ""), d.get("base", ""))

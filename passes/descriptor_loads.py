@@ -162,8 +162,9 @@ class DescriptorLoads(ModulePass):
         if not isinstance(vtype, TensorType) or vtype.rank != 2:
             raise Refuse("only 2-D tile stores become descriptor stores")
         tma.check_copy_hints(st)
-        if st.enclosing("scf.for") is not None:
-            raise Refuse("the store is inside a loop")
+        loop = st.enclosing("scf.for")
+        if loop is not None and not (is_tile_loop(loop) and loop.enclosing("scf.for") is None):
+            raise Refuse("the store is inside a loop (other than a persistent kernel's loop over tiles)")
         addr = tile_address(st.ptr)
         rows, cols = addr.rows, addr.cols
         if not cols.unit or rows.scale != 1 or len(rows.strides) != 1:
@@ -181,6 +182,10 @@ class DescriptorLoads(ModulePass):
         rw = ctx.rewriter
         pitch, one, desc = (rw.fresh_name(n, anchor) for n in (f"{stem}_pitch", "c1_i64", f"{stem}_desc"))
         block = ctx.services.tensordesc_block(p.block, p.elem)
+        # one descriptor per program, not per tile: out of the loops over tiles it does not depend on
+        while (outer := anchor.parent_op) is not None and is_tile_loop(outer) and \
+                all(v.defined_outside(outer) for v in (p.base, p.pitch, *p.extents)):
+            anchor = outer
         rw.insert_before(anchor, f"%{pitch} = arith.extsi {p.pitch.ref} : i32 to i64\n"
                                  f"%{one} = arith.constant 1 : i64\n"
                                  f"%{desc} = tt.make_tensor_descriptor {p.base.ref}, [{p.extents[0].ref}, "
@@ -265,6 +270,17 @@ class DescriptorLoads(ModulePass):
             rw.set_operand(yld.operand_use("values", p.slot), ptr, "the pointer is no longer used")
         ctx.remark(f"loads {p.block[0]}x{p.block[1]} {p.elem} tiles through TMA: {over}, coordinates "
                    f"[{', '.join(_coord_text(c) for c in p.coords)}]", op)
+
+
+def is_tile_loop(op) -> bool:
+    """An ``scf.for`` from the program id in steps of the number of programs: a persistent kernel's
+    loop over its tiles (what ``persistent-tiles`` writes). Each iteration computes one tile, as one
+    program of the tile-per-program kernel did."""
+    if op.name != "scf.for":
+        return False
+    lb, step = op.lower_bound.defining_op, op.step.defining_op
+    return lb is not None and lb.name == "tt.get_program_id" and step is not None and \
+        step.name == "tt.get_num_programs"
 
 
 def check_tma(args, base, pitch, elem, extents, shape) -> None:

@@ -29,7 +29,7 @@ from .pipeline import PassCall, PipelineError, PipelineSession, Snapshot, Verifi
 from .compat import captured_stderr
 from .services import save_rejected
 from .specialize import Specialization, specialize
-from ..variant import Insert, Variant, VariantError
+from ..variant import Insert, Variant, VariantError, is_persistent, launch_grid
 from .variant_identity import validate_variant, variant_key
 
 MLIR_STAGES = ("ttir", "ttgir")
@@ -58,6 +58,14 @@ class CompileResult:
     @property
     def variant_key(self) -> str:
         return variant_key(self.variant)
+
+    def launch_grid(self, grid, num_sms=None) -> tuple:
+        """The grid to launch this compile with, given the grid the kernel's own launcher computes:
+        what the variant's :class:`irlab.variant.Launch` asks for, by
+        :func:`irlab.variant.launch_grid` (every irlab launcher goes through here). ``num_sms``
+        defaults to the current CUDA device's SM count, asked only for a persistent launch."""
+        return launch_grid(self.variant, grid, self.asm.get("ttir"),
+                           num_sms if num_sms is not None else device_sm_count)
 
     @property
     def tools(self):
@@ -107,6 +115,8 @@ class CompileResult:
             "binary": {"stage": self.binary_stage, "bytes": len(self.binary), "sha256": self.binary_sha256},
             "stage_seconds": {k: round(v, 4) for k, v in self.stage_seconds.items()},
             "seconds": round(self.seconds, 4),
+            **({"launch": {"grid": self.variant.launch.grid, "applies": is_persistent(self.asm.get("ttir"))}}
+               if self.variant.launch is not None else {}),
         }
 
 
@@ -279,6 +289,12 @@ def _result(name, tname, options, spec, variant, compiled, hook, session, second
                          python_results=list(session.python_results), python_ir=list(session.python_ir),
                          snapshots=list(session.snapshots),
                          compiled=compiled, seconds=seconds)
+
+
+def device_sm_count() -> int:
+    """The current CUDA device's number of SMs (what a persistent kernel's grid is sized by)."""
+    import torch
+    return int(torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count)
 
 
 def infer_stage(path: Path, stage: str | None = None) -> str:

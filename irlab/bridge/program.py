@@ -248,6 +248,11 @@ def _environment(values: dict):
                 os.environ[k] = v
 
 
+# a program launches its kernels with its own grids: a variant's Launch declaration cannot reach them
+PROGRAM_GRIDS_KEPT = ("the program launches its kernels with its own grids: the variant's launch grid is not applied "
+                      "(a kernel persistent-tiles transformed still computes every tile, one tile per program)")
+
+
 def run_program(cmd: list[str], variant: Variant | None = None, out: str | Path | None = None, *,
                 profile: bool = False, save_outputs: int = 0, cache_dir: str | Path | None = None,
                 quiet: bool = True) -> dict:
@@ -300,6 +305,7 @@ def run_program(cmd: list[str], variant: Variant | None = None, out: str | Path 
                       "inductor": notes + ["TORCHINDUCTOR_CACHE_DIR, TRITON_CACHE_DIR: in the run's cache folder; "
                                              "TORCHINDUCTOR_BUNDLE_TRITON_INTO_FX_GRAPH_CACHE=0: no Triton binary "
                                              "comes out of Inductor's cache"]},
+        **({"launch": PROGRAM_GRIDS_KEPT} if variant.launch is not None else {}),
         "python_passes": {"ran": len(session.python_results),
                           "changed": sum(1 for _, r in session.python_results if r.changed)},
         "regions": regions,

@@ -58,6 +58,8 @@ def cmd_run(args) -> int:
     for name, r in summary["regions"].items():
         line += f"; region {name!r}: {len(r['ms'])} entr{'y' if len(r['ms']) == 1 else 'ies'}"
     err(line)
+    if "launch" in summary:
+        err(f"irlab run: note: {summary['launch']}")
     return summary["exit_code"]
 
 

@@ -221,7 +221,16 @@ class Rewriter:
         """Move ``op`` right after ``anchor`` (in any block); False if it already was there."""
         return self._move(op, anchor, after=True, reason=reason)
 
-    def check_move(self, op: Operation, anchor: Operation, after: bool) -> str | None:
+    def move_into(self, op: Operation, anchor: Operation, reason: str = "") -> bool:
+        """Move ``op`` right before ``anchor`` in another block, even an op with effects: it then runs
+        as often as ``anchor``'s block does. Only for a pass that has proved that count right
+        (``persistent-tiles`` moves a program's one tile of work into a loop that runs it once per
+        tile). SSA dominance is checked as for any move, and so is every op the move carries ``op``
+        past in its own block (``op`` leaves at its place and enters at the ancestor of ``anchor``)."""
+        return self._move(op, anchor, after=False, reason=reason, count_may_change=True)
+
+    def check_move(self, op: Operation, anchor: Operation, after: bool,
+                   count_may_change: bool = False) -> str | None:
         """Why moving ``op`` next to ``anchor`` would break the IR or reorder conflicting effects,
         or None if it is safe."""
         if op is anchor:
@@ -252,6 +261,12 @@ class Rewriter:
                     return f"{describe(op)} defines {r.ref}, used by {describe(u.op)}, which would come before it"
         if op.parent is block:
             return self._check_crossing(op, block, ops, index)
+        if count_may_change:
+            entry = ancestor_in_block(anchor, op.parent)
+            if entry is None:
+                return f"{describe(anchor)} is not nested in the block of {describe(op)}"
+            own = [o for o in op.parent.ops if o is not op]
+            return self._check_crossing(op, op.parent, own, own.index(entry))
         return self._check_region_change(op, block)
 
     def _check_crossing(self, op, block, ops, index) -> str | None:
@@ -279,8 +294,8 @@ class Rewriter:
                     "moved out of its region, where it could run when it did not before")
         return None
 
-    def _move(self, op, anchor, after, reason):
-        why = self.check_move(op, anchor, after)
+    def _move(self, op, anchor, after, reason, count_may_change=False):
+        why = self.check_move(op, anchor, after, count_may_change)
         if why is not None:
             raise RewriteError(f"cannot move {describe(op)} {'after' if after else 'before'} "
                                f"{describe(anchor)}: {why}", op=op)

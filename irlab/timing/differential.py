@@ -50,6 +50,7 @@ PASS_OPTIONS = {
     "pin-order": ("order=global_load:1,local_load",),
     "interleave-global-loads": ("", "pin=barriers"),
     "descriptor-loads": ("", "store=true"),
+    "persistent-tiles": ("", "flatten=true"),
 }
 POISONED = 3     # a child's exit status after a GPU fault poisoned its CUDA context
 

@@ -204,6 +204,7 @@ class GpuRunner:
 
         def bind(inp):
             grid, values = spec.launch_call(inp, shape, cfg, self.target)   # matched to the parameters by name
+            grid = res.launch_grid(grid)   # the variant's declared grid (a persistent kernel: one program per SM)
             return lambda: compiled[grid](*values)
 
         info = {"kind": "triton", "variant": variant.name, "variant_key": res.variant_key, "config": cfg.name,
@@ -221,7 +222,7 @@ class GpuRunner:
         variant = Variant.from_json(entry.variant_spec) if entry.variant_spec else \
             get_variant(entry.variant or "baseline", self.target)
         res = launch.recompile(self.target, variant)
-        compiled, grid = res.compiled, launch.grid
+        compiled, grid = res.compiled, res.launch_grid(launch.grid)
         workload = self._workload(cell, dict(cell.shape), lambda: launch.make_inputs("cuda", seed=1), launch.tensors)
 
         def bind(inp):
