@@ -3,7 +3,11 @@ processes, timed end to end, its kernels compared binary for binary and launch f
 
 Each arm is one ``irlab run`` of the program (:func:`irlab.bridge.program.run_program`) in a
 process of its own, with caches of its own (a variant's binary is never served to the baseline or
-the other way round; an arm's later processes reuse the compiles of its first). First a **check
+the other way round; an arm's later processes reuse the compiles of its first). By default the
+variant starts from the baseline's **Inductor choices** (:func:`seed_choices`): a first run of
+the baseline compiles and autotunes, then both arms load its graphs and configs, so they run the
+same kernels and differ only in how Triton compiled them (``same_choices=False``, ``--retune``:
+each arm autotunes for itself, as if the change shipped, and may fuse differently). Then a **check
 run** per arm, untimed: every tensor argument of the program's first launches is kept as it was
 after the launch, and the variant's are compared with the baseline's launch for launch (by kernel
 name and which of that kernel's launches it was), with the tensors the program checks
@@ -20,7 +24,9 @@ with the Wilcoxon signed-rank 95% interval (:mod:`irlab.timing.stats`); from
 :data:`~irlab.timing.stats.MIN_ROUNDS` rounds on, the baseline also runs a second time per round
 (the A/A arm) and a difference is called only beyond that A/A floor. Each kernel whose binary
 differs between the arms is listed with its own time change (its GPU time per round, same
-statistics). What runs an arm is a *runner*: :class:`SubprocessRunner` starts
+statistics). The timed runs profile kernels by name, without recording each launch (which would
+put Python work into every launch, and into a wall-clock region); a region is reported with the
+summed GPU time of the program's kernels beside it. What runs an arm is a *runner*: :class:`SubprocessRunner` starts
 ``python -m irlab run``; tests give a fake one.
 
 Nothing finished is lost: the check runs and every finished round are appended to ``runs.jsonl``
@@ -46,6 +52,7 @@ from .plan import append_record, read_records
 from .stats import ESTIMATOR, MIN_ROUNDS, RatioEstimate, ratio_estimate, round_orders
 
 BASELINE, VARIANT, AA = "baseline", "variant", "baseline-again"
+COMPILE = "compile"          # the baseline's first run with same_choices: compiles and autotunes, compared with nothing
 DEFAULT_SAVE_OUTPUTS = 256   # program launches whose outputs the check runs keep
 RUNS_FILE = "runs.jsonl"     # one line per finished check run and per finished round
 
@@ -319,6 +326,18 @@ class ModelAB:
                                             "aa": aa, "seed": self.seed})
         t0 = time.monotonic()
         try:
+            if self.same_choices and not checks.get(COMPILE):
+                # Both check runs load the baseline's graphs: launches that only compiling makes (the
+                # scheduler's and autotuners' own, whichever escape their windows) are in neither
+                self.progress("compile run of the baseline (compiles and autotunes once; its launches are not "
+                              "compared)")
+                checks[COMPILE] = runner(BASELINE, "baseline", out / "check" / COMPILE, cache_dir=caches[BASELINE],
+                                         save_outputs=0, profile=False)
+                if checks[COMPILE].get("error"):
+                    result["runs"]["check"] = {COMPILE: _brief(checks[COMPILE])}
+                    result["error"] = f"{COMPILE}: {checks[COMPILE]['error']}"
+                    return self._finish(out, result)
+                append_record(out / RUNS_FILE, {"kind": "check", "arm": COMPILE, "result": checks[COMPILE]})
             for arm in (BASELINE, VARIANT):
                 if arm in checks:
                     continue
@@ -332,6 +351,7 @@ class ModelAB:
                     append_record(out / RUNS_FILE, {"kind": "check", "arm": arm, "result": checks[arm]})
             result["runs"]["check"] = {arm: _brief(r) for arm, r in checks.items()}
             failed = {arm: r["error"] for arm, r in checks.items() if r.get("error")}
+            checks.pop(COMPILE, None)
             if failed:
                 result["error"] = "; ".join(f"{arm}: {why}" for arm, why in failed.items())
                 return self._finish(out, result)

@@ -23,7 +23,7 @@ class FakeArmRunner:
         self.calls: list[tuple] = []      # (arm, variant ref, timed)
 
     def __call__(self, arm, variant_ref, out: Path, *, cache_dir, save_outputs=0, profile=False):
-        self.calls.append((arm, variant_ref, not save_outputs))
+        self.calls.append((arm, variant_ref, "rounds" in Path(out).parts))   # (arm, ref, timed)
         if (arm, len(self.calls)) in self.fail.items() or self.fail.get(arm) == "always":
             return {"error": "exit 1: RuntimeError: CUDA error: an illegal memory access was encountered"}
         side = "baseline" if arm == "baseline-again" else arm
