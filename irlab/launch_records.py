@@ -11,6 +11,7 @@ MARKS_FILE = "marks.json"   # in a capture run: the regions its program entered 
 # Frames a launch runs under when it is not the program's own work: (end of the file's path, the
 # functions (None: any), the purpose). Autotuning wins over benchmarking wherever both are on the
 # stack: autotuners time their candidates with do_bench.
+_SCHEDULER_BENCHMARKS = ("benchmark_fused_nodes", "benchmark_codegened_module", "benchmark_combo_kernel")
 BENCHMARK_FRAMES = (
     ("triton/runtime/autotuner.py", ("_bench",), "autotune"),                  # triton.autotune
     ("torch/_inductor/runtime/benchmarking.py", None, "autotune"),             # Inductor's benchmarker
@@ -19,6 +20,10 @@ BENCHMARK_FRAMES = (
     ("torch/_inductor/runtime/coordinate_descent_tuner.py", None, "autotune"),
     ("torch/_inductor/select_algorithm.py", None, "autotune"),                 # max-autotune's choices
     ("torch/_inductor/autotune_process.py", None, "autotune"),
+    # the scheduler times fused against unfused kernels while it compiles (kernels named triton_)
+    ("torch/_inductor/scheduler.py", _SCHEDULER_BENCHMARKS + ("speedup_by_fusion",), "autotune"),
+    ("torch/_inductor/codegen/simd.py", _SCHEDULER_BENCHMARKS, "autotune"),
+    ("torch/_inductor/codegen/triton.py", _SCHEDULER_BENCHMARKS, "autotune"),
     ("triton/testing.py", ("do_bench", "do_bench_cudagraph"), "benchmark"),
 )
 

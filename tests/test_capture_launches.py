@@ -136,6 +136,11 @@ def test_launches_inside_a_benchmark_are_benchmarks(tmp_path):
     ([("/x/torch/_inductor/runtime/triton_heuristics.py", "run")], "program"),
     ([("/x/torch/_inductor/runtime/triton_heuristics.py", "benchmark_all_configs")], "autotune"),
     ([("C:\\x\\torch\\_inductor\\select_algorithm.py", "autotune")], "autotune"),
+    # the scheduler's first, untimed call of a fused candidate (kernel triton_) while it compiles
+    ([("/x/torch/_inductor/codegen/triton.py", "benchmark_codegened_module"),
+      ("/x/torch/_inductor/scheduler.py", "speedup_by_fusion")], "autotune"),
+    ([("/x/torch/_inductor/codegen/simd.py", "benchmark_fused_nodes")], "autotune"),
+    ([("/x/torch/_inductor/codegen/triton.py", "codegen_kernel")], "program"),
 ])
 def test_purpose_of_a_launch_from_its_frames(frames, purpose):
     assert launch_records.purpose_of_frames(frames) == purpose
