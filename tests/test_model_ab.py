@@ -113,6 +113,8 @@ def test_run_usage_errors(tmp_path):
     assert r.returncode == 2 and "no such script" in r.stderr
     r = irlab("run", "--", str(MODEL))
     assert r.returncode == 2 and "--variant" in r.stderr
+    r = irlab("run", "--variant", "square-output", "--inductor-workers", "--", str(MODEL))
+    assert r.returncode == 2 and "only the baseline" in r.stderr and "Traceback" not in r.stderr
 
 
 def test_ab_model_refuses_without_a_gpu_in_one_line():
@@ -355,6 +357,7 @@ def test_with_the_baseline_s_choices_a_compile_run_comes_first_and_is_compared_w
     runner = FakeArmRunner({BASELINE: 1.0})
     ModelAB(["m.py"], "v", tmp_path / "same", rounds=2, runner=runner).run()
     assert [c[0] for c in runner.calls[:3]] == [BASELINE, BASELINE, VARIANT]
+    assert runner.workers[0] and not any(runner.workers[1:])     # only the compile run of the baseline
     assert (tmp_path / "same" / "check" / "compile").is_dir()
     again = FakeArmRunner({BASELINE: 1.0})
     ModelAB(["m.py"], "v", tmp_path / "retune", rounds=2, runner=again, same_choices=False).run()

@@ -255,11 +255,13 @@ PROGRAM_GRIDS_KEPT = ("the program launches its kernels with its own grids: the 
 
 def run_program(cmd: list[str], variant: Variant | None = None, out: str | Path | None = None, *,
                 profile: bool = False, save_outputs: int = 0, cache_dir: str | Path | None = None,
-                quiet: bool = True) -> dict:
+                quiet: bool = True, compile_workers: bool = False) -> dict:
     """Run ``cmd`` (``[script.py, args...]`` or ``["-m", module, args...]``) in this process with
     ``variant`` applied to every Triton compile; returns the run's summary (also written to
     ``out/run.json`` when ``out`` is given). ``cache_dir``: the Triton and Inductor caches to use
-    and keep (default: new ones, removed after)."""
+    and keep (default: new ones, removed after). ``compile_workers`` (the baseline only): Inductor
+    may compile in its worker processes, which irlab's hook does not reach -- harmless where no
+    variant is applied, and much faster where max-autotune compiles its candidates."""
     from .compile import isolated_triton
     from .variant_identity import validate_variant, variant_key
     from .inductor import seen_by_capture
@@ -267,6 +269,8 @@ def run_program(cmd: list[str], variant: Variant | None = None, out: str | Path 
     cmd = check_command(cmd)
     variant = variant or Variant.baseline()
     validate_variant(variant)
+    if compile_workers and not variant.is_baseline:
+        raise ValueError(f"Inductor's compile workers would escape the variant {variant.name}: baseline only")
     out = Path(out) if out else None
     with contextlib.ExitStack() as stack:
         if cache_dir is None:
@@ -280,7 +284,7 @@ def run_program(cmd: list[str], variant: Variant | None = None, out: str | Path 
         stack.enter_context(_environment({"TORCHINDUCTOR_CACHE_DIR": str(cache / "inductor"),
                                           "TRITON_CACHE_DIR": str(cache / "triton"),
                                           "TORCHINDUCTOR_BUNDLE_TRITON_INTO_FX_GRAPH_CACHE": "0"}))
-        notes = list(stack.enter_context(seen_by_capture()))
+        notes = list(stack.enter_context(seen_by_capture(keep_workers=compile_workers)))
         session = PipelineSession(variant=variant)
         stack.enter_context(isolated_triton(session, keep_nodebug=False, cache_dir=str(cache / "triton")))
         recorder = MarkRecorder(out)

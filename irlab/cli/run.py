@@ -48,8 +48,11 @@ def cmd_run(args) -> int:
             raise UsageError("irlab run --profile times kernels with Proton on a GPU and this machine has none")
     if (args.save_outputs or args.profile) and not args.out:
         raise UsageError("--save-outputs and --profile record into a run folder: give --out DIR")
+    if args.inductor_workers and not variant.is_baseline:
+        raise UsageError(f"--inductor-workers: Inductor's worker processes compile outside irlab's hook, so the "
+                         f"variant {variant.name} would not reach their kernels; only the baseline may use them")
     summary = run_program(cmd, variant, args.out, profile=args.profile, save_outputs=args.save_outputs or 0,
-                          cache_dir=args.cache_dir, quiet=args.quiet)
+                          cache_dir=args.cache_dir, quiet=args.quiet, compile_workers=args.inductor_workers)
     passes = summary["python_passes"]
     line = (f"irlab run: {' '.join(cmd)} as {variant.name} ({ISOLATION}); exit {summary['exit_code']}; "
             f"{passes['ran']} Python pass run(s), {passes['changed']} changed the IR")
@@ -112,6 +115,8 @@ def register(sub) -> None:
     c.add_argument("--cache-dir", default=None, help="Triton and Inductor caches to use and keep (default: new ones, "
                    "removed after)")
     c.add_argument("--quiet", action="store_true", help="no line per captured compile")
+    c.add_argument("--inductor-workers", action="store_true", help="the baseline only: let Inductor compile in its "
+                   "worker processes (faster autotuning; kernels compiled there are recorded from the launched binary)")
     c.add_argument("program", nargs=argparse.REMAINDER, help="-- script.py [args] | -- -m module [args]")
     c.set_defaults(func=cmd_run)
 

@@ -72,7 +72,7 @@ class SubprocessRunner:
         self.cmd, self.target, self.timeout_s = list(cmd), target, timeout_s
 
     def __call__(self, arm: str, variant_ref: str, out: Path, *, cache_dir: Path, save_outputs: int = 0,
-                 profile: bool = False) -> dict:
+                 profile: bool = False, workers: bool = False) -> dict:
         from ..bridge.program import RUN_FILE, read_run
         argv = [sys.executable, "-m", "irlab", "run", "--variant", variant_ref, "--out", str(out),
                 "--cache-dir", str(cache_dir), "--quiet"]
@@ -82,6 +82,8 @@ class SubprocessRunner:
             argv += ["--save-outputs", str(save_outputs)]
         if profile:
             argv += ["--profile"]
+        if workers:
+            argv += ["--inductor-workers"]
         argv += ["--", *self.cmd]
         out.mkdir(parents=True, exist_ok=True)
         try:
@@ -329,10 +331,10 @@ class ModelAB:
             if self.same_choices and not checks.get(COMPILE):
                 # Both check runs load the baseline's graphs: launches that only compiling makes (the
                 # scheduler's and autotuners' own, whichever escape their windows) are in neither
-                self.progress("compile run of the baseline (compiles and autotunes once; its launches are not "
-                              "compared)")
+                self.progress("compile run of the baseline (compiles and autotunes once, in Inductor's workers: "
+                              "no variant to apply; its launches are not compared)")
                 checks[COMPILE] = runner(BASELINE, "baseline", out / "check" / COMPILE, cache_dir=caches[BASELINE],
-                                         save_outputs=0, profile=False)
+                                         save_outputs=0, profile=False, workers=True)
                 if checks[COMPILE].get("error"):
                     result["runs"]["check"] = {COMPILE: _brief(checks[COMPILE])}
                     result["error"] = f"{COMPILE}: {checks[COMPILE]['error']}"

@@ -21,9 +21,11 @@ class FakeArmRunner:
         self.outputs, self.checks, self.fail = outputs or {}, checks or {}, fail or {}
         self.rng = random.Random(seed)
         self.calls: list[tuple] = []      # (arm, variant ref, timed)
+        self.workers: list[bool] = []     # per call: whether Inductor's compile workers were allowed
 
-    def __call__(self, arm, variant_ref, out: Path, *, cache_dir, save_outputs=0, profile=False):
+    def __call__(self, arm, variant_ref, out: Path, *, cache_dir, save_outputs=0, profile=False, workers=False):
         self.calls.append((arm, variant_ref, "rounds" in Path(out).parts))   # (arm, ref, timed)
+        self.workers.append(workers)
         if (arm, len(self.calls)) in self.fail.items() or self.fail.get(arm) == "always":
             return {"error": "exit 1: RuntimeError: CUDA error: an illegal memory access was encountered"}
         side = "baseline" if arm == "baseline-again" else arm
