@@ -61,6 +61,7 @@ from triton import knobs
 from .. import marks
 from ..jsonio import plain, write_json, write_text
 from ..launch_records import MARKS_FILE, arg_info, purpose_of_frames
+from ..report.elf import code_digest
 from ..targets import Target
 from . import compat
 
@@ -253,7 +254,7 @@ class Capture:
             stages[ext] = {"file": dest.name, "bytes": len(data)}
             if ext in BINARY_STAGES:
                 binary = {"stage": ext, "file": dest.name, "bytes": len(data),
-                          "sha256": hashlib.sha256(data).hexdigest()}
+                          "sha256": hashlib.sha256(data).hexdigest(), "code_sha256": code_digest(data)}
         lowering = {stage: us / 1e6 for stage, us in (times.lowering_stages if times else [])}
         entry = {
             "kernel": kernel.lstrip("@"),

@@ -323,7 +323,7 @@ def run_program(cmd: list[str], variant: Variant | None = None, out: str | Path 
 
 
 def kernel_summary(cap: Capture) -> dict:
-    """Per kernel name: its binaries' hashes, the program's launches of it and (profiled) their
+    """Per kernel name: its binaries' code digests, the program's launches of it and (profiled) their
     GPU time; the program's GPU time (every kernel it launched outside autotuning and
     benchmarking: Triton's and the others, cuBLAS, ATen) and the part of it in Triton kernels."""
     kernels: dict[str, dict] = {}
@@ -337,7 +337,10 @@ def kernel_summary(cap: Capture) -> dict:
             continue
         folder_kernel[r["folder"]] = r["kernel"]
         k = entry(r["kernel"])
-        sha = (r.get("binary") or {}).get("sha256")
+        # the code, not the file: each arm's kernels come from sources at paths of their own, which
+        # only the debug sections name (irlab.report.elf)
+        b = r.get("binary") or {}
+        sha = b.get("code_sha256") or b.get("sha256")
         if sha and sha not in k["binaries"]:
             k["binaries"].append(sha)
     for folder, state in cap.launched.items():

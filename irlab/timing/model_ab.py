@@ -600,6 +600,9 @@ def render(result: dict) -> str:
         lines += ["", "Isolation: every arm compiles into caches of its own; " + "; ".join(iso.get("inductor") or [])]
     rows = result.get("kernels") or []
     if rows:
+        lines += ["", "Binary: each arm's binaries of the kernel compared by their code (every ELF section but the "
+                  "debug ones, which name the source file's path: each arm compiles Inductor's sources from a "
+                  "folder of its own)."]
         lines += ["", "| kernel | binary | launches | baseline ms | variant ms | ratio [95% CI] | share |",
                   "| --- | --- | --- | --- | --- | --- | --- |"]
         for r in rows:
