@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from fakes.fake_driver import FakeTensor, fake_gpu
 from fakes.fake_program import scale_kernel
+from fakes.proton_scopes import record_scopes
 from triton import knobs
 
 import irlab
@@ -33,12 +34,7 @@ ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(Path(irlab.
 @pytest.fixture
 def proton_events(monkeypatch, tmp_path):
     """Proton as a recorder of scopes: start/finalize do nothing (there is no GPU)."""
-    import triton.profiler as proton
-    events = []
-    monkeypatch.setattr(proton, "start", lambda *a, **kw: "session")
-    monkeypatch.setattr(proton, "finalize", lambda *a, **kw: None)
-    monkeypatch.setattr(proton, "enter_scope", lambda name, **kw: events.append(("enter", name)))
-    monkeypatch.setattr(proton, "exit_scope", lambda *a, **kw: events.append(("exit",)))
+    events = record_scopes(monkeypatch)
     scale_kernel.device_caches.clear()
     with knobs.cache.scope():
         knobs.cache.dir = str(tmp_path / "triton-cache")

@@ -12,6 +12,7 @@ import pytest
 import triton
 from fakes.fake_driver import FakeTensor, fake_gpu
 from fakes.fake_program import tuned_kernel   # autotuned over BLOCK 128 and 256
+from fakes.proton_scopes import record_scopes
 from triton import knobs
 from triton.runtime.autotuner import Autotuner
 
@@ -25,12 +26,7 @@ FILL = "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIiEESt
 @pytest.fixture
 def proton_events(monkeypatch, tmp_path):
     """Proton as a recorder of scopes: start/finalize do nothing (there is no GPU)."""
-    import triton.profiler as proton
-    events = []
-    monkeypatch.setattr(proton, "start", lambda *a, **kw: "session")
-    monkeypatch.setattr(proton, "finalize", lambda *a, **kw: None)
-    monkeypatch.setattr(proton, "enter_scope", lambda name, **kw: events.append(("enter", name)))
-    monkeypatch.setattr(proton, "exit_scope", lambda *a, **kw: events.append(("exit",)))
+    events = record_scopes(monkeypatch)
     tuned_kernel.fn.device_caches.clear()
     tuned_kernel.cache.clear()
     with knobs.cache.scope():
