@@ -146,6 +146,16 @@ class PassContext:
     def note(self, message: str, op: Operation | None = None):
         self._diag("note", message, op)
 
+    def refuse_unless_ttir(self) -> bool:
+        """For a pass written for TTIR: note the refusal and return True where the module already
+        has layouts (it was inserted at a later stage)."""
+        m = self.module
+        if m.num_warps is None and not m.layouts():
+            return False
+        self.note(f"refused: {self.pass_name} runs on TTIR (Insert(..., stage='ttir', at='end')); this module "
+                  "already has layouts")
+        return True
+
     def warning(self, message: str, op: Operation | None = None):
         self._diag("warning", message, op)
 

@@ -78,9 +78,7 @@ class DescriptorLoads(ModulePass):
 
     def run(self, ctx: PassContext) -> None:
         m = ctx.module
-        if m.num_warps is not None or m.layouts():
-            ctx.note("refused: descriptor-loads runs on TTIR (Insert(..., stage='ttir', at='end')); this module "
-                     "already has layouts")
+        if ctx.refuse_unless_ttir():
             return
         if not sum(self.run_function(ctx, fn) for fn in m.functions):
             ctx.note("nothing to do: no tt.load in an scf.for" + (" and no tt.store" if self.store else ""))

@@ -119,9 +119,7 @@ class PersistentTiles(ModulePass):
 
     def run(self, ctx: PassContext) -> None:
         m = ctx.module
-        if m.num_warps is not None or m.layouts():
-            ctx.note("refused: persistent-tiles runs on TTIR (Insert(..., stage='ttir', at='end')); this module "
-                     "already has layouts")
+        if ctx.refuse_unless_ttir():
             return
         funcs = m.functions
         if len(funcs) != 1:
