@@ -5,7 +5,9 @@ on the hot loop, kloop/epilogue scopes per warp (``irlab profile``, one folder p
     python -m experiments.profile_hypotheses [--out DIR] [--only H1,H4] [--shape 4096x4096x4096] [--compile-only]
 
 Each hypothesis is the variant and tile config that experiments.gemm_candidates times (H11 and
-H16 are the wgmma-wait-pendings and optimize-epilogue variants on the best config). Hypotheses
+H16 are the wgmma-wait-pendings and optimize-epilogue variants on the best config; H19 and H20
+the persistent form, ``persistent-tma`` without and with ``flatten`` on the tile loop, launched
+one program per SM). Hypotheses
 that do not build (H9, H12, H13, H17, H18) and the config-only H10 have no kernel to profile.
 """
 from __future__ import annotations
@@ -18,7 +20,7 @@ from experiments.gemm_candidates import BASELINE, BEST, CANDIDATES, EXTRA, tile
 from irlab.profile.report import collect, modes_for, render, run_sessions
 from irlab.profile.run import Job, config_to_json
 from irlab.variant import Insert, Variant
-from irlab.named_variants import get_variant
+from irlab.named_variants import PERSISTENT_TMA, get_variant
 
 _BY_LABEL = {c.label: c for c in CANDIDATES + EXTRA}
 HYPOTHESES = {
@@ -34,6 +36,11 @@ HYPOTHESES = {
     "H14": (_BY_LABEL["tma-ws-s2"].variant, _BY_LABEL["tma-ws-s2"].config),
     "H15": (BASELINE, tile(group_m=16)),
     "H16": (get_variant("optimize-epilogue", "cuda:90"), BEST),
+    # the persistent form (issue 21): tutorial-09's shape made from the tutorial-03 kernel by passes
+    "H19": (PERSISTENT_TMA, BEST),
+    "H20": (Variant("persistent-tma-flatten", tuple(
+        Insert("persistent-tiles", {"flatten": True}, stage="ttir", at="end")
+        if getattr(e, "pass_name", None) == "persistent-tiles" else e for e in PERSISTENT_TMA.edits)), BEST),
 }
 
 
