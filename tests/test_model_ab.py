@@ -362,3 +362,32 @@ def test_with_the_baseline_s_choices_a_compile_run_comes_first_and_is_compared_w
     again = FakeArmRunner({BASELINE: 1.0})
     ModelAB(["m.py"], "v", tmp_path / "retune", rounds=2, runner=again, same_choices=False).run()
     assert [c[0] for c in again.calls[:2]] == [BASELINE, VARIANT]
+
+
+def test_an_arm_past_its_time_limit_goes_with_every_process_it_started(tmp_path):
+    # the program starts a process of its own (as Inductor starts compile workers) and hangs
+    program = tmp_path / "hangs.py"
+    pid_file = tmp_path / "child.pid"
+    program.write_text(
+        "import subprocess, sys, time\n"
+        f"child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(120)'])\n"
+        f"open({str(pid_file)!r}, 'w').write(str(child.pid))\n"
+        "time.sleep(120)\n")
+    import time
+    runner = SubprocessRunner([str(program)], target="cuda:90", timeout_s=20)
+    t0 = time.monotonic()
+    got = runner(BASELINE, "baseline", tmp_path / "arm", cache_dir=tmp_path / "cache")
+    assert got["error"].startswith("timed out after 20 s")
+    assert time.monotonic() - t0 < 60      # not held until the program's own process ends by itself
+    pid = int(pid_file.read_text())
+    for _ in range(50):      # SIGKILL is immediate; the zombie is reaped by init shortly after
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            break
+        with open(f"/proc/{pid}/stat") as f:
+            if f.read().split()[2] == "Z":
+                break
+        time.sleep(0.1)
+    else:
+        pytest.fail(f"the program's own process {pid} outlived the arm")

@@ -38,7 +38,9 @@ variant, the rounds still to run, the same round orders.
 from __future__ import annotations
 
 import math
+import os
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -64,6 +66,13 @@ class ResumeError(ValueError):
 # ------------------------------------------------------------------------------------------------
 # running an arm
 
+def _kill_group(proc) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except OSError:
+        pass
+
+
 class SubprocessRunner:
     """Runs an arm as ``python -m irlab run --variant V --out DIR ... -- program`` in a fresh
     process and returns its ``run.json`` (with ``error`` set when the program failed)."""
@@ -86,11 +95,22 @@ class SubprocessRunner:
             argv += ["--inductor-workers"]
         argv += ["--", *self.cmd]
         out.mkdir(parents=True, exist_ok=True)
+        (out / RUN_FILE).unlink(missing_ok=True)    # a resumed round's stale result is never read as this one's
+        # in a session of its own, killed with its whole group -- Inductor's compile workers too --
+        # at the time limit, or when the A/B is stopped (Ctrl-C reaches this process only)
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                start_new_session=True)
         try:
-            p = subprocess.run(argv, capture_output=True, text=True, timeout=self.timeout_s)
-            log, code = p.stdout + p.stderr, p.returncode
-        except subprocess.TimeoutExpired as e:
-            log, code = f"{e.stdout or ''}{e.stderr or ''}", None
+            log, _ = proc.communicate(timeout=self.timeout_s)
+            code = proc.returncode
+        except subprocess.TimeoutExpired:
+            _kill_group(proc)
+            log, _ = proc.communicate()
+            code = None
+        except BaseException:
+            _kill_group(proc)
+            proc.wait()
+            raise
         write_text(out / "log.txt", log if isinstance(log, str) else log.decode(errors="replace"))
         if not (out / RUN_FILE).is_file():
             last = [line for line in str(log).splitlines() if line.strip()][-1:] or ["no output"]
