@@ -23,6 +23,16 @@ a user would pick":
    many rounds, so the ratios and their 95% intervals are measured head to head and not taken
    from the screen (where picking the fastest of many noisy timings flatters the winner).
 
+**A reference kernel** (``reference``, ``irlab ab --reference KERNEL``): another kernel of the same
+problem -- the same shape keys, the same inputs, e.g. ``gemm_persistent_tma`` beside
+``gemm_fp16``'s ``persistent-tma`` variant -- whose own configs (its spec's, as it defines them)
+are compiled and pruned like the baseline's, screened on each shape in cells of their own, and
+whose fastest config then joins the headline cell: timed in the same rounds as Triton's best and
+the variants, after its output matched the reference output, and every entry of the cell gets a
+ratio to it (``ratio_to_reference``) beside the ratio to the baseline. The tables add "reference
+(its best config) TFLOP/s" and "variant vs reference (95% CI)" (the variant on its own best
+config). A reference that takes other shapes than the kernel is refused.
+
 Cells are spread over every GPU of the host (one worker each); every phase appends its results
 as they finish and ``resume`` skips finished work. How the same cells would spread over many
 hosts is described in docs/search.md.
@@ -42,6 +52,9 @@ from .timing.output import clock_note, method_note, plot_bars, ratio_text, write
 from .timing.plan import Cell, Entry, Plan, append_record, read_records, resolve_config, tile_json
 from .variant import Variant
 from .workers import Crashed, Workers
+
+# the label of the reference kernel's entries (its screening cells; ``reference@CONFIG`` in a headline)
+REFERENCE = "reference"
 
 
 @dataclass
@@ -65,6 +78,9 @@ class Search:
     budget_s: float | None = None       # ... or this many seconds per cell are spent
     log: object = None
     timings: dict = field(default_factory=dict)
+    reference: str | None = None        # another kernel of the same problem whose best config joins the headline
+    reference_configs: list[TileConfig] | None = None   # its configs (default: its spec's own)
+    reference_static: list[dict] = field(default_factory=list)   # its static records (filled by static())
 
     def __post_init__(self):
         self.out = Path(self.out)
@@ -76,6 +92,17 @@ class Search:
         shared = sorted({n for n in configs if configs.count(n) > 1})
         if shared:   # results are reported by name: two configs of one name would be credited to each other
             raise ValueError(f"config names must differ: {', '.join(shared)} names more than one config")
+        if self.reference is not None:
+            self.reference_configs = check_reference(self.kernel, self.reference, self.shapes, names,
+                                                     self.reference_configs)
+
+    @property
+    def reference_name(self) -> str | None:
+        """The reference kernel's name (its spec's), for tables."""
+        if self.reference is None:
+            return None
+        from .kernels import get
+        return get(self.reference).name
 
     # --- 1: static pruning ----------------------------------------------------------------------
     def static(self, resume: bool = False) -> list[dict]:
@@ -89,28 +116,46 @@ class Search:
         todo = [(c, v) for c in self.configs for v in self.variants if _key(c, v) not in done]
         self.log(f"{self.name}: static pruning of {len(self.configs)} configs x {len(self.variants)} variants "
                  f"({len(todo)} to compile, {len(done)} already done)")
-        jobs = [(self.kernel, self.target.name, self.shapes[0], tile_json(c), c.name, _key(c, v), v.to_json(),
-                 str(self.out / "cache")) for c, v in todo]
         t0 = time.perf_counter()
-        if jobs:
-            _warm_up(self.target)
-            try:
-                with Workers(min(len(jobs), self.workers or os.cpu_count() or 1)) as pool:
-                    for n, (i, rec) in enumerate(pool.imap(_static_one, jobs), 1):
-                        if isinstance(rec, Crashed):
-                            c, v = todo[i]
-                            rec = {**_head(c, v), "status": "crashed", "signal": rec.signal, "reason": str(rec),
-                                   "crash": rec.to_json()}
-                            self.log(f"  static: {c.name} {v.name}: {rec['reason']}")
-                        append_record(path, rec)
-                        done[rec["key"]] = rec
-                        if n % 10 == 0 or n == len(jobs):
-                            self.log(f"  static: {n}/{len(jobs)} compiled")
-            finally:
-                _drop_unfinished_cache_writes(self.out / "cache")
+        self._compile(self.kernel, todo, path, done)
+        if self.reference is not None:   # the reference kernel's configs, as its baseline, in a file of their own
+            ref_path = self.out / "reference_static.jsonl"
+            ref_done = {r["key"]: r for r in read_records(ref_path)} if resume else {}
+            if not resume and ref_path.exists():
+                ref_path.unlink()
+            base = self.variants[0]
+            ref_todo = [(c, base) for c in self.reference_configs if _key(c, base) not in ref_done]
+            self.log(f"{self.name}: static pruning of the reference {self.reference_name}'s "
+                     f"{len(self.reference_configs)} configs ({len(ref_todo)} to compile)")
+            self._compile(self.reference, ref_todo, ref_path, ref_done)
+            self.reference_static = [ref_done[_key(c, base)] for c in self.reference_configs
+                                     if _key(c, base) in ref_done]
         self.timings["static_s"] = round(time.perf_counter() - t0, 1)
         return mark_unchanged([done[_key(c, v)] for c in self.configs for v in self.variants if _key(c, v) in done],
                               [v.name for v in self.variants])
+
+    def _compile(self, kernel: str, todo: list, path: Path, done: dict) -> None:
+        """Compile the (config, variant) candidates ``todo`` of ``kernel`` in parallel, appending each
+        record to ``path`` and into ``done`` (by key) as it finishes."""
+        jobs = [(kernel, self.target.name, self.shapes[0], tile_json(c), c.name, _key(c, v), v.to_json(),
+                 str(self.out / "cache")) for c, v in todo]
+        if not jobs:
+            return
+        _warm_up(self.target)
+        try:
+            with Workers(min(len(jobs), self.workers or os.cpu_count() or 1)) as pool:
+                for n, (i, rec) in enumerate(pool.imap(_static_one, jobs), 1):
+                    if isinstance(rec, Crashed):
+                        c, v = todo[i]
+                        rec = {**_head(c, v), "status": "crashed", "signal": rec.signal, "reason": str(rec),
+                               "crash": rec.to_json()}
+                        self.log(f"  static: {c.name} {v.name}: {rec['reason']}")
+                    append_record(path, rec)
+                    done[rec["key"]] = rec
+                    if n % 10 == 0 or n == len(jobs):
+                        self.log(f"  static: {n}/{len(jobs)} compiled")
+        finally:
+            _drop_unfinished_cache_writes(self.out / "cache")
 
     # --- 2: screening ---------------------------------------------------------------------------
     def screen(self, static: list[dict], resume: bool = False) -> dict:
@@ -137,12 +182,19 @@ class Search:
                 entries = [Entry(v.name, variant_spec=v.to_json()) for v in self.variants if _key(c, v) in ok]
                 if entries and entries[0].label == base:
                     cells.append(Cell(self.name, self.kernel, shape, c.name, entries, tile_json(c)))
+            if self.reference is not None:   # the reference kernel's configs that passed, each in a cell of its own
+                ref_ok = {r["key"] for r in self.reference_static if r["status"] == "ok"}
+                cells += [Cell(self.name, self.reference, shape, c.name,
+                               [Entry(REFERENCE, variant_spec=self.variants[0].to_json())], tile_json(c))
+                          for c in self.reference_configs if _key(c, self.variants[0]) in ref_ok]
         return cells
 
     def would_time(self, static: list[dict]) -> list[dict]:
         """What a GPU run would time after this static pruning: one row per screening cell (shape,
         config, entries), in the order the screen runs them."""
-        return [{"shape": _dims(c.shape), "config": c.config, "entries": [e.label for e in c.entries]}
+        return [{"shape": _dims(c.shape), "config": c.config,
+                 "entries": [f"{e.label} ({self.reference_name})" if e.label == REFERENCE and c.kernel == self.reference
+                             else e.label for e in c.entries]}
                 for c in self.screen_cells(static)]
 
     # --- 3: headline ----------------------------------------------------------------------------
@@ -157,8 +209,9 @@ class Search:
                 cell = c.get("cell") or {}
                 if _dims(cell.get("shape") or {}) != dims:
                     continue
+                of_reference = self.reference is not None and cell.get("kernel") == self.reference
                 for label, rec in c["entries"].items():
-                    if rec.get("status") == "ok":
+                    if rec.get("status") == "ok" and (label == REFERENCE) == of_reference:
                         timed.setdefault(label, []).append((rec["median_ms"], cell["config"]))
             if base not in timed:
                 continue
@@ -186,9 +239,15 @@ class Search:
                     c = configs[cfg_name]
                     entries.append(Entry(f"{v.name}@{c.name}", variant_spec=v.to_json(), config=c.name,
                                          tile=tile_json(c)))
+            reference = None
+            if self.reference is not None and b.get(REFERENCE):   # the reference kernel's best config
+                cr = {c.name: c for c in self.reference_configs}[b[REFERENCE]]
+                reference = f"{REFERENCE}@{cr.name}"
+                entries.append(Entry(reference, variant_spec=base.to_json(), config=cr.name, tile=tile_json(cr),
+                                     kernel=self.reference))
             if self.library:
                 entries.append(Entry("library", kind="library"))
-            cells.append(Cell(self.name, self.kernel, shape, cb.name, entries, tile_json(cb)))
+            cells.append(Cell(self.name, self.kernel, shape, cb.name, entries, tile_json(cb), reference))
         self.log(f"{self.name}: headline, {len(cells)} cell(s) in {self.rounds} rounds")
         t0 = time.perf_counter()
         plan = Plan(cells, self.method, self.rounds, self.launches, cache_dir=str(self.out / "cache"),
@@ -221,6 +280,10 @@ class Search:
                                                               "status": r["status"], "reason": r["reason"],
                                                               **({"error": r["error"]} if "error" in r else {})}
                                                              for r in static if r["status"] not in ("ok", "no-change")],
+                                               **({"reference": self.reference_name,
+                                                   "reference_configs": [c.name for c in self.reference_configs],
+                                                   "reference_static": static_counts(self.reference_static)}
+                                                  if self.reference is not None else {}),
                                                **({"would_time": self.would_time(static)} if static_only else {}),
                                                "timings": self.timings, "best": result.get("best")})
         if static_only:
@@ -229,6 +292,33 @@ class Search:
         if "headline" in result:
             write_figures(self, result)
         return result
+
+
+def check_reference(kernel: str, reference: str, shapes: list[dict], variant_names: list[str],
+                    configs: list[TileConfig] | None) -> list[TileConfig]:
+    """Refuse a reference kernel that cannot be timed beside ``kernel`` (ValueError, saying why):
+    another problem (other shape keys, or a shape it does not take), the kernel itself, a captured
+    launch, or a variant named like its entries; its configs (default: its spec's own)."""
+    from .kernels import get
+    from .launches import is_launch_ref
+    if is_launch_ref(kernel) or is_launch_ref(reference):
+        raise ValueError("a reference kernel is timed on the kernel's problem shapes: a captured launch has none")
+    spec, ref = get(kernel), get(reference)
+    if ref is spec:
+        raise ValueError(f"the reference kernel is {spec.name} itself: name another kernel of the same problem")
+    if set(ref.default_shape) != set(spec.default_shape):
+        raise ValueError(f"reference kernel {ref.name} takes other shapes than {spec.name}: its shape keys are "
+                         f"{', '.join(ref.default_shape)}, {spec.name}'s {', '.join(spec.default_shape)}; a reference "
+                         "must take the same problem (the same shape keys and inputs)")
+    for shape in shapes:
+        ref.shape(shape)   # a dtype it does not take: KernelError (a ValueError) says which
+    if REFERENCE in variant_names:
+        raise ValueError(f"a variant named {REFERENCE!r} would be taken for the reference kernel's entries: rename it")
+    configs = list(ref.configs.values()) if configs is None else list(configs)
+    names = [c.name for c in configs]
+    if not configs or len(set(names)) != len(names):
+        raise ValueError(f"reference kernel {ref.name}: give configs with names that differ (got {names})")
+    return configs
 
 
 def _key(config: TileConfig, variant: Variant) -> str:
@@ -431,6 +521,9 @@ def headline_rows(search: Search, result: dict) -> list[dict]:
             built = [r for r in mine if r["status"] in ("ok", "no-change")]   # the rest were pruned
             unchanged = bool(built) and all(r["status"] == "no-change" for r in built)
             where = "every config" if len(built) == len(mine) else "every config it compiled for"
+            ref_label = cell.get("reference") or next((k for k in entries if k.startswith(f"{REFERENCE}@")), None)
+            ref = entries.get(ref_label, {}) if ref_label else {}
+            mine_best = on_own or on_best   # the variant at its own best config (Triton's best, where that is it)
             rows.append({"shape": shape, "variant": v.name, "library_tflops": lib.get("tflops"),
                          "best_config": best_cfg, "best_tflops": b.get("tflops"),
                          "binary": _binary_cell(static.get((best_cfg, v.name))),
@@ -438,8 +531,24 @@ def headline_rows(search: Search, result: dict) -> list[dict]:
                          "on_best_static": static.get((best_cfg, v.name)),
                          "own_config": own, "own_tflops": on_own.get("tflops"), "own": on_own,
                          "own_note": f"same binary as the baseline on {where}: no change" if unchanged else None,
-                         "method": b.get("method"), "rounds": b.get("rounds")})
+                         "method": b.get("method"), "rounds": b.get("rounds"),
+                         **({"reference_config": ref_label.split("@", 1)[1] if ref_label else None,
+                             "reference_tflops": ref.get("tflops"), "reference": ref,
+                             "vs_reference": mine_best if ref.get("status") == "ok" else {},
+                             "vs_reference_note": _reference_note(ref_label, ref, mine_best, unchanged)}
+                            if search.reference is not None else {})})
     return rows
+
+
+def _reference_note(label: str | None, ref: dict, mine: dict, unchanged: bool) -> str | None:
+    """Why a row has no ratio to the reference kernel (None where it has one)."""
+    if label is None:
+        return "reference not timed: none of its configs passed the screen"
+    if ref.get("status") != "ok":
+        return f"reference not timed: {ref.get('status', 'missing')}"
+    if not mine:
+        return "same binary as the baseline: no change" if unchanged else "variant not timed"
+    return None
 
 
 def render(search: Search, result: dict) -> str:
@@ -451,26 +560,38 @@ def render(search: Search, result: dict) -> str:
              f"- configs: {len(search.configs)}; variants: {', '.join(v.name for v in search.variants)} "
              f"(the first is the baseline); shapes: {', '.join(_dims(s) for s in search.shapes)}",
              f"- static pruning: {static_summary(static)} ({t.get('static_s')} s)",
+             *([f"- reference kernel: {search.reference_name}, its own {len(search.reference_configs)} configs: "
+                f"{static_summary(search.reference_static)}"] if search.reference is not None else []),
              f"- triton {triton.__version__}; GPUs: {', '.join(search.gpus or ['0'])}; wall time: screen "
              f"{t.get('screen_s', '-')} s, headline {t.get('headline_s', '-')} s, total {t.get('total_s', '-')} s", ""]
     if "headline" in result:
         env = (result["headline"].get("env") or [{}])[0]
+        has_ref = search.reference is not None
         lines += ["## Headline: against Triton's tuned best", "",
                   "| shape (MxNxK) | library TFLOP/s | Triton's best config | its TFLOP/s | variant | its binary on that "
                   "config | variant on that config | speedup (95% CI) | variant's best config | its TFLOP/s | speedup vs "
-                  "Triton's best (95% CI) |",
-                  "| --- | ---: | --- | ---: | --- | --- | ---: | --- | --- | ---: | --- |"]
+                  "Triton's best (95% CI) |" + (" reference (its best config) TFLOP/s | variant vs reference (95% CI) |"
+                                                if has_ref else ""),
+                  "| --- | ---: | --- | ---: | --- | --- | ---: | --- | --- | ---: | --- |" + (" ---: | --- |"
+                                                                                            if has_ref else "")]
         for r in headline_rows(search, result):
             f = lambda x: "-" if x is None else f"{x:.1f}"  # noqa: E731
             own = r["own_note"] or _ratio_cell(r["own"])
+            ref = ""
+            if has_ref:
+                ref_tf = f"{f(r['reference_tflops'])} ({r['reference_config']})" if r["reference_config"] else "-"
+                ref = f" {ref_tf} | {r['vs_reference_note'] or ratio_text(r['vs_reference'], 'ratio_to_reference')} |"
             lines.append(f"| {_dims(r['shape'])} | {f(r['library_tflops'])} | {r['best_config']} | {f(r['best_tflops'])} | "
                          f"{r['variant']} | {r['binary']} | {f(r['on_best_tflops'])} | "
                          f"{_ratio_cell(r['on_best'], r['on_best_static'])} | "
-                         f"{r['own_config'] or '-'} | {f(r['own_tflops'])} | {own} |")
+                         f"{r['own_config'] or '-'} | {f(r['own_tflops'])} | {own} |" + ref)
         clock = clock_note(result["headline"])
         lines += ["", f"{method_note(result['headline'])} The baseline is Triton's best config. Every timed entry "
                   "first matched the reference. A variant whose binary is the baseline's is not timed against it "
-                  "(\"same binary: no change\").",
+                  "(\"same binary: no change\")."
+                  + (f" The reference kernel {search.reference_name} is timed at its fastest screened config in the "
+                     "same rounds; \"variant vs reference\" = reference time / the variant's time at its own best "
+                     "config - 1." if has_ref else ""),
                   f"GPU: {env.get('gpu')} (driver {env.get('driver')}, {env.get('sm_count')} SMs), torch "
                   f"{env.get('torch')}, triton {env.get('triton')}, CUDA {env.get('cuda_runtime')}, {env.get('date')}"
                   + (f"; {clock}" if clock else "") + ". Plot: `headline.png`; rows: `headline.csv`.", ""]
@@ -482,7 +603,9 @@ def render(search: Search, result: dict) -> str:
                   + " | ".join(f"{v.name} vs {search.variants[0].name}" for v in search.variants[1:]) + " |",
                   "| --- | --- | " + " | ".join("---:" for _ in search.variants) + " | "
                   + " | ".join("---" for _ in search.variants[1:]) + " |"]
-        for c in sorted(result["screen"]["cells"].values(),
+        own_cells = [c for c in result["screen"]["cells"].values()
+                     if search.reference is None or (c.get("cell") or {}).get("kernel") != search.reference]
+        for c in sorted(own_cells,
                         key=lambda c: (_dims((c.get("cell") or {}).get("shape") or {}),
                                        -((c["entries"].get(search.variants[0].name) or {}).get("tflops") or 0))):
             cell, e = c.get("cell") or {}, c["entries"]
@@ -492,9 +615,13 @@ def render(search: Search, result: dict) -> str:
                          + " | ".join(_ratio_cell(e.get(v.name) or {}, by_candidate.get((cell.get("config"), v.name)))
                                       for v in search.variants[1:]) + " |")
         lines.append("")
+        if search.reference is not None:
+            lines += reference_screen_lines(search, result["screen"])
     if "would_time" in result:
         lines += would_time_lines(search, result["would_time"])
-    dropped = [r for r in static if r["status"] != "ok"]
+    dropped = [r for r in static if r["status"] != "ok"] + \
+        [{**r, "variant": {"name": f"{REFERENCE} ({search.reference_name})"}} for r in search.reference_static
+         if r["status"] != "ok"]
     if dropped:
         lines += ["## Not timed (no change, static pruning, compile failures and crashes)", "",
                   "| config | variant | why |", "| --- | --- | --- |"]
@@ -502,9 +629,25 @@ def render(search: Search, result: dict) -> str:
                   f"{_md(r['reason'] if r['status'] == 'no-change' else r['status'] + ': ' + r['reason'])} |"
                   for r in dropped]
         lines.append("")
-    lines += ["Files: `static.jsonl`, `screen*.jsonl`, `headline*.jsonl` (raw, one JSON line per result), "
+    lines += ["Files: `static.jsonl`, " + ("`reference_static.jsonl`, " if search.reference is not None else "")
+              + "`screen*.jsonl`, `headline*.jsonl` (raw, one JSON line per result), "
               "`summary.json`."]
     return "\n".join(lines)
+
+
+def reference_screen_lines(search: Search, screen: dict) -> list[str]:
+    """The reference kernel's screening cells: one row per shape and config."""
+    lines = [f"### The reference kernel {search.reference_name} (screening rounds)", "",
+             "| shape | config | TFLOP/s |", "| --- | --- | ---: |"]
+    cells = [c for c in screen["cells"].values() if (c.get("cell") or {}).get("kernel") == search.reference]
+    for c in sorted(cells, key=lambda c: (_dims((c.get("cell") or {}).get("shape") or {}),
+                                          -((c["entries"].get(REFERENCE) or {}).get("tflops") or 0))):
+        cell, e = c.get("cell") or {}, c["entries"].get(REFERENCE) or {}
+        tf = e.get("tflops")
+        lines.append(f"| {_dims(cell.get('shape') or {})} | {cell.get('config')} | "
+                     + (f"{tf:.1f}" if tf is not None else f"not timed: {e.get('status') or c.get('status', 'missing')}")
+                     + " |")
+    return lines + [""]
 
 
 def would_time_lines(search: Search, cells: list[dict]) -> list[str]:
@@ -518,6 +661,7 @@ def would_time_lines(search: Search, cells: list[dict]) -> list[str]:
     lines += [f"| {c['shape']} | {c['config']} | {', '.join(c['entries'])} |" for c in cells]
     lines += ["", f"Then per shape a headline cell of {search.rounds} rounds: the fastest baseline config (Triton's "
               "tuned best), each variant on it and on its own fastest config"
+              + (f", the reference kernel {search.reference_name} at its fastest config" if search.reference else "")
               + (", and the library" if search.library else "") + ".", ""]
     return lines
 
@@ -539,7 +683,10 @@ def write_figures(search: Search, result: dict) -> None:
                 "best_config": r["best_config"], "best_tflops": r["best_tflops"], "on_best_tflops": r["on_best_tflops"],
                 "on_best_ratio": (r["on_best"].get("ratio_to_baseline") or {}).get("ratio"),
                 "own_config": r["own_config"], "own_tflops": r["own_tflops"],
-                "own_ratio": (r["own"].get("ratio_to_baseline") or {}).get("ratio")} for r in rows],
+                "own_ratio": (r["own"].get("ratio_to_baseline") or {}).get("ratio"),
+                **({"reference_config": r["reference_config"], "reference_tflops": r["reference_tflops"],
+                    "vs_reference_ratio": (r["vs_reference"].get("ratio_to_reference") or {}).get("ratio")}
+                   if search.reference is not None else {})} for r in rows],
               search.out / "headline.csv")
     groups = {}
     for r in rows:
@@ -547,6 +694,8 @@ def write_figures(search: Search, result: dict) -> None:
                               {"library": r["library_tflops"], "Triton's best": r["best_tflops"]})
         g[f"{r['variant']} on it"] = r["on_best_tflops"]
         g[f"{r['variant']}, its best"] = r["own_tflops"]
+        if search.reference is not None:
+            g[f"{search.reference_name} (reference), its best"] = r["reference_tflops"]
     plot_bars(list(groups.items()), search.out / "headline.png", f"{search.kernel} on {search.target}: TFLOP/s")
 
 

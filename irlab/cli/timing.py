@@ -71,6 +71,8 @@ def build_launch_search(args):
     if launch.picked:
         err(f"irlab {args.command}: {launch.source}: {launch.picked}")
     target = target_arg(args.target) if args.target else (current_target() or launch.target)
+    if getattr(args, "reference", None):
+        raise UsageError("--reference times another kernel on the kernel's problem shapes: a captured launch has none")
     if args.shapes or args.configs or args.stages or getattr(args, "options", None):
         raise UsageError("a captured launch is replayed as it was recorded: --shapes, --configs, --stages and "
                          "--options do not apply")
@@ -120,12 +122,39 @@ def build_search(args, explore_options: bool):
             check_names(spec, shapes[0], configs[0], target)
     except (KernelError, ValueError) as e:
         raise UsageError(str(e)) from None
+    ref = reference_kernel(args, spec, target, shapes)
     out = Path(args.out or f"runs/{args.command}/{spec.name}-{time.strftime('%Y%m%d-%H%M%S')}")
-    return Search(reference(spec, args.kernel), target, shapes, configs, variants, out, name=f"irlab {args.command}",
-                  screen_rounds=args.screen_rounds, rounds=args.rounds, method=args.method,
-                  library=spec.library is not None and not args.no_library,
-                  gpus=None if args.static_only else _gpus(args.gpus), workers=args.jobs,
-                  target_halfwidth=args.target_halfwidth, budget_s=args.budget)
+    try:
+        return Search(reference(spec, args.kernel), target, shapes, configs, variants, out, name=f"irlab {args.command}",
+                      screen_rounds=args.screen_rounds, rounds=args.rounds, method=args.method,
+                      library=spec.library is not None and not args.no_library,
+                      gpus=None if args.static_only else _gpus(args.gpus), workers=args.jobs,
+                      target_halfwidth=args.target_halfwidth, budget_s=args.budget,
+                      reference=ref and reference(ref, args.reference))
+    except (KernelError, ValueError) as e:   # a reference of another problem: said before any compile
+        raise UsageError(str(e)) from None
+
+
+def reference_kernel(args, spec, target, shapes):
+    """The kernel --reference names (None without it), checked to be timeable for ``target`` beside
+    ``spec`` (the shapes themselves are checked by the Search)."""
+    from ..kernels import KernelError
+    if not getattr(args, "reference", None):
+        return None
+    ref = kernel_arg(args.reference)
+    if not ref.supports(target.name):
+        raise UsageError(f"reference kernel {ref.name} cannot be compiled for {target}: {ref.unsupported[target.name]}")
+    if not args.static_only:
+        if not ref.timeable:
+            raise UsageError(f"reference kernel {ref.name} cannot be timed: its KernelSpec gives no make_inputs, "
+                             "launch_args, output and reference (see irlab.KernelSpec)")
+        try:
+            from ..timing.gate import check_names
+            if set(ref.default_shape) == set(spec.default_shape):   # otherwise the Search says why not
+                check_names(ref, ref.shape(shapes[0]), ref.config(), target)
+        except (KernelError, ValueError) as e:
+            raise UsageError(str(e)) from None
+    return ref
 
 
 def cmd_search(args) -> int:
@@ -134,6 +163,8 @@ def cmd_search(args) -> int:
     result = search.run(resume=args.resume, static_only=args.static_only)
     counts = static_counts(result["static"])
     print(f"{search.name}: {static_summary(result['static'])}; results in {search.out}/README.md")
+    if search.reference is not None:
+        print(f"{search.name}: reference {search.reference_name}: {static_summary(search.reference_static)}")
     _print_failures(search, result["static"])
     if args.static_only:
         _print_would_time(search, result.get("would_time") or [])
@@ -150,8 +181,14 @@ def cmd_search(args) -> int:
         own = r["own_note"] or (f"best {r['own_config']}{tflops(r['own_tflops'])}" if r["own_config"] else
                                 "not timed on any config")
         shape = "x".join(map(str, r["shape"].values())) or "as captured"
+        ref = ""
+        if search.reference is not None:
+            from ..timing.output import ratio_text
+            vs = r["vs_reference_note"] or ratio_text(r["vs_reference"], "ratio_to_reference")
+            ref = (f"; reference {search.reference_name} {r['reference_config'] or '-'}{tflops(r['reference_tflops'])}, "
+                   f"{r['variant']} vs reference {vs}")
         print(f"  {shape}: Triton's best {r['best_config']}{tflops(r['best_tflops'])}; {r['variant']} "
-              f"(binary on it: {r['binary']}) {own}")
+              f"(binary on it: {r['binary']}) {own}{ref}")
     if not rows:
         err(f"{search.name}: nothing reached the headline (see {search.out}/README.md for why)")
         return EXIT_FAIL
@@ -201,6 +238,10 @@ def register(sub) -> None:
         if name == "search":
             c.add_argument("--options", default=None, metavar="SETS", help="extra compile options to try each config "
                            "with, ';'-separated sets: maxnreg=168;num_ctas=2 (the plain config is always tried)")
+        c.add_argument("--reference", default=None, metavar="KERNEL", help="another kernel of the same problem (same "
+                       "shape keys and inputs: a corpus name or path/to/file.py[:NAME]) whose own configs are screened "
+                       "on each shape and whose best config is timed in the headline's rounds: columns 'reference (its "
+                       "best config) TFLOP/s' and 'variant vs reference (95%% CI)'")
         c.add_argument("--target", default=None, help="target (default: this machine's GPU)")
         c.add_argument("--gpus", default="all", help="GPUs to spread cells over: all, a count, or ids 0,1")
         c.add_argument("--out", default=None, help=f"results folder (default runs/{name}/<kernel>-<time>)")

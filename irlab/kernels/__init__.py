@@ -10,14 +10,14 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from . import gemm, gluon_gemm, int4_gemm, softmax, splitk_gemm
+from . import gemm, gluon_gemm, int4_gemm, persistent_gemm, softmax, splitk_gemm
 from ..kernel_spec import KernelError, KernelSpec, Problem, TileConfig, config_name
 from ..pyfile import import_file, split_ref
 from ..suggest import did_you_mean
 
 KERNELS: dict[str, KernelSpec] = {
     spec.name: spec
-    for spec in (gemm.SPEC, gluon_gemm.SPEC, splitk_gemm.SPEC, softmax.SPEC, int4_gemm.SPEC)
+    for spec in (gemm.SPEC, gluon_gemm.SPEC, splitk_gemm.SPEC, softmax.SPEC, int4_gemm.SPEC, persistent_gemm.SPEC)
 }
 
 _FILES: dict[str, list[tuple[str, KernelSpec]]] = {}     # resolved file path -> (variable, spec)

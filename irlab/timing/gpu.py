@@ -170,11 +170,12 @@ class GpuRunner:
         return {**environment(), "target": self.target, "l2_mib": round(self.l2_bytes / 2**20, 1)}
 
     # --------------------------------------------------------------------------------------------
-    def _workload(self, cell, shape: dict, make, tensors) -> Workload:
-        """The inputs every entry of ``cell`` with this ``shape`` is timed on (made once per cell)."""
+    def _workload(self, cell, shape: dict, make, tensors, owner: str | None = None) -> Workload:
+        """The inputs every entry of ``cell`` with this ``shape`` is timed on (made once per cell);
+        ``owner``: another kernel whose inputs are made its own way (not shared with the cell's)."""
         if self._cell != cell.key:
             self._cell, self._workloads = cell.key, {}
-        key = json.dumps(shape, sort_keys=True)
+        key = json.dumps(shape, sort_keys=True) + (f"|{owner}" if owner else "")
         if key not in self._workloads:
             first = make()
             footprint = sum(t.numel() * t.element_size() for t in tensors(first).values())
@@ -185,11 +186,13 @@ class GpuRunner:
         if is_launch_ref(cell.kernel):
             return self._prepare_launch(cell, entry)
         torch = self.torch
-        spec = get(cell.kernel)
+        spec = get(entry.kernel or cell.kernel)   # an entry of another kernel: a reference kernel's best config
         shape = dict(entry.shape or cell.shape)
         cfg = resolve_config(spec, entry.config or cell.config, entry.tile if entry.config else cell.tile)
+        # a reference kernel that makes its inputs as the cell's kernel does runs on the very same tensors
+        owner = entry.kernel if entry.kernel and spec.make_inputs is not get(cell.kernel).make_inputs else None
         workload = self._workload(cell, shape, lambda: spec.make_inputs(shape, "cuda", seed=1),
-                                  lambda inp: {k: v for k, v in inp.items() if torch.is_tensor(v)})
+                                  lambda inp: {k: v for k, v in inp.items() if torch.is_tensor(v)}, owner)
         flops = spec.flops(shape) if spec.flops else 0.0
         if entry.kind in ("library", "torch"):
             if spec.library is None:
@@ -252,7 +255,7 @@ class GpuRunner:
             return {"ok": True, "reference": "the baseline's output"}, \
                 {k: t.clone() for k, t in p.launch_record.tensors(inp).items()}
         # fresh inputs, outputs poisoned with NaN, the reference computed from a clone of the inputs
-        return check_outputs(torch, get(cell.kernel), p.shape, p.check_launch, "cuda")
+        return check_outputs(torch, get(entry.kernel or cell.kernel), p.shape, p.check_launch, "cuda")
 
     def compare(self, baseline_out, out) -> dict:
         """How an entry's output differs from the baseline's. For a captured launch (every tensor

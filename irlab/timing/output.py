@@ -68,10 +68,11 @@ def plot_bars(groups: list[tuple[str, dict[str, float | None]]], path: Path, tit
     return None
 
 
-def ratio_text(rec: dict) -> str:
+def ratio_text(rec: dict, key: str = "ratio_to_baseline") -> str:
     """An entry's speedup over the baseline (baseline time / entry time - 1) for a table: with its
-    95% interval, in bold where a difference is called, and saying why where it is not."""
-    est = rec.get("ratio_to_baseline") if rec.get("status") == "ok" else None
+    95% interval, in bold where a difference is called, and saying why where it is not. ``key``:
+    ``ratio_to_reference`` for its speedup over a reference kernel timed in the same rounds."""
+    est = rec.get(key) if rec.get("status") == "ok" else None
     if not est:
         return f"not timed: {rec.get('status', 'missing')}"
     speedup = f"{1 / est['ratio'] - 1:+.1%}"

@@ -22,6 +22,8 @@ class Entry:
     variant_spec: dict | None = None   # a variant given inline (Variant.to_json()), instead of by name
     config: str | None = None      # another tile config than the cell's (best-vs-best comparisons)
     tile: dict | None = None       # that config given inline (tile_json), when the spec has no such name
+    kernel: str | None = None      # another kernel than the cell's, on the cell's shape and inputs (a reference
+                                   # kernel's best config timed beside the cell's kernel: irlab ab --reference)
 
 
 @dataclass
@@ -32,6 +34,7 @@ class Cell:
     config: str
     entries: list[Entry]
     tile: dict | None = None       # the config given inline (tile_json), when the spec has no such name
+    reference: str | None = None   # the label of an entry every entry is also compared with (ratio_to_reference)
 
     @property
     def key(self) -> str:
@@ -44,12 +47,13 @@ class Cell:
 
     def to_json(self) -> dict:
         return {"experiment": self.experiment, "kernel": self.kernel, "shape": self.shape, "config": self.config,
-                "entries": [asdict(e) for e in self.entries], "tile": self.tile}
+                "entries": [asdict(e) for e in self.entries], "tile": self.tile,
+                **({"reference": self.reference} if self.reference else {})}
 
     @classmethod
     def from_json(cls, d: dict) -> "Cell":
         return cls(d["experiment"], d["kernel"], dict(d["shape"]), d["config"], [Entry(**e) for e in d["entries"]],
-                   d.get("tile"))
+                   d.get("tile"), d.get("reference"))
 
 
 def tile_json(cfg) -> dict:

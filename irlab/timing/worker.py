@@ -141,6 +141,9 @@ def run_cell(runner, plan: Plan, cell: Cell, out: Path, log) -> None:
                "spread": spread(ts), "times_ms": ts,
                "ratio_to_baseline": est.to_json(), "check": checks.get(label if label != CONTROL else base_label, {}),
                **runner.describe(p)}
+        if cell.reference in times:   # also against another kernel's best config, in the same rounds
+            rec["ratio_to_reference"] = {**ratio_estimate(ts, times[cell.reference]).with_floor(floor).to_json(),
+                                         "reference": cell.reference}
         if label == CONTROL:
             rec["control"] = f"the baseline ({base_label}) timed again as an A/A pair: the noise floor"
         flops = rec.get("flops")
