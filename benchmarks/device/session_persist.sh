@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# GPU session (device tool; H100 or H200): the persistent-TMA transformation (issue 21). Parts,
+# each sized for one device call (10 minutes):
+#   correct  persistent-tiles and persistent-tma against the baseline on every gemm_fp16 config at
+#            1000^3, 1040x1008x1072 (remainders on every axis) and 4096^3 (several tiles per
+#            program); gemm_persistent_tma's own check; irlab verify of the passes on every config
+#   ab       gemm_fp16's persistent-tma (and the flattened tile loop) against Triton's best config
+#            of gemm_fp16 (among the configs that won earlier searches: 128x256x64-w8-s3 was the
+#            best at every seed shape), with irlab's tutorial-09-style gemm_persistent_tma (its
+#            best config) and cuBLAS in the same headline, on the three seed shapes
+#   profile  Proton profiles (kernel time, PC sampling on the hot loop, kloop/epilogue scopes per
+#            warp) of the persistent hypotheses H19 and H20 and of H16, H1, H4 beside them
+# Each step has a time limit (SIGINT, so irlab writes what it finished) and prints its exit status.
+# Results: $OUT/session.log, $OUT/*.log, $OUT/session_persist.tgz.
+#   bash benchmarks/device/session_persist.sh correct|ab|profile   (from the repository root)
+set -u
+export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
+PART=${1:-correct}
+case $PART in correct|ab|profile) ;; *) echo "usage: $0 correct|ab|profile" >&2; exit 2;; esac
+R=/tmp/session_persist; rm -rf $R; mkdir -p $R
+step() { local name=$1 limit=$2; shift 2; echo "== $name: $*" | tee -a $OUT/session.log; local t0=$(date +%s)
+         timeout -s INT -k 20 $limit "$@" > $R/$name.log 2>&1; local rc=$?
+         echo "== $name: exit $rc after $(( $(date +%s) - t0 )) s" | tee -a $OUT/session.log
+         tail -12 $R/$name.log | tee -a $OUT/session.log; }
+python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__, 'gpu', torch.cuda.get_device_name())" | tee -a $OUT/session.log
+nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,power.limit --format=csv,noheader | tee -a $OUT/session.log
+SHAPES='4096x4096x4096;8192x8192x8192;4864x4096x4160'
+if [ "$PART" = correct ]; then
+  step tests 300 python3 -m pytest -q -m gpu -p no:cacheprovider tests/test_persistent_tiles.py tests/test_persistent_gemm_kernel.py
+  step verify 240 python3 -m irlab verify --kernel gemm_fp16 --pass persistent-tiles \
+    --configs all --out $R/verify
+fi
+if [ "$PART" = ab ]; then
+  step ab 560 python3 -m irlab ab --kernel gemm_fp16 \
+    --variants persistent-tma,persistent-tiles:flatten=true+descriptor-loads:store=true \
+    --configs 128x256x64-w8,128x128x64-w8,128x256x32-w8,128x128x32-w4 --stages 3,4 \
+    --reference gemm_persistent_tma --shapes "$SHAPES" --rounds 15 --screen-rounds 3 --out $R/ab
+fi
+if [ "$PART" = profile ]; then
+  step profile 560 python3 -m experiments.profile_hypotheses --only H19,H20,H16,H1,H4 --shape 4096x4096x4096 \
+    --out $R/profile
+fi
+(cd $R && find . -type f -size -4M \( -name '*.md' -o -name '*.json' -o -name '*.jsonl' -o -name '*.csv' -o -name '*.png' \
+  -o -name '*.log' \) -print | tar czf $OUT/session_persist.tgz -T -)
+for f in tests verify ab profile; do [ -f $R/$f.log ] && cp $R/$f.log $OUT/$f.log; done
+ls -la $OUT
