@@ -42,6 +42,7 @@ PASSES = (
     ("interleave-global-loads", ("pin=barriers",)),
     ("loop-attributes", ("warp_specialize=true", "num_stages=2")),
     ("optimize-epilogue", ()),
+    ("persistent-tiles", ()),
     ("pin-order", ("order=global_load:1,local_load",)),
     ("wgmma-wait-pendings", ("pendings=0",)),
 )

@@ -367,7 +367,7 @@ def kernel_summary(cap: Capture) -> dict:
                              if not (name in compiled and not cap.launched))
     for k in kernels.values():
         k["binaries"].sort()
-    return {"kernels": dict(sorted(kernels.items())), "program_gpu_ns": total, "triton_gpu_ns": triton,
+    return {"kernels": dict(sorted(kernels.items())), "program_gpu_ns": total, "triton_ns": triton,
             "gpu_time_source": prof["source"] if prof else None}
 
 
