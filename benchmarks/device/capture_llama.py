@@ -30,10 +30,14 @@ time (``irlab top`` says how much that was).
 The steady-state calls are the program's work (``irlab.region("step")``, the first call left out
 as it compiles): ``irlab top`` ranks the kernels they launched, not the weights' initialization
 (``--whole-program`` ranks everything), and ``irlab ab-model`` times them; the logits are checked
-between its arms (``irlab.check``). Outside irlab both do nothing. ``--mode default`` compiles without autotuning
-(a model-level A/B's processes start faster):
+between its arms (``irlab.check``). Outside irlab both do nothing. The model-level A/B of a GEMM
+pass needs the Triton GEMMs, and a GPU-bound forward call (a launch-bound one's region times the
+CPU that launches):
 
-    python -m irlab ab-model --variant optimize-epilogue -- benchmarks/device/capture_llama.py --mode default
+    python -m irlab ab-model --variant optimize-epilogue -- benchmarks/device/capture_llama.py \
+        --triton-gemms --steps 8 --batch 16 --seq 1024
+
+``--mode default`` compiles without autotuning (no GEMM templates: cuBLAS).
 """
 import argparse
 
