@@ -356,15 +356,17 @@ def kernel_summary(cap: Capture) -> dict:
             k = entry(folder_kernel.get(folder, folder.split(".")[0]))
             k["gpu_ns"] = (k["gpu_ns"] or 0) + ns
             triton += ns
-        compiled = set(folder_kernel.values())
+        by_name = set() if cap.launched else set(folder_kernel.values())   # launches not recorded: by name
+        rest = 0
         for name, t in prof["other"].items():
-            if name in compiled and not cap.launched:   # timed by name: the launches were not recorded
+            if name in by_name:
                 k = kernels[name]
                 k["gpu_ns"] = (k["gpu_ns"] or 0) + t["time_ns"]
                 k["launches"] += t["count"]
                 triton += t["time_ns"]
-        total = triton + sum(t["time_ns"] for name, t in prof["other"].items()
-                             if not (name in compiled and not cap.launched))
+            else:
+                rest += t["time_ns"]
+        total = triton + rest
     for k in kernels.values():
         k["binaries"].sort()
     return {"kernels": dict(sorted(kernels.items())), "program_gpu_ns": total, "triton_ns": triton,

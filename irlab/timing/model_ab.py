@@ -444,10 +444,9 @@ class ModelAB:
 
     def _partial(self, result: dict, checks: dict, per_round: list[dict], aa: bool, seconds: float) -> dict:
         part = {**result, "partial": True, "seconds": seconds}
-        if len(checks) == 2 and per_round:
+        if per_round:     # rounds run only once both check runs are in; _analyse leaves out failed rounds
             try:
-                part.update(self._analyse(checks, [g for g in per_round if not any(x.get("error") for x in g.values())],
-                                          aa))
+                part.update(self._analyse(checks, per_round, aa))
             except ValueError as e:
                 part["error"] = str(e)
         return part
