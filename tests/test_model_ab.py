@@ -184,16 +184,26 @@ def test_few_rounds_rank_only_without_an_aa_arm(tmp_path):
 
 
 def test_the_kernel_breakdown_names_changed_binaries_and_their_time(tmp_path):
+    kernels = {**KERNELS, "neighbour": {"binary": {BASELINE: "ee", VARIANT: "ee"},
+                                        "ns": {BASELINE: 100_000, VARIANT: 95_000}}}
     result = ModelAB(["m.py"], "v", tmp_path, rounds=10, runner=FakeArmRunner({BASELINE: 10.0, VARIANT: 10.0},
-                                                                                KERNELS)).run()
+                                                                                kernels, noise=0.002)).run()
     rows = {r["kernel"]: r for r in result["kernels"]}
+    # each kernel's difference is judged against its own A/A (the A/A arm's time of that kernel)
+    assert all(r["aa"]["ci95"][0] < 1.0 < r["aa"]["ci95"][1] for r in rows.values() if "aa" in r)
+    assert rows["mm"]["ratio"]["called"]
+    assert rows["mm"]["ratio"]["aa_floor"] == max(abs(x - 1) for x in rows["mm"]["aa"]["ci95"])
+    assert not rows["add"]["ratio"]["called"] and "note" not in rows["add"]
+    # the same code whose time moved anyway: called, and said to have moved with its neighbours
+    assert rows["neighbour"]["ratio"]["called"] and rows["neighbour"]["note"].startswith("same code in both arms")
+    assert "faster (same code: moved with its neighbours)" in (tmp_path / "README.md").read_text()
     assert [r["kernel"] for r in result["kernels"]][0] == "mm"    # changed binaries first
     assert rows["mm"]["binary"] == "different" and 1.17 < rows["mm"]["ratio"]["ratio"] < 1.23
     assert rows["add"]["binary"] == "same" and abs(rows["add"]["ratio"]["ratio"] - 1) < 0.02
     assert rows["only_var"]["binary"] == "only in the variant" and "ratio" not in rows["only_var"]
-    assert abs(rows["mm"]["share"] - 0.8) < 0.02
+    assert abs(rows["mm"]["share"] - 800 / 1100) < 0.02
     text = "\n".join(summary_lines(result))
-    assert "2 of 3 got a different binary: mm (different, 1.2" in text or "mm (different, 1.1" in text
+    assert "2 of 4 got a different binary: mm (different, 1.2" in text or "mm (different, 1.1" in text
 
 
 def test_without_a_region_the_kernels_gpu_time_is_the_program_s_time(tmp_path):

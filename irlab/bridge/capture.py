@@ -61,7 +61,7 @@ from triton import knobs
 from .. import marks
 from ..jsonio import plain, write_json, write_text
 from ..launch_records import MARKS_FILE, arg_info, purpose_of_frames
-from ..report.elf import code_digest
+from ..report.elf import code_digest, source_paths
 from ..targets import Target
 from . import compat
 
@@ -248,13 +248,15 @@ class Capture:
         folder.mkdir(parents=True, exist_ok=True)
         base = _SAFE.sub("_", kernel.lstrip("@"))
         stages, binary = {}, None
+        ttir = files.get("ttir")
+        sources = source_paths(ttir.decode(errors="replace")) if ttir else ()
         for ext, data in files.items():
             dest = folder / f"{base}.{ext}"
             dest.write_bytes(data)
             stages[ext] = {"file": dest.name, "bytes": len(data)}
             if ext in BINARY_STAGES:
                 binary = {"stage": ext, "file": dest.name, "bytes": len(data),
-                          "sha256": hashlib.sha256(data).hexdigest(), "code_sha256": code_digest(data)}
+                          "sha256": hashlib.sha256(data).hexdigest(), "code_sha256": code_digest(data, sources)}
         lowering = {stage: us / 1e6 for stage, us in (times.lowering_stages if times else [])}
         entry = {
             "kernel": kernel.lstrip("@"),

@@ -5,11 +5,14 @@ Two compiles of the same kernel from source files at different paths -- an A/B's
 Inductor cache folder of its own -- give binaries whose bytes differ only in their line tables and
 debug strings, which name the file. Their code, constants and resource notes (``.text.*``,
 ``.nv.constant*``, ``.nv.info*``, the symbol table) are the same; this digest says so where a
-digest of the whole file would call them different binaries.
+digest of the whole file would call them different binaries. A kernel that asserts also keeps its
+file's path in a data section, beside the message: given the paths its TTIR names, the digest reads
+them there as one placeholder (:func:`code_digest`).
 """
 from __future__ import annotations
 
 import hashlib
+import re
 import struct
 
 _DEBUG_PREFIXES = (".debug", ".nv_debug", ".rel.debug", ".rela.debug", ".rel.nv_debug", ".rela.nv_debug",
@@ -45,16 +48,56 @@ def sections(data: bytes) -> list[tuple[str, int, bytes]] | None:
         return None
 
 
-def code_digest(data: bytes) -> str | None:
+def code_digest(data: bytes, source_paths=()) -> str | None:
     """SHA-256 over every non-debug section's name, type and contents; None where ``data`` is not
-    an ELF object (then compare whole files)."""
+    an ELF object (then compare whole files).
+
+    ``source_paths`` are the kernel's source files (the paths its TTIR's locations name). A kernel
+    with assertions also names its file outside the debug sections: ``tl.device_assert`` (Inductor
+    checks every embedding index with one) keeps the file's path beside the message in a data
+    section for the assert handler. There each path is read as one placeholder, and the symbol
+    table's offsets and sizes of that section's objects are left out (a longer path moves the
+    strings after it); the code still refers to them by symbol, so other code keeps another digest."""
     found = sections(data)
     if found is None:
         return None
+    needles = sorted({p.encode() for p in source_paths if p}, key=len, reverse=True)
+    moved = set()
+    bodies = []
+    for index, (name, kind, body) in enumerate(found):
+        if not name.startswith(_DEBUG_PREFIXES) and kind != _SYMTAB:
+            for needle in needles:
+                if needle in body:
+                    body = body.replace(needle, b"<source>")
+                    moved.add(index)
+        bodies.append(body)
     h = hashlib.sha256()
-    for name, kind, body in found:
+    for index, (name, kind, _) in enumerate(found):
         if name.startswith(_DEBUG_PREFIXES):
             continue
+        body = _symbols_without_offsets(bodies[index], moved) if kind == _SYMTAB and moved else bodies[index]
         h.update(name.encode() + b"\0" + struct.pack("<IQ", kind, len(body)))
         h.update(body)
     return h.hexdigest()
+
+
+_SYMTAB = 2
+_SYMBOL = struct.Struct("<IBBHQQ")      # Elf64_Sym: name, info, other, section index, value, size
+
+
+def _symbols_without_offsets(table: bytes, sections_moved: set) -> bytes:
+    """The symbol table with the value and size of every symbol in ``sections_moved`` zeroed."""
+    out = bytearray(table)
+    for at in range(0, len(table) - _SYMBOL.size + 1, _SYMBOL.size):
+        name, info, other, shndx, _value, _size = _SYMBOL.unpack_from(table, at)
+        if shndx in sections_moved:
+            _SYMBOL.pack_into(out, at, name, info, other, shndx, 0, 0)
+    return bytes(out)
+
+
+_LOC_FILE = re.compile(r'loc\("((?:[^"\\]|\\.)+)":\d+:\d+\)')
+
+
+def source_paths(ir_text: str) -> list[str]:
+    """The files an IR module's locations name (``loc("path":line:col)``), in order of first use."""
+    return list(dict.fromkeys(m.group(1) for m in _LOC_FILE.finditer(ir_text)))

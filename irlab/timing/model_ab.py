@@ -22,9 +22,10 @@ for that round, and measures the program's own work:
 The ratio of the variant to the baseline is the Hodges-Lehmann estimate of the per-round ratios
 with the Wilcoxon signed-rank 95% interval (:mod:`irlab.timing.stats`); from
 :data:`~irlab.timing.stats.MIN_ROUNDS` rounds on, the baseline also runs a second time per round
-(the A/A arm) and a difference is called only beyond that A/A floor. Each kernel whose binary
-differs between the arms is listed with its own time change (its GPU time per round, same
-statistics). The timed runs profile kernels by name, without recording each launch (which would
+(the A/A arm) and a difference is called only beyond that A/A floor. Every kernel is listed
+with whether its binary differs between the arms and its own time change (its GPU time per round,
+same statistics, called beyond the kernel's own A/A floor); a kernel whose code is the same in both
+arms and whose time moved anyway is said to have moved with its neighbours. The timed runs profile kernels by name, without recording each launch (which would
 put Python work into every launch, and into a wall-clock region); a region is reported with the
 summed GPU time of the program's kernels beside it. What runs an arm is a *runner*: :class:`SubprocessRunner` starts
 ``python -m irlab run``; tests give a fake one.
@@ -465,7 +466,7 @@ class ModelAB:
         out = {"measure": how, "rounds_done": len(done), "times_ms": {a: t for a, t in times.items() if t}}
         if not done:
             return out
-        est, aa_est, floor = _estimate(times, aa)
+        est, aa_est = _estimate(times, aa)
         out["end_to_end"] = est.to_json()
         if aa_est is not None:
             out["aa"] = aa_est.to_json()
@@ -475,12 +476,12 @@ class ModelAB:
         gpu = {arm: [g[arm].get("program_gpu_ns") for g in done if arm in g] for arm in (BASELINE, VARIANT, AA)}
         if how.startswith("region") and gpu[BASELINE] and all(v for vs in gpu.values() for v in vs):
             gtimes = {arm: [v / 1e6 for v in vs] for arm, vs in gpu.items()}
-            g_est, g_aa, _ = _estimate(gtimes, aa)
+            g_est, g_aa = _estimate(gtimes, aa)
             out["gpu_time"] = {"measure": f"summed GPU time of the program's kernels "
                                           f"({done[0][BASELINE].get('gpu_time_source') or '?'})",
                                "times_ms": {a: t for a, t in gtimes.items() if t}, "ratio": g_est.to_json(),
                                "aa": g_aa.to_json() if g_aa is not None else None}
-        out["kernels"] = kernel_breakdown(checks, done, floor)
+        out["kernels"] = kernel_breakdown(checks, done)
         return out
 
     def _finish(self, out: Path, result: dict) -> dict:
@@ -491,19 +492,31 @@ class ModelAB:
 
 def _estimate(times: dict, aa: bool):
     """The variant/baseline ratio of per-round times, called only beyond the A/A arm's floor;
-    also the A/A estimate and that floor."""
+    also the A/A estimate."""
     aa_est = ratio_estimate(times[AA], times[BASELINE]) if aa and times.get(AA) else None
     floor = aa_est.aa_floor() if aa_est is not None and not aa_est.ranking_only else None
-    return ratio_estimate(times[VARIANT], times[BASELINE], floor), aa_est, floor
+    return ratio_estimate(times[VARIANT], times[BASELINE], floor), aa_est
 
 
 def _brief(r: dict) -> dict:
     return {k: r.get(k) for k in ("exit_code", "seconds", "error", "python_passes") if k in r}
 
 
-def kernel_breakdown(checks: dict, rounds: list[dict], floor: float | None) -> list[dict]:
+SAME_CODE_NOTE = ("same code in both arms: its time moved with the kernels around it (clocks, caches), "
+                  "not with its binary")
+
+
+def _kernel_ms(g: dict, arm: str, name: str) -> float | None:
+    ns = (((g.get(arm) or {}).get("kernels") or {}).get(name) or {}).get("gpu_ns")
+    return ns / 1e6 if ns else None
+
+
+def kernel_breakdown(checks: dict, rounds: list[dict]) -> list[dict]:
     """Per kernel name: whether the arms' binaries differ, its launches, and its GPU time per arm
-    (median over the rounds) with the variant/baseline ratio and interval."""
+    (median over the rounds) with the variant/baseline ratio and interval. A kernel's difference
+    is called only beyond its own A/A floor (the A/A arm's time of that kernel against the
+    baseline's, in the same rounds); without an A/A arm nothing is called. A called difference of
+    a kernel whose code is the same in both arms is said to come from its neighbours."""
     names = set()
     for g in [checks, *rounds]:
         for arm in (BASELINE, VARIANT):
@@ -520,18 +533,26 @@ def kernel_breakdown(checks: dict, rounds: list[dict], floor: float | None) -> l
             binary = f"only in the {BASELINE if bins[BASELINE] else VARIANT}"
         else:
             binary = "same" if bins[BASELINE] == bins[VARIANT] else "different"
-        b, v = [], []
+        b, v, aa_b, aa = [], [], [], []
         for g in rounds:
-            tb = ((g[BASELINE].get("kernels") or {}).get(name) or {}).get("gpu_ns")
-            tv = ((g[VARIANT].get("kernels") or {}).get(name) or {}).get("gpu_ns")
+            tb, tv, ta = (_kernel_ms(g, arm, name) for arm in (BASELINE, VARIANT, AA))
             if tb and tv:
-                b.append(tb / 1e6)
-                v.append(tv / 1e6)
+                b.append(tb)
+                v.append(tv)
+            if tb and ta:
+                aa_b.append(tb)
+                aa.append(ta)
         launches = ((checks[BASELINE].get("kernels") or {}).get(name) or {}).get("launches", 0)
         row = {"kernel": name, "binary": binary, "launches": launches,
                "baseline_ms": statistics.median(b) if b else None, "variant_ms": statistics.median(v) if v else None}
+        aa_est = ratio_estimate(aa, aa_b) if aa else None
+        floor = aa_est.aa_floor() if aa_est is not None and not aa_est.ranking_only else None
+        if aa_est is not None:
+            row["aa"] = aa_est.to_json()
         if b:
             row["ratio"] = ratio_estimate(v, b, floor).to_json()
+            if binary == "same" and row["ratio"]["called"]:
+                row["note"] = SAME_CODE_NOTE
         rows.append(row)
     total = sum(r["baseline_ms"] or 0 for r in rows)
     for r in rows:
@@ -622,13 +643,20 @@ def render(result: dict) -> str:
         lines += ["", "Binary: each arm's binaries of the kernel compared by their code (every ELF section but the "
                   "debug ones, which name the source file's path: each arm compiles Inductor's sources from a "
                   "folder of its own)."]
-        lines += ["", "| kernel | binary | launches | baseline ms | variant ms | ratio [95% CI] | share |",
-                  "| --- | --- | --- | --- | --- | --- | --- |"]
+        lines += ["Each kernel's ratio is called only beyond its own A/A floor (the A/A arm's time of that kernel "
+                  "against the baseline's, in the same rounds).",
+                  "", "| kernel | binary | launches | baseline ms | variant ms | ratio [95% CI] | verdict | "
+                  "A/A [95% CI] | share |", "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
         for r in rows:
             fmt = (lambda x: "-" if x is None else f"{x:.4g}")
+            verdict = (r.get("ratio") or {}).get("verdict", "-")
+            if r.get("note"):
+                verdict += " (same code: moved with its neighbours)"
             lines.append(f"| {r['kernel']} | {r['binary']} | {r['launches']} | {fmt(r['baseline_ms'])} | "
-                         f"{fmt(r['variant_ms'])} | {_ratio(r.get('ratio'))} | "
+                         f"{fmt(r['variant_ms'])} | {_ratio(r.get('ratio'))} | {verdict} | {_ratio(r.get('aa'))} | "
                          f"{'-' if r['share'] is None else format(r['share'], '.1%')} |")
+        if any(r.get("note") for r in rows):
+            lines += ["", f"Same code, moved with its neighbours: {SAME_CODE_NOTE}."]
     c = result.get("correctness")
     if result.get("choices"):
         lines += ["", f"Choices: {result['choices']}."]
