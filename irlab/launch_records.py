@@ -6,6 +6,8 @@ from __future__ import annotations
 from .jsonio import plain
 
 PURPOSES = ("program", "autotune", "benchmark")
+MAX_OUTPUT_BYTES = 64 << 20          # a launch's output tensor larger than this is kept as its fingerprint
+FINGERPRINT = "irlab_fingerprint"    # key of a saved output too large to keep whole: its chunk sums
 MARKS_FILE = "marks.json"   # in a capture run: the regions its program entered (how often), the values it checked
 
 # Frames a launch runs under when it is not the program's own work: (end of the file's path, the

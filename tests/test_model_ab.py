@@ -231,6 +231,37 @@ def test_outputs_are_compared_launch_for_launch(tmp_path):
     assert "launch 2 add #1: MISMATCH" in (tmp_path / "README.md").read_text()
 
 
+def test_a_tensor_too_large_to_keep_is_compared_by_its_chunk_sums(tmp_path, monkeypatch):
+    """An output over the size limit is kept as its fingerprint (chunk sums, NaN counts), never
+    skipped: the same values compare identical, a wrong value or a NaN is a MISMATCH, and the
+    summary says how many launches were compared that way."""
+    torch = pytest.importorskip("torch")
+    from irlab.bridge import program
+    from irlab.timing.model_ab import compare_outputs
+    monkeypatch.setattr(program, "MAX_OUTPUT_BYTES", 1024)
+    x = torch.randn(4099, dtype=torch.float16)
+    wrong, nan = x.clone(), x.clone()
+    wrong[4000] += 8
+    nan[7] = float("nan")
+    runs = {}
+    for arm, values in (("base", [x, x, x, x[:8]]), ("var", [x.clone(), wrong, nan, x[:8].clone()])):
+        cap = program.OutputCapture(tmp_path / arm, save_outputs=4, quiet=True)
+        runs[arm] = {"outputs": []}
+        for n, t in enumerate(values):
+            notes = {}
+            runs[arm]["outputs"].append({"n": n, "kernel": "k", "occurrence": n, "args": notes,
+                                         "file": cap._save_outputs(n, {"y": t}, notes)})
+    assert runs["base"]["outputs"][0]["args"]["y"].startswith("fingerprint: 8198 bytes")
+    assert runs["base"]["outputs"][3]["args"]["y"] == "saved"          # under the limit: kept whole
+    c = compare_outputs(tmp_path / "base", runs["base"], tmp_path / "var", runs["var"])
+    assert [r["status"] for r in c["launches"]] == ["identical", "MISMATCH", "MISMATCH", "identical"]
+    assert c["launches"][1]["args"]["y"]["why"].startswith("chunk sums differ")
+    assert c["launches"][2]["args"]["y"]["why"] == "NaNs in other places"
+    assert [bool(r.get("by_chunk_sums")) for r in c["launches"]] == [True, True, True, False]
+    text = "\n".join(summary_lines({"correctness": c}))
+    assert "2 identical, 2 MISMATCH (3 launch(es) with tensors over" in text
+
+
 def test_a_launch_the_variant_lacks_is_a_mismatch(tmp_path):
     outputs = {BASELINE: [("mm", {"c": [1.0]}), ("mm", {"c": [2.0]})], VARIANT: [("mm", {"c": [1.0]})]}
     result = ModelAB(["m.py"], "v", tmp_path, rounds=1, runner=FakeArmRunner({BASELINE: 1.0}, outputs=outputs)).run()

@@ -32,13 +32,41 @@ from pathlib import Path
 
 from .. import marks
 from ..jsonio import write_json
+from ..launch_records import FINGERPRINT, MAX_OUTPUT_BYTES
 from ..variant import Variant
 from .capture import Capture
 
 RUN_FILE = "run.json"
 OUTPUTS = "outputs"          # out/outputs/<n>.pt: a program launch's tensor arguments after it ran
 CHECKS = "checks"            # out/checks/<name>.<k>.pt: the k-th value the program checked under name
-MAX_OUTPUT_BYTES = 64 << 20  # per tensor; a larger one is noted, not saved
+FINGERPRINT_CHUNKS = 1 << 16  # a fingerprint's chunk sums
+
+
+def fingerprint(t, chunks: int = FINGERPRINT_CHUNKS) -> dict:
+    """A tensor too large to keep, in a form two runs can still be compared by: its shape and
+    dtype, and per chunk of consecutive elements (up to ``chunks`` of them) the float64 sum of its
+    values, of their absolute values, and its count of NaNs, computed where the tensor lies a few
+    million elements at a time. A change that keeps every chunk's sums is not seen; a wrong value
+    anywhere, a NaN, or a different shape or dtype is."""
+    import torch
+    flat = t.detach().reshape(-1)
+    n = flat.numel()
+    size = max(1, -(-n // chunks))
+    rows = -(-n // size) if n else 0
+    out = {name: torch.zeros(rows, dtype=dt, device=flat.device)
+           for name, dt in (("sums", torch.float64), ("abs_sums", torch.float64), ("nans", torch.int64))}
+    step = size * max(1, (1 << 22) // size)
+    for start in range(0, n, step):
+        x = flat[start:start + step].to(torch.float64)
+        m = x.numel()
+        pad = -(-m // size) * size - m
+        nan = x.isnan()
+        x = torch.where(nan, torch.zeros((), dtype=x.dtype, device=x.device), x)
+        x, nan = (torch.nn.functional.pad(v, (0, pad)).view(-1, size) for v in (x, nan.to(torch.int64)))
+        at = slice(start // size, start // size + x.shape[0])
+        out["sums"][at], out["abs_sums"][at], out["nans"][at] = x.sum(1), x.abs().sum(1), nan.sum(1)
+    return {FINGERPRINT: 1, "shape": list(t.shape), "dtype": str(t.dtype), "chunk": size,
+            **{k: v.cpu() for k, v in out.items()}}
 
 
 class ProgramError(ValueError):
@@ -218,7 +246,8 @@ class OutputCapture(Capture):
                 continue
             size = v.numel() * v.element_size()
             if size > MAX_OUTPUT_BYTES:
-                notes[name] = f"not saved: {size} bytes, over the {MAX_OUTPUT_BYTES}-byte limit"
+                tensors[name] = fingerprint(v)
+                notes[name] = f"fingerprint: {size} bytes, over the {MAX_OUTPUT_BYTES}-byte limit"
                 continue
             tensors[name] = v.detach().to("cpu", copy=True)
             notes[name] = "saved"

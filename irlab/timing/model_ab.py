@@ -50,6 +50,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from ..launch_records import FINGERPRINT, MAX_OUTPUT_BYTES
 from ..jsonio import write_json, write_text
 from .plan import append_record, read_records
 from .stats import ESTIMATOR, MIN_ROUNDS, RatioEstimate, ratio_estimate, round_orders
@@ -220,8 +221,37 @@ def _load(path: Path):
     return torch.load(path)
 
 
+def compare_fingerprints(a: dict, b: dict, rel: float | None = None) -> dict:
+    """Two fingerprints of tensors too large to keep (:func:`irlab.bridge.program.fingerprint`):
+    ``identical`` where every chunk's sums and NaN count agree, else ``close`` or ``MISMATCH`` by
+    the chunk sums' relative error against the dtype's tolerance. Each result says it was compared
+    by chunk sums."""
+    import torch
+    by = {"by": f"chunk sums ({a.get('chunk')} elements a chunk): the tensor is too large to keep"}
+    if not isinstance(b, dict) or FINGERPRINT not in b:
+        return {"status": "MISMATCH", "why": "kept whole by one run, as chunk sums by the other", **by}
+    if a["shape"] != b["shape"] or a["dtype"] != b["dtype"] or a["chunk"] != b["chunk"]:
+        return {"status": "MISMATCH", "why": f"{tuple(a['shape'])} {a['dtype']} vs {tuple(b['shape'])} {b['dtype']}",
+                **by}
+    if not torch.equal(a["nans"], b["nans"]):
+        return {"status": "MISMATCH", "why": "NaNs in other places", **by}
+    if torch.equal(a["sums"], b["sums"]) and torch.equal(a["abs_sums"], b["abs_sums"]):
+        return {"status": "identical", **by}
+    r = tolerance(a["dtype"]) if rel is None else rel
+    errs = [float(torch.linalg.vector_norm(x - y)) / max(float(torch.linalg.vector_norm(x)), 1e-30)
+            for x, y in ((a["sums"], b["sums"]), (a["abs_sums"], b["abs_sums"]))]
+    err = max(errs)
+    out = {"rel_fro": err, "tolerance": r, **by}
+    if err <= r:
+        return {**out, "status": "close"}
+    return {**out, "status": "MISMATCH", "why": f"chunk sums differ: rel. error {err:.3g} > {r:.3g}"}
+
+
 def compare_values(a, b, rel: float | None = None) -> dict:
-    """Two checked values: tensors by :func:`compare_tensors`, anything else by equality."""
+    """Two checked values: tensors by :func:`compare_tensors`, fingerprints of tensors too large to
+    keep by :func:`compare_fingerprints`, anything else by equality."""
+    if isinstance(a, dict) and FINGERPRINT in a:
+        return compare_fingerprints(a, b, rel)
     if hasattr(a, "dtype") and hasattr(a, "shape") and hasattr(b, "dtype"):
         return compare_tensors(a, b, rel)
     if a == b:
@@ -270,6 +300,8 @@ def compare_outputs(base_dir: Path, base: dict, var_dir: Path, var: dict, rel: f
                 row["args"][name] = compare_values(t, yours[name], rel) if name in yours else \
                     {"status": "MISMATCH", "why": "not saved by the variant"}
             row["status"] = _worst(a["status"] for a in row["args"].values())
+            if any(a.get("by") for a in row["args"].values()):
+                row["by_chunk_sums"] = True
         launches.append(row)
     var_checks = var.get("checks") or {}
     for name, files in (base.get("checks") or {}).items():
@@ -607,6 +639,10 @@ def summary_lines(result: dict) -> list[str]:
     c = result.get("correctness")
     if c:
         counts = ", ".join(f"{n} {s}" for s, n in c["counts"].items()) or "none saved"
+        by_sums = sum(1 for r in c["launches"] if r.get("by_chunk_sums"))
+        if by_sums:
+            counts += (f" ({by_sums} launch(es) with tensors over {MAX_OUTPUT_BYTES >> 20} MiB compared by the "
+                       "chunk sums of those)")
         line = f"outputs, launch for launch: {counts}"
         if c["check_counts"]:
             line += "; checked tensors: " + ", ".join(f"{n} {s}" for s, n in c["check_counts"].items())
