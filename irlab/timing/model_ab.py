@@ -677,8 +677,9 @@ def render(result: dict) -> str:
     rows = result.get("kernels") or []
     if rows:
         lines += ["", "Binary: each arm's binaries of the kernel compared by their code (every ELF section but the "
-                  "debug ones, which name the source file's path: each arm compiles Inductor's sources from a "
-                  "folder of its own)."]
+                  "debug ones, which name the source file's path, and with that path read as a placeholder where "
+                  "an assertion keeps it for its message: each arm compiles Inductor's sources from a folder of "
+                  "its own)."]
         lines += ["Each kernel's ratio is called only beyond its own A/A floor (the A/A arm's time of that kernel "
                   "against the baseline's, in the same rounds).",
                   "", "| kernel | binary | launches | baseline ms | variant ms | ratio [95% CI] | verdict | "
@@ -692,7 +693,7 @@ def render(result: dict) -> str:
                          f"{fmt(r['variant_ms'])} | {_ratio(r.get('ratio'))} | {verdict} | {_ratio(r.get('aa'))} | "
                          f"{'-' if r['share'] is None else format(r['share'], '.1%')} |")
         if any(r.get("note") for r in rows):
-            lines += ["", f"Same code, moved with its neighbours: {SAME_CODE_NOTE}."]
+            lines += ["", f"\"Moved with its neighbours\": {SAME_CODE_NOTE}."]
     c = result.get("correctness")
     if result.get("choices"):
         lines += ["", f"Choices: {result['choices']}."]
