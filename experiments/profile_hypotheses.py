@@ -20,7 +20,7 @@ from experiments.gemm_candidates import BASELINE, BEST, CANDIDATES, EXTRA, tile
 from irlab.profile.report import collect, modes_for, render, run_sessions
 from irlab.profile.run import Job, config_to_json
 from irlab.variant import Insert, Variant
-from irlab.named_variants import PERSISTENT_TMA, get_variant
+from irlab.named_variants import PERSISTENT_TMA, PERSISTENT_TMA_FLATTEN, get_variant
 
 _BY_LABEL = {c.label: c for c in CANDIDATES + EXTRA}
 HYPOTHESES = {
@@ -38,9 +38,7 @@ HYPOTHESES = {
     "H16": (get_variant("optimize-epilogue", "cuda:90"), BEST),
     # the persistent form (issue 21): tutorial-09's shape made from the tutorial-03 kernel by passes
     "H19": (PERSISTENT_TMA, BEST),
-    "H20": (Variant("persistent-tma-flatten", tuple(
-        Insert("persistent-tiles", {"flatten": True}, stage="ttir", at="end")
-        if getattr(e, "pass_name", None) == "persistent-tiles" else e for e in PERSISTENT_TMA.edits)), BEST),
+    "H20": (PERSISTENT_TMA_FLATTEN, BEST),
 }
 
 

@@ -79,12 +79,19 @@ PERSISTENT_TMA = Variant("persistent-tma", (
    "per SM (min(#SMs, tiles)); a kernel persistent-tiles refuses keeps its own grid")
 
 
+PERSISTENT_TMA_FLATTEN = Variant("persistent-tma-flatten", (
+    Insert("persistent-tiles", {"flatten": True}, stage="ttir", at="end"),
+    *PERSISTENT_TMA.edits[1:],
+), "persistent-tma with its tile loop flattened into the K loop (tt.flatten: Triton's pipeliner fuses the "
+   "two loops, so the next tile's loads overlap this tile's epilogue), as tutorial 09 writes it")
+
+
 def candidates_for(target: str) -> list[Variant]:
     """Named variants beyond the experiments' set (:func:`variants_for`): usable by name everywhere
     (``--variant persistent-tma``), listed by ``irlab variants``, but not compiled by the experiments
     or the golden suite until a GPU has measured them."""
     t = Target.parse(target)
-    return [PERSISTENT_TMA] if t.family == "cuda" and t.arch == "90" else []
+    return [PERSISTENT_TMA, PERSISTENT_TMA_FLATTEN] if t.family == "cuda" and t.arch == "90" else []
 
 
 def named_for(target: str) -> list[Variant]:

@@ -17,7 +17,7 @@ from irlab.bridge.pass_runner import run_pass
 from irlab.bridge.variant_identity import variant_key
 from irlab.kernel_spec import TileConfig
 from irlab.kernels import KERNELS
-from irlab.named_variants import PERSISTENT_TMA, get_variant, resolve, variants_for
+from irlab.named_variants import PERSISTENT_TMA, PERSISTENT_TMA_FLATTEN, get_variant, resolve, variants_for
 from irlab.registry import make_pass
 from irlab.targets import Target
 from irlab.variant import (PERSISTENT_MARKER, Insert, Launch, Variant, VariantError, is_persistent, launch_grid,
@@ -136,10 +136,16 @@ def test_the_pass_named_on_its_own_brings_its_launch_grid():
 def test_the_variant_is_named_for_hopper_only_and_kept_out_of_the_golden_set():
     assert get_variant("persistent-tma", "cuda:90") is PERSISTENT_TMA
     assert resolve("persistent-tma", "cuda:90") is PERSISTENT_TMA
-    for target in ("cuda:80", "hip:gfx942"):
-        with pytest.raises(KeyError):
-            get_variant("persistent-tma", target)
-    assert all(v.name != "persistent-tma" for t in ("cuda:80", "cuda:90") for v in variants_for(t))
+    assert resolve("persistent-tma-flatten", "cuda:90") is PERSISTENT_TMA_FLATTEN
+    # the flattened form is the same variant but for the tile loop's flatten option
+    assert PERSISTENT_TMA_FLATTEN.edits[1:] == PERSISTENT_TMA.edits[1:]
+    assert dict(PERSISTENT_TMA_FLATTEN.edits[0].options) == {"flatten": True}
+    assert dict(PERSISTENT_TMA.edits[0].options) == {} and PERSISTENT_TMA_FLATTEN.launch == Launch("persistent")
+    for name in ("persistent-tma", "persistent-tma-flatten"):
+        for target in ("cuda:80", "hip:gfx942"):
+            with pytest.raises(KeyError):
+                get_variant(name, target)
+        assert all(v.name != name for t in ("cuda:80", "cuda:90") for v in variants_for(t))
 
 
 # --- the grid declaration ------------------------------------------------------------------------
@@ -332,7 +338,8 @@ SHAPES = [(1000, 1000, 1000), (1040, 1008, 1072), (4096, 4096, 4096)]
 @pytest.mark.gpu
 @pytest.mark.parametrize("config", ["128x128x64-w8", "128x128x32-w4", "128x256x32-w8", "64x64x32-w4"])
 @pytest.mark.parametrize("mnk", SHAPES, ids=["x".join(map(str, s)) for s in SHAPES])
-def test_persistent_tma_matches_the_baseline_on_the_gpu(config, mnk):
+@pytest.mark.parametrize("variant", [PERSISTENT_TMA, PERSISTENT_TMA_FLATTEN], ids=lambda v: v.name)
+def test_persistent_tma_matches_the_baseline_on_the_gpu(config, mnk, variant):
     import torch
     from irlab.timing.gpu import install_scratch_allocator
     install_scratch_allocator(torch)   # device-side TMA descriptors need Triton's scratch allocator
@@ -342,7 +349,7 @@ def test_persistent_tma_matches_the_baseline_on_the_gpu(config, mnk):
     shape = dict(zip("MNK", mnk))
     cfg = GEMM.config(config)
     outs, grids = {}, {}
-    for v in (Variant.baseline(), PERSISTENT_TMA):
+    for v in (Variant.baseline(), variant):
         res = compile_kernel(GEMM, target, shape=shape, config=cfg, variant=v)
         inputs = GEMM.make_inputs(shape, "cuda", seed=3)          # C starts as NaN: unwritten tiles show
         grid, values = GEMM.launch_call(inputs, shape, cfg, target)
@@ -350,15 +357,15 @@ def test_persistent_tma_matches_the_baseline_on_the_gpu(config, mnk):
         res.compiled[grids[v.name]](*values)
         torch.cuda.synchronize()
         outs[v.name] = inputs["c"].clone()
-        if v is PERSISTENT_TMA:
+        if v is variant:
             assert is_persistent(res.asm["ttir"])
             tma = "tt.descriptor_store" in res.asm["ttir"]
             ref = GEMM.reference(inputs).float()
     assert tma == (mnk[0] % 16 == 0), "descriptor-loads should act exactly where the sizes allow TMA"
     tiles = grids["baseline"][0]
     sms = torch.cuda.get_device_properties(0).multi_processor_count
-    assert grids["persistent-tma"] == (min(sms, tiles), 1, 1)
-    base, var = outs["baseline"].float(), outs["persistent-tma"].float()
+    assert grids[variant.name] == (min(sms, tiles), 1, 1)
+    base, var = outs["baseline"].float(), outs[variant.name].float()
     assert not torch.isnan(var).any(), "the persistent kernel left elements of C unwritten"
     # the same tiles, the same K order per tile: the fp32 accumulation should agree closely
     torch.testing.assert_close(var, base, rtol=2e-3, atol=2e-3)
