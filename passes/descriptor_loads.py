@@ -16,7 +16,12 @@ the wrapped axis the pointer kernel reloads row ``(start+i) % BOUND`` where TMA 
 row reaches only output row ``start+i`` of the dot, so the load must feed only operand a (b) of one
 ``tt.dot`` whose accumulator leaves the loop through single-use elementwise ops into a ``tt.store``
 masked by ``start + range < BOUND`` on that axis. ``store=true`` also turns that store (mask
-exactly ``(s0+r0 < B0) & (s1+r1 < B1)``) into ``tt.descriptor_store``.
+exactly ``(s0+r0 < B0) & (s1+r1 < B1)``) into ``tt.descriptor_store``; ``store_split`` 2 or 4
+stores the BM x BN tile as that many BM x BN/n column subtiles (``tt.reshape`` to [BM, 2, W/2],
+``tt.trans`` to [BM, W/2, 2], ``tt.split``, halved again for 4), each a TMA store at the tile's
+column plus its offset through one descriptor of the subtile's box: the staging buffer in shared
+memory shrinks with it (tutorial 09's epilogue subtiling). A subtile past N is clipped by TMA as
+the whole tile's columns were; a subtile below TMA's 16-byte inner box is refused.
 
 Refused, with the reason: a TMA limit the tile does not meet or the IR does not prove
 (:mod:`irlab.analysis.tma`: box sizes, base and row pitch alignment from ``tt.divisibility`` read
@@ -72,6 +77,9 @@ class DescriptorLoads(ModulePass):
 
     loads: bool = option(True, "rewrite the K loop's A/B loads into tt.descriptor_load")
     store: bool = option(False, "also rewrite the epilogue's masked tt.store into tt.descriptor_store (TMA store)")
+    store_split: int = option(1, "with store: store the tile as this many column subtiles, each its own TMA store "
+                                 "of a BM x BN/store_split box (epilogue subtiling, as tutorial 09's EPILOGUE_SUBTILE: "
+                                 "a smaller staging buffer in shared memory)", choices=(1, 2, 4))
     own_coordinates: bool = option(True, "compute each load's tile coordinate in the loop when the kernel also uses "
                                          "that value elsewhere (works around Hopper warp specialization's split "
                                          "of the tile, which offsets a shared value twice)")
@@ -172,9 +180,13 @@ class DescriptorLoads(ModulePass):
         if st.mask is None:
             raise Refuse("the store has no mask: its extents are unknown")
         ext = tile_bounds(st.mask, addr)
-        check_tma(args, addr.base, rows.strides[0], str(vtype.element), ext, vtype.shape)
+        rows_n, cols_n = vtype.shape
+        if cols_n % self.store_split:
+            raise Refuse(f"{cols_n} columns do not split into {self.store_split} subtiles")
+        block = (rows_n, cols_n // self.store_split)
+        check_tma(args, addr.base, rows.strides[0], str(vtype.element), ext, block)
         coords = tuple(("val", a.start) if a.start is not None else ("int", 0) for a in (rows, cols))
-        return Plan(st, addr.base, ext, rows.strides[0], coords, tuple(vtype.shape), str(vtype.element))
+        return Plan(st, addr.base, ext, rows.strides[0], coords, block, str(vtype.element))
 
     def make_descriptor(self, ctx, anchor, p: Plan, stem: str):
         rw = ctx.rewriter
@@ -245,10 +257,17 @@ class DescriptorLoads(ModulePass):
         stem = "c" if loop is None else op.result.name.split("_")[0] if op.result.name[0].isalpha() else "t"
         try:
             desc, tile, block = self.make_descriptor(ctx, loop or op, p, stem)
-            at = ", ".join(self.coord_refs(rw, loop, op, p, shared))
+            refs = self.coord_refs(rw, loop, op, p, shared)
+            at = ", ".join(refs)
             if loop is None:
-                rw.insert_before(op, f"tt.descriptor_store %{desc}[{at}], {op.value.ref} : !tt.tensordesc<{block}>, "
-                                     f"{tile}", reason="TMA store")
+                row, col = refs
+                for value, offset in self.subtiles(rw, op, op.value, p):
+                    if offset:
+                        cst, moved = rw.fresh_name(f"c{offset}_i32", op), rw.fresh_name("col", op)
+                        rw.insert_before(op, f"%{cst} = arith.constant {offset} : i32\n"
+                                             f"%{moved} = arith.addi {col}, %{cst} : i32", reason="the subtile's column")
+                    rw.insert_before(op, f"tt.descriptor_store %{desc}[{row}, {col if not offset else '%' + moved}], "
+                                         f"{value} : !tt.tensordesc<{block}>, {tile}", reason="TMA store")
             else:
                 new = rw.insert_before(op, f"%{rw.fresh_name(f'{stem}_tma', op)} = tt.descriptor_load %{desc}[{at}] "
                                            f": !tt.tensordesc<{block}> -> {tile}", reason="TMA load")[0]
@@ -259,7 +278,9 @@ class DescriptorLoads(ModulePass):
             return
         over = f"descriptor over [{p.extents[0].ref}, {p.extents[1].ref}]"
         if loop is None:
-            ctx.remark(f"stores the {p.block[0]}x{p.block[1]} {p.elem} tile through TMA: {over}", op)
+            parts = f" as {self.store_split} subtiles of {p.block[0]}x{p.block[1]}" if self.store_split > 1 else ""
+            ctx.remark(f"stores the {p.block[0]}x{p.block[1] * self.store_split} {p.elem} tile through TMA{parts}: "
+                       f"{over}", op)
             return
         # the pointer iter_arg is now dead: yield it unchanged so canonicalize drops it
         ptr, yld = loop.iter_args[p.slot], loop.body.ops[-1]
@@ -268,6 +289,27 @@ class DescriptorLoads(ModulePass):
             rw.set_operand(yld.operand_use("values", p.slot), ptr, "the pointer is no longer used")
         ctx.remark(f"loads {p.block[0]}x{p.block[1]} {p.elem} tiles through TMA: {over}, coordinates "
                    f"[{', '.join(_coord_text(c) for c in p.coords)}]", op)
+
+
+    def subtiles(self, rw, anchor, value, p: Plan) -> list[tuple[str, int]]:
+        """``(value ref, first column)`` of each of the ``store_split`` column subtiles of the stored
+        tile, in column order: halves by reshape [BM, 2, W/2] -> trans [BM, W/2, 2] -> split, then
+        halves of the halves."""
+        parts = [(value.ref, 0, p.block[1] * self.store_split)]
+        while parts[0][2] > p.block[1]:
+            halves = []
+            for ref, first, width in parts:
+                half, rows, elem = width // 2, p.block[0], p.elem
+                r, t, lo, hi = (rw.fresh_name(n, anchor) for n in ("sub", "sub_t", "sub_lo", "sub_hi"))
+                rw.insert_before(anchor, f"%{r} = tt.reshape {ref} : tensor<{rows}x{width}x{elem}> -> "
+                                         f"tensor<{rows}x2x{half}x{elem}>\n"
+                                         f"%{t} = tt.trans %{r} {{order = array<i32: 0, 2, 1>}} : "
+                                         f"tensor<{rows}x2x{half}x{elem}> -> tensor<{rows}x{half}x2x{elem}>\n"
+                                         f"%{lo}, %{hi} = tt.split %{t} : tensor<{rows}x{half}x2x{elem}> -> "
+                                         f"tensor<{rows}x{half}x{elem}>", reason="epilogue subtiles")
+                halves += [(f"%{lo}", first, half), (f"%{hi}", first + half, half)]
+            parts = halves
+        return [(ref, first) for ref, first, _ in parts]
 
 
 def is_tile_loop(op) -> bool:

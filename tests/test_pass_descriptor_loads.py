@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from irlab import ir, report
+from irlab.analysis.index_expr import int_constant
 from irlab.bridge import compat
 from irlab.bridge.compile import compile_kernel
 from irlab.bridge.pass_runner import run_pass
@@ -63,6 +64,48 @@ def test_store_option_turns_the_epilogue_into_a_descriptor_store(ttir):
     assert "tt.store" not in names(m) and names(m).count("tt.descriptor_store") == 1
     m2, res2 = apply(ttir, loads=False, store=True)
     assert res2.changed and "tt.descriptor_load" not in names(m2) and "tt.descriptor_store" in names(m2)
+
+
+@pytest.mark.parametrize("split, width", [(2, 128), (4, 64)])
+def test_store_split_stores_the_tile_as_column_subtiles(ttir, split, width):
+    """Epilogue subtiling: the 128x256 tile as ``split`` TMA stores of 128 x 256/split boxes, at
+    column offsets 0, w, 2w, ... of the tile's own column, through one descriptor of the subtile."""
+    m, res = apply(ttir, store=True, store_split=split)
+    assert res.changed and res.verified, notes(res)
+    stores = [o for o in m.walk() if o.name == "tt.descriptor_store"]
+    assert len(stores) == split and "tt.store" not in names(m)
+    assert names(m).count("tt.split") == split - 1
+    block = compat.tensordesc_block((128, width), "f16")
+    descs = [o.text for o in m.walk() if o.name == "tt.make_tensor_descriptor" and "[%arg3, %arg4]" in o.text]
+    assert len(descs) == 1 and f"<{block}>" in descs[0]
+    # each subtile's column: the tile's, then + w, + 2w, ...
+    cols = [st.operands[2] for st in stores]
+    offsets = [0] + [int_constant(c.defining_op.operands[1]) for c in cols[1:]]
+    assert offsets == [k * width for k in range(split)]
+    assert all(c.defining_op.operands[0] is cols[0] for c in cols[1:])
+    assert f"as {split} subtiles of 128x{width}" in notes(res)
+
+
+def test_store_split_compiles_with_less_shared_memory():
+    """In the persistent form (whose store buffer cannot reuse the K loop's ring: the next tile's
+    loads are in flight) the TMA store's staging buffer shrinks with the subtile."""
+    shared = {}
+    persistent = Insert("persistent-tiles", {"flatten": True}, stage="ttir", at="end")
+    for split in (1, 2):
+        edit = Insert("descriptor-loads", stage="ttir", at="end", options={"store": True, "store_split": split},
+                      cleanup=("canonicalize",))
+        res = compile_kernel(KERNELS["gemm_fp16"], "cuda:90", config=BEST,
+                             variant=Variant(f"split{split}", (persistent, edit)))
+        assert "ttng.async_tma_copy_local_to_global" in res.asm["ttgir"]
+        shared[split] = res.metadata["shared"]
+    assert shared[2] < shared[1]
+
+
+def test_store_split_refuses_a_subtile_below_the_tma_box_minimum(ttir):
+    narrow = ttir.replace("256", "16")      # a 128x16 tile: 4 subtiles would be 4 columns, 8 bytes wide
+    m, res = apply(narrow, store=True, store_split=4)
+    assert "tt.store" in names(m) and "tt.descriptor_store" not in names(m)
+    assert "store left as is: inner box 8 B < 16 B TMA minimum" in notes(res)
 
 
 def test_full_variant_uses_tma_in_ttgir_and_sass():

@@ -104,14 +104,23 @@ def test_kernels_it_does_not_fit_are_refused_unchanged(kernel, reason):
 
 # --- the named variant, cross-compiled -----------------------------------------------------------
 
+# with the epilogue stored as two column subtiles (descriptor-loads store_split)
+SPLIT_STORE = Variant("persistent-tma-flatten-split2", (
+    PERSISTENT_TMA_FLATTEN.edits[0],
+    Insert("descriptor-loads", {"store": True, "store_split": 2}, stage="ttir", at="end", cleanup=("canonicalize",)),
+    *PERSISTENT_TMA_FLATTEN.edits[2:]))
+
+
 @pytest.mark.parametrize("config", list(GEMM.configs))
-def test_persistent_tma_compiles_every_gemm_config_for_hopper(config):
-    res = compile_kernel(GEMM, "cuda:90", config=config, variant=get_variant("persistent-tma", "cuda:90"))
+@pytest.mark.parametrize("variant", [PERSISTENT_TMA, PERSISTENT_TMA_FLATTEN, SPLIT_STORE], ids=lambda v: v.name)
+def test_persistent_tma_compiles_every_gemm_config_for_hopper(config, variant):
+    res = compile_kernel(GEMM, "cuda:90", config=config, variant=variant)
     assert res.binary and is_persistent(res.asm["ttir"])
     by_pass = {r.name: r for _, r in res.python_results}
     assert by_pass["persistent-tiles"].changed and by_pass["descriptor-loads"].changed
     ttir = res.asm["ttir"]
-    assert ttir.count("tt.descriptor_load") == 2 and ttir.count("tt.descriptor_store") == 1
+    stores = 2 if variant is SPLIT_STORE else 1
+    assert ttir.count("tt.descriptor_load") == 2 and ttir.count("tt.descriptor_store") == stores
     # descriptors are built once per program, before the loop over tiles
     assert ttir.rindex("tt.make_tensor_descriptor") < ttir.index("scf.for")
     assert "ttng.async_tma_copy_global_to_local" in res.asm["ttgir"]
@@ -338,7 +347,7 @@ SHAPES = [(1000, 1000, 1000), (1040, 1008, 1072), (4096, 4096, 4096)]
 @pytest.mark.gpu
 @pytest.mark.parametrize("config", ["128x128x64-w8", "128x128x32-w4", "128x256x32-w8", "64x64x32-w4"])
 @pytest.mark.parametrize("mnk", SHAPES, ids=["x".join(map(str, s)) for s in SHAPES])
-@pytest.mark.parametrize("variant", [PERSISTENT_TMA, PERSISTENT_TMA_FLATTEN], ids=lambda v: v.name)
+@pytest.mark.parametrize("variant", [PERSISTENT_TMA, PERSISTENT_TMA_FLATTEN, SPLIT_STORE], ids=lambda v: v.name)
 def test_persistent_tma_matches_the_baseline_on_the_gpu(config, mnk, variant):
     import torch
     from irlab.timing.gpu import install_scratch_allocator

@@ -1,9 +1,11 @@
 // TTIR of the tutorial GEMM (128x128x64 tiles): the K loop's masked pointer loads become TMA
 // descriptor loads, each with its own tile coordinate; store=true also turns the epilogue's masked
-// store into a descriptor store (rows past M are zeros under TMA and never stored).
+// store into a descriptor store (rows past M are zeros under TMA and never stored); store_split=2
+// stores it as two 128x64 column halves (reshape, trans, split), the second at column + 64.
 // RUN: irlab pass descriptor-loads %s | grep -v '^ *//' | filecheck %s
 // RUN: irlab pass descriptor-loads %s 2>&1 >/dev/null | filecheck %s --check-prefix=REMARK
 // RUN: irlab pass descriptor-loads %s --option store=true | grep -v '^ *//' | filecheck %s --check-prefix=STORE
+// RUN: irlab pass descriptor-loads %s --option store=true --option store_split=2 | grep -v '^ *//' | filecheck %s --check-prefix=SPLIT
 
 module {
   tt.func public @matmul_kernel(%arg0: !tt.ptr<f16> {tt.divisibility = 16 : i32}, %arg1: !tt.ptr<f16> {tt.divisibility = 16 : i32}, %arg2: !tt.ptr<f16> {tt.divisibility = 16 : i32}, %arg3: i32 {tt.divisibility = 16 : i32}, %arg4: i32 {tt.divisibility = 16 : i32}, %arg5: i32 {tt.divisibility = 16 : i32}, %arg6: i32 {tt.divisibility = 16 : i32}, %arg7: i32 {tt.divisibility = 16 : i32}, %arg8: i32 {tt.divisibility = 16 : i32}) attributes {noinline = false} {
@@ -100,6 +102,14 @@ module {
     // STORE-NOT: tt.store
     // STORE: tt.descriptor_store %c_desc[%c14_0, %c20_0], %47
     // STORE-NOT: tt.store
+    // SPLIT: %[[SUB:.+]] = tt.reshape %47 : tensor<128x128xf16> -> tensor<128x2x64xf16>
+    // SPLIT-NEXT: %[[T:.+]] = tt.trans %[[SUB]] {order = array<i32: 0, 2, 1>} : tensor<128x2x64xf16> -> tensor<128x64x2xf16>
+    // SPLIT-NEXT: %[[LO:.+]], %[[HI:.+]] = tt.split %[[T]] : tensor<128x64x2xf16> -> tensor<128x64xf16>
+    // SPLIT-NEXT: tt.descriptor_store %c_desc[%c14_0, %c20_0], %[[LO]] : !tt.tensordesc<{{(tensor<)?}}128x64xf16{{>?}}>
+    // SPLIT-NEXT: %[[C:.+]] = arith.constant 64 : i32
+    // SPLIT-NEXT: %[[COL:.+]] = arith.addi %c20_0, %[[C]] : i32
+    // SPLIT-NEXT: tt.descriptor_store %c_desc[%c14_0, %[[COL]]], %[[HI]]
+    // SPLIT-NOT: tt.store
     tt.store %56, %47, %63 : tensor<128x128x!tt.ptr<f16>>
     tt.return
   }
