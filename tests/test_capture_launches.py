@@ -141,6 +141,11 @@ def test_launches_inside_a_benchmark_are_benchmarks(tmp_path):
       ("/x/torch/_inductor/scheduler.py", "speedup_by_fusion")], "autotune"),
     ([("/x/torch/_inductor/codegen/simd.py", "benchmark_fused_nodes")], "autotune"),
     ([("/x/torch/_inductor/codegen/triton.py", "codegen_kernel")], "program"),
+    ([("/x/torch/_inductor/runtime/triton_heuristics.py", "bench")], "autotune"),
+    ([("/x/torch/_inductor/runtime/coordinate_descent_tuner.py", "autotune")], "autotune"),
+    ([("/x/torch/_inductor/autotune_process.py", "run")], "autotune"),
+    ([("/x/torch/_inductor/fx_passes/pad_mm.py", "_should_pad")], "autotune"),   # a window entry point too
+    ([("/x/torch/_inductor/fx_passes/pad_mm.py", "pad_mm_replace")], "program"),
 ])
 def test_purpose_of_a_launch_from_its_frames(frames, purpose):
     assert launch_records.purpose_of_frames(frames) == purpose

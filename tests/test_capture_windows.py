@@ -5,6 +5,7 @@ is filed under autotuning/benchmarking, never under the program's GPU time. Prot
 stand-in of tests/fakes/fake_driver.py."""
 from __future__ import annotations
 
+import importlib
 import json
 import sys
 
@@ -16,8 +17,10 @@ from fakes.proton_scopes import record_scopes
 from triton import knobs
 from triton.runtime.autotuner import Autotuner
 
+from irlab import launch_records
 from irlab.bridge import compat
 from irlab.bridge.capture import SCOPE_PREFIX, WINDOW_PREFIX, Capture, profile_summary
+from irlab.launch_records import BenchmarkEntry
 from irlab.ranking import rank, render
 
 FILL = "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIiEESt5arrayIPcLm1EEEEviT0_T1_"
@@ -71,9 +74,11 @@ def test_entry_points_are_marked_also_when_imported_later_and_restored(tmp_path,
         "    def other(self):\n        return 'not marked'\n"
         "def do_bench(fn):\n    return fn()\n")
     monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setattr(compat, "BENCHMARK_ENTRY_POINTS", (("irlab_fake_bench", "*.benchmark*", "autotune"),
-                                                           ("irlab_fake_bench", "do_bench", "benchmark"),
-                                                           ("irlab_fake_bench", "absent", "benchmark")))
+    monkeypatch.setattr(launch_records, "BENCHMARK_ENTRY_POINTS", (
+        BenchmarkEntry("irlab_fake_bench", "*.benchmark*", "autotune"),
+        BenchmarkEntry("irlab_fake_bench", "do_bench", "benchmark"),
+        BenchmarkEntry("irlab_fake_bench", "absent", "benchmark"),
+        BenchmarkEntry("irlab_fake_bench", "Bench.other", "autotune", window=False)))   # a stack frame only
     monkeypatch.delitem(sys.modules, "irlab_fake_bench", raising=False)
     calls = []
     with compat.marking_benchmarks(lambda purpose: calls.append(purpose), lambda: calls.append("exit")) as marked:
@@ -92,6 +97,36 @@ def test_entry_points_are_marked_also_when_imported_later_and_restored(tmp_path,
     mod.Bench().benchmark_gpu(lambda: 1)
     mod.do_bench(lambda: 1)
     assert calls == [] and not any(type(f).__name__ == "_MarkOnImport" for f in sys.meta_path)
+    # the same table tells a launch's purpose from its stack frames, window or not
+    here = str(tmp_path / "irlab_fake_bench.py")
+    assert [launch_records.purpose_of_frames([(here, f)]) for f in ("benchmark_gpu", "do_bench", "other", "helper")] \
+        == ["autotune", "benchmark", "autotune", "program"]
+
+
+def _frame_function(entry) -> str:
+    """A function name a stack frame of ``entry`` can have: its pattern's last part, wildcards filled."""
+    return entry.function.replace("*", "") or "any_function"
+
+
+@pytest.mark.parametrize("entry", launch_records.BENCHMARK_ENTRY_POINTS, ids=lambda e: f"{e.module}:{e.pattern}")
+def test_every_benchmarking_entry_point_is_a_frame_purpose_and_a_window(entry):
+    """One table says both: each entry's frames get its purpose, and each window entry whose
+    module and attribute the installed Triton/torch has is wrapped by capture."""
+    assert launch_records.purpose_of_frames([(f"/site-packages/{entry.file_ending}", _frame_function(entry))]) \
+        == entry.purpose
+    if not entry.window:
+        return
+    try:
+        module = importlib.import_module(entry.module)
+    except ImportError:
+        pytest.skip(f"{entry.module} is not installed")
+    names = [f"{entry.module}.{'' if owner is module else owner.__qualname__ + '.'}{name}"
+             for owner, name in compat._entry_points(module, entry.pattern)]
+    if entry.module.startswith("triton."):
+        assert names, f"{entry.pattern} is not in {entry.module}"
+    with compat.marking_benchmarks(lambda purpose: None, lambda: None) as marked:
+        pass
+    assert set(names) <= set(marked)
 
 
 def _node(name, metrics=None, children=()):

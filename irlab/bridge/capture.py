@@ -28,11 +28,11 @@ program's GPU time, what the captured kernels took, and the other kernels (cuBLA
 Autotuners and benchmark helpers launch more than Triton kernels: before every timed run they
 zero an L2-sized buffer (an ATen fill, which max-autotune runs tens of thousands of times), and
 Inductor times cuBLAS candidates and copies inputs. None of these passes the launch hooks, so
-their purpose cannot come from the stack. With ``profile`` the benchmarking entry points
-(:data:`irlab.bridge.compat.BENCHMARK_ENTRY_POINTS`: ``triton.testing.do_bench``, the
-autotuner's ``_bench``, Inductor's benchmarker and autotuners) each run inside a Proton scope
-``irlab-window PURPOSE``, and every kernel launched inside one is filed under that purpose
-(``profile.json``'s ``windows``), apart from the program's time.
+their purpose cannot come from the stack. With ``profile`` the benchmarking entry points (the
+table the stack's purpose is read from, :data:`irlab.launch_records.BENCHMARK_ENTRY_POINTS`:
+``triton.testing.do_bench``, the autotuner's ``_bench``, Inductor's benchmarker and autotuners)
+each run inside a Proton scope ``irlab-window PURPOSE``, and every kernel launched inside one is
+filed under that purpose (``profile.json``'s ``windows``), apart from the program's time.
 
 A program marks its own work with :func:`irlab.region` (:mod:`irlab.marks`); the capture listens
 to those marks (and passes them on to a recorder installed before it, such as ``irlab run``'s).

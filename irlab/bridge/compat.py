@@ -57,6 +57,8 @@ import tempfile
 
 import triton
 
+from .. import launch_records
+
 TRITON_VERSION = triton.__version__
 # the Triton releases irlab is tested on (pyproject.toml allows the same range)
 SUPPORTED_VERSIONS = ("3.6.0", "3.9.0")
@@ -322,32 +324,11 @@ def watching_launches(arguments, enter, exit):
 # ------------------------------------------------------------------------------------------------
 # Benchmarking windows: where autotuners and benchmark helpers time their candidates
 
-# (module, attribute, purpose): the entry points inside which every kernel launched -- a Triton
-# kernel, or an L2-flushing buffer fill, a cuBLAS candidate, a copy of the inputs -- is tuning or
-# benchmarking work, not the program's. ``Class.method`` names a method; ``*.benchmark*`` every
-# ``benchmark*`` method of every class the module defines (Inductor's Benchmarker,
-# TritonBenchmarker, InductorBenchmarker, ... differ between torch versions). An entry point a
-# version lacks is skipped (:func:`marking_benchmarks` says which were marked). Autotuning wins
-# over benchmarking where both are open: autotuners time their candidates with do_bench.
-BENCHMARK_ENTRY_POINTS = (
-    ("triton.testing", "do_bench", "benchmark"),                        # 3.6 and 3.9
-    ("triton.testing", "do_bench_cudagraph", "benchmark"),
-    ("triton.runtime.autotuner", "Autotuner._bench", "autotune"),       # triton.autotune's timing
-    ("torch._inductor.runtime.benchmarking", "*.benchmark*", "autotune"),   # every Inductor timing
-    ("torch._inductor.runtime.triton_heuristics", "CachingAutotuner.benchmark_all_configs", "autotune"),
-    ("torch._inductor.runtime.triton_heuristics", "CachingAutotuner.autotune_to_one_config", "autotune"),
-    ("torch._inductor.runtime.triton_heuristics", "CachingAutotuner.coordinate_descent_tuning", "autotune"),
-    ("torch._inductor.select_algorithm", "AlgorithmSelectorCache.__call__", "autotune"),  # max-autotune's choice
-    ("torch._inductor.select_algorithm", "*.benchmark*", "autotune"),   # its candidates' timings
-    # the scheduler times fused against unfused kernels (epilogue fusion into GEMM templates, combo
-    # kernels) while it compiles: compile-time launches of kernels named ``triton_``, never the program's
-    ("torch._inductor.scheduler", "Scheduler.speedup_by_fusion", "autotune"),
-    ("torch._inductor.scheduler", "*.benchmark*", "autotune"),
-    ("torch._inductor.codegen.simd", "*.benchmark*", "autotune"),
-    ("torch._inductor.codegen.triton", "*.benchmark*", "autotune"),
-    ("torch._inductor.fx_passes.pad_mm", "should_pad_bench", "autotune"),   # torch <= 2.5
-    ("torch._inductor.fx_passes.pad_mm", "_should_pad", "autotune"),        # later torch
-)
+# The entry points are ``irlab.launch_records.BENCHMARK_ENTRY_POINTS``, the table a launch's purpose
+# is also read from (its stack frames): every ``window`` entry there is wrapped here. Inside one,
+# every kernel launched -- a Triton kernel, or an L2-flushing buffer fill, a cuBLAS candidate, a
+# copy of the inputs -- is tuning or benchmarking work, not the program's. An entry point a
+# version lacks is skipped (:func:`marking_benchmarks` says which were marked).
 
 
 def _entry_points(module, pattern: str):
@@ -410,11 +391,12 @@ class _MarkOnImport:
 
 @contextlib.contextmanager
 def marking_benchmarks(enter, exit):
-    """Inside: each entry point of :data:`BENCHMARK_ENTRY_POINTS` calls ``enter(purpose)`` before
-    it runs and ``exit()`` after (also when it raises); modules imported later are marked on
-    import. Yields the list of what was marked (``module.attribute``), filled as it happens.
-    Everything is restored on exit."""
+    """Inside: each ``window`` entry point of ``launch_records.BENCHMARK_ENTRY_POINTS`` calls
+    ``enter(purpose)`` before it runs and ``exit()`` after (also when it raises); modules imported
+    later are marked on import. Yields the list of what was marked (``module.attribute``), filled
+    as it happens. Everything is restored on exit."""
     import sys
+    entries = [e for e in launch_records.BENCHMARK_ENTRY_POINTS if e.window]
     marked: list[str] = []
     undo: list = []
     done: set[str] = set()
@@ -423,20 +405,20 @@ def marking_benchmarks(enter, exit):
         if module.__name__ in done:
             return
         done.add(module.__name__)
-        for mod_name, pattern, purpose in BENCHMARK_ENTRY_POINTS:
-            if mod_name != module.__name__:
+        for entry in entries:
+            if entry.module != module.__name__:
                 continue
-            for owner, name in _entry_points(module, pattern):
+            for owner, name in _entry_points(module, entry.pattern):
                 raw = vars(owner)[name]
                 if getattr(raw, "__irlab_marked__", None) or getattr(getattr(raw, "__func__", None),
                                                                      "__irlab_marked__", None):
                     continue
-                setattr(owner, name, _wrapped(raw, purpose, enter, exit))
+                setattr(owner, name, _wrapped(raw, entry.purpose, enter, exit))
                 undo.append(lambda owner=owner, name=name, raw=raw: setattr(owner, name, raw))
                 where = "" if owner is module else f"{owner.__qualname__}."
                 marked.append(f"{module.__name__}.{where}{name}")
 
-    modules = sorted({m for m, _, _ in BENCHMARK_ENTRY_POINTS})
+    modules = sorted({e.module for e in entries})
     finder = _MarkOnImport([m for m in modules if m not in sys.modules], mark)
     for m in modules:
         if m in sys.modules:
