@@ -322,23 +322,61 @@ def pick(records: list[dict]) -> tuple[int, str]:
                   f"{tensor_bytes(r.get('args', {})) / 2**20:.2f} MiB x {r.get('count', 1)}")
 
 
-def read_records(folder: Path) -> list[dict]:
+_UNREAD = object()
+
+
+class RunFiles:
+    """What every kernel folder's records read from the capture run around them: its
+    ``profile.json`` (GPU times) and ``marks.json`` (the regions its program marked), each parsed
+    at most once, when first asked for. Code that reads many kernel folders of one run (ranking,
+    picking the hottest launch, trimming) makes one and hands it to :func:`read_records`."""
+
+    def __init__(self, run: Path, profile: dict | None = None):
+        self.run = Path(run)
+        self._profile = _UNREAD if profile is None else profile   # a caller that parsed it already
+        self._region = _UNREAD
+
+    @property
+    def profile(self) -> dict | None:
+        """The parsed ``profile.json`` (``{}`` where it is not JSON), None without one."""
+        if self._profile is _UNREAD:
+            path = self.run / "profile.json"
+            if not path.is_file():
+                self._profile = None
+            else:
+                try:
+                    self._profile = json.loads(path.read_text())
+                except ValueError:
+                    self._profile = {}
+        return self._profile
+
+    @property
+    def region(self) -> str | None:
+        """The one region the program marked (:func:`_single_region`), or None."""
+        if self._region is _UNREAD:
+            self._region = _single_region(self.run)
+        return self._region
+
+
+def read_records(folder: Path, run_files: RunFiles | None = None) -> list[dict]:
     """A kernel folder's launch records, each with its GPU time where the run was profiled (the
     run's ``profile.json``, which ``irlab capture --profile`` also copies into the records). Where
     the program marked exactly one region (``marks.json``) and the profile timed it, each record
     also gets ``region_gpu``: the region's name, the record's GPU ns and launches inside its
-    entries, and whether entry 0 was left out."""
+    entries, and whether entry 0 was left out. ``run_files``: the run's files, read once for many
+    folders (one of another run is not used)."""
     path = folder / "launches.jsonl"
     if not path.is_file():
         return []
     records = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    profile = folder.parent / "profile.json"
-    region = _single_region(folder.parent)
-    if profile.is_file() and (region is not None or any("gpu_ns" not in r for r in records)):
-        try:
-            data = json.loads(profile.read_text())
-        except ValueError:
-            data = {}
+    if run_files is None or run_files.run != folder.parent:
+        run_files = RunFiles(folder.parent)
+    region = run_files.region
+    if region is not None or any("gpu_ns" not in r for r in records):
+        data = run_files.profile
+    else:
+        data = None
+    if data is not None:
         times = data.get("captured", {}).get(folder.name, {}).get("records", {})
         for n, rec in enumerate(records):
             t = times.get(str(n))
@@ -366,7 +404,7 @@ def _single_region(run: Path) -> str | None:
     return next(iter(regions)) if len(regions) == 1 else None
 
 
-def _from_capture(folder: Path, sel: str, ref: str) -> Launch:
+def _from_capture(folder: Path, sel: str, ref: str, run_files: RunFiles | None = None) -> Launch:
     meta_path = folder / "metadata.json"
     if not meta_path.exists():
         raise LaunchError(f"{folder} is not a captured kernel folder (no metadata.json; `irlab capture` writes one "
@@ -378,7 +416,7 @@ def _from_capture(folder: Path, sel: str, ref: str) -> Launch:
                           "starts from")
     ttir = (folder / ttir_stage["file"]).read_text()
     target, options = Target.parse(meta["target"]), _options(meta.get("triton_metadata", {}))
-    records = read_records(folder)
+    records = read_records(folder, run_files)
     if not records:
         if sel:
             raise LaunchError(f"{folder} recorded no launch (the kernel was compiled only); name the folder alone to "
@@ -402,17 +440,17 @@ def kernel_folders(run: Path) -> list[Path]:
     return sorted(p for p in run.iterdir() if p.is_dir() and (p / "metadata.json").is_file())
 
 
-def folder_heat(folder: Path) -> tuple[int, int]:
+def folder_heat(folder: Path, run_files: RunFiles | None = None) -> tuple[int, int]:
     """How hot a kernel folder ran as the program's own work: (GPU ns, tensor bytes x launches),
     each summed over its program launches."""
-    recs = [r for r in read_records(folder) if r.get("purpose", "program") == "program"]
+    recs = [r for r in read_records(folder, run_files) if r.get("purpose", "program") == "program"]
     return (sum(int(r.get("gpu_ns") or 0) for r in recs),
             sum(tensor_bytes(r.get("args", {})) * int(r.get("count", 1)) for r in recs))
 
 
-def _region_heat(folder: Path) -> int:
+def _region_heat(folder: Path, run_files: RunFiles | None = None) -> int:
     """GPU ns of a kernel folder's program launches inside the capture's one region (0 without)."""
-    return sum(int((r.get("region_gpu") or {}).get("ns", 0)) for r in read_records(folder)
+    return sum(int((r.get("region_gpu") or {}).get("ns", 0)) for r in read_records(folder, run_files)
                if r.get("purpose", "program") == "program")
 
 
@@ -433,13 +471,14 @@ def captured_kernels(path: Path) -> list[CapturedKernel]:
         folders = kernel_folders(path) if is_capture_run(path) else [path]
         if not folders or not (folders[0] / "metadata.json").is_file():
             raise LaunchError(f"{path} is neither a capture run nor a captured kernel folder")
-        launched = any(read_records(f) for f in folders)
+        files = RunFiles(folders[0].parent)
+        launched = any(read_records(f, files) for f in folders)
         out = []
         for f in folders:
             meta = json.loads((f / "metadata.json").read_text())
             target = Target.parse(meta["target"])
             name = f.name.replace(f".{target.slug}.", ".", 1)
-            program = not launched or any(r.get("purpose", "program") == "program" for r in read_records(f))
+            program = not launched or any(r.get("purpose", "program") == "program" for r in read_records(f, files))
             out.append(CapturedKernel(name, str(f), target, program))
         return out
     if path.is_file():
@@ -475,17 +514,18 @@ def _hottest_of_run(run: Path) -> Launch:
     folders = kernel_folders(run)
     if not folders:
         raise LaunchError(f"{run}: the capture holds no kernel folder")
-    heat = {f: folder_heat(f) for f in folders}
+    files = RunFiles(run)
+    heat = {f: folder_heat(f, files) for f in folders}
     profiled = any(h[0] for h in heat.values())
-    region = {f: _region_heat(f) for f in folders}
+    region = {f: _region_heat(f, files) for f in folders}
     best = max(folders, key=lambda f: (region[f], heat[f][0], heat[f][1]) if profiled else (heat[f][1], 0))
     if not any(heat[best]):
         raise LaunchError(f"{run}: no kernel of the capture ran as the program's own work; name a kernel folder "
                           f"(`irlab top {run}` or the folders of {run})")
-    launch = _from_capture(best, "", str(best))
+    launch = _from_capture(best, "", str(best), files)
     rule = "GPU time (profiled)" if profiled else "the bytes its tensors span x launches (no profile recorded)"
     if profiled and region[best]:
-        rule = f"GPU time inside region {_single_region(run)!r} (profiled, as `irlab top` ranks by default)"
+        rule = f"GPU time inside region {files.region!r} (profiled, as `irlab top` ranks by default)"
     launch.picked = f"the run's hottest kernel by {rule}; its launch: {launch.picked}"
     return launch
 

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .launch_records import MARKS_FILE
-from .launches import folder_heat, kernel_folders, read_records
+from .launches import RunFiles, folder_heat, kernel_folders, read_records
 from .jsonio import write_json, write_text
 
 
@@ -156,8 +156,9 @@ def rank(run: Path, purposes: tuple = ("program",), region: str | None = None,
         raise RankingError(f"{run} is not a capture run (no index.json; `irlab capture --out {run} -- SCRIPT.py` "
                            "writes one)")
     profile = read_profile(run)
+    files = RunFiles(run, profile)   # the kernel folders' records read the same profile
     chosen = choose_region(run, profile, region, whole_program)
-    whole = _tally(run, profile, purposes)
+    whole = _tally(files, profile, purposes)
     marked = bool(profile.get("windows_marked"))
     if chosen is None:
         ranking = _ranking(run, profile, whole, purposes, marked)
@@ -169,7 +170,7 @@ def rank(run: Path, purposes: tuple = ("program",), region: str | None = None,
                                  f"{'one' if len(names) > 1 else 'it'}")
         return ranking
     info = regions_of(profile)[chosen]
-    ranking = _ranking(run, profile, _tally(run, info, purposes, whole.purpose_of), purposes, marked)
+    ranking = _ranking(run, profile, _tally(files, info, purposes, whole.purpose_of), purposes, marked)
     ranking.region = chosen
     ranking.region_entries = int(info.get("entries", 0))
     ranking.region_left_out = list(info.get("left_out", []))
@@ -200,13 +201,13 @@ class _Tally:
         return self.total_ns - self.spent_elsewhere - sum(w[2] for w in self.windows)
 
 
-def _tally(run: Path, view: dict, purposes: tuple, known: dict | None = None) -> _Tally:
+def _tally(run_files: RunFiles, view: dict, purposes: tuple, known: dict | None = None) -> _Tally:
     """``view`` (a profile, or one region of it) as rows: each captured kernel's time by purpose.
     A record's purpose comes from the view, ``known`` (the whole profile's), or its folder."""
     rows, spent_elsewhere, unknown, purpose_of = [], 0, 0, {}
     for folder, f in view.get("captured", {}).items():
-        path = run / folder
-        records = read_records(path) if path.is_dir() else []
+        path = run_files.run / folder
+        records = read_records(path, run_files) if path.is_dir() else []
         by: dict[str, list[int]] = {}
         best, best_ns = None, -1
         for n, t in f.get("records", {}).items():
@@ -356,8 +357,9 @@ def trim(run: Path, out: Path, top: int | None = None, stages: tuple = KEEP_STAG
     if "ttir" not in stages:
         stages = ("ttir", *stages)
     folders = kernel_folders(run)
-    launched = [f for f in folders if read_records(f)]
-    heat = {f: folder_heat(f) for f in folders}
+    files = RunFiles(run)
+    launched = [f for f in folders if read_records(f, files)]
+    heat = {f: folder_heat(f, files) for f in folders}
     keep = [f for f in folders if heat[f] != (0, 0)] if launched else list(folders)
     rule = ("kernels launched as the program's own work" if launched else
             "every kernel (no launch was recorded: a compile-only capture)")
@@ -381,7 +383,7 @@ def trim(run: Path, out: Path, top: int | None = None, stages: tuple = KEEP_STAG
         meta["stages"] = kept
         meta["trimmed"] = {"stages_dropped": sorted(set(captured) - set(kept))}
         write_json(dest / "metadata.json", meta)
-        records = read_records(f)
+        records = read_records(f, files)
         for rec in records:
             rec.pop("region_gpu", None)     # read from the profile, not a part of the record
             for info in rec.get("args", {}).values():

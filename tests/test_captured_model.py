@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -103,6 +104,39 @@ def test_with_triton_gemms_the_hottest_kernels_are_gemm_templates(tmp_path):
     base = launch.recompile()
     changed = [r for _, r in res.python_results if r.name == "optimize-epilogue" and r.changed]
     assert changed and res.binary != base.binary
+
+
+def test_a_run_s_profile_and_marks_are_read_once_however_many_kernel_folders_it_has(tmp_path, monkeypatch):
+    """Ranking a run, picking its hottest launch, listing and trimming its kernels read the run's
+    profile.json and marks.json once each, not once per kernel folder (13 here), and every folder's
+    records still get the GPU time of the one region the program marked."""
+    from irlab import ranking
+    run = tmp_path / "run"
+    shutil.copytree(CAPTURES / "llama2-h100", run)
+    profile = json.loads((run / "profile.json").read_text())
+    profile["regions"] = {"step": {**{k: profile[k] for k in ("total_ns", "captured", "other", "windows")},
+                                   "entries": 3, "left_out": [0]}}
+    (run / "profile.json").write_text(json.dumps(profile))
+    (run / "marks.json").write_text(json.dumps({"regions": {"step": 3}}))
+    alone = {f.name: launches.read_records(f) for f in launches.kernel_folders(run)}   # one folder at a time
+    assert len(alone) > 10 and all(r["region_gpu"]["region"] == "step" for rs in alone.values() for r in rs)
+    reads = []
+    read_text = Path.read_text
+
+    def counted(self, *args, **kwargs):
+        if self.name in ("profile.json", "marks.json"):
+            reads.append(self.name)
+        return read_text(self, *args, **kwargs)
+    monkeypatch.setattr(Path, "read_text", counted)
+    for what in (lambda: ranking.rank(run), lambda: launches.load(str(run)), lambda: launches.captured_kernels(run),
+                 lambda: ranking.trim(run, tmp_path / "trimmed")):
+        reads.clear()
+        what()
+        assert sorted(reads) == ["marks.json", "profile.json"]
+    files = launches.RunFiles(run)
+    assert {f.name: launches.read_records(f, files) for f in launches.kernel_folders(run)} == alone
+    first = launches.kernel_folders(run)[0]    # the run files of another run are not used for a folder
+    assert launches.read_records(first, launches.RunFiles(tmp_path)) == alone[first.name]
 
 
 @pytest.mark.parametrize("family", sorted(FAMILIES))
