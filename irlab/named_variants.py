@@ -86,12 +86,20 @@ PERSISTENT_TMA_FLATTEN = Variant("persistent-tma-flatten", (
    "two loops, so the next tile's loads overlap this tile's epilogue), as tutorial 09 writes it")
 
 
+PERSISTENT_TMA_SPLIT = Variant("persistent-tma-split", (
+    PERSISTENT_TMA_FLATTEN.edits[0],
+    Insert("descriptor-loads", {"store": True, "store_split": 2}, stage="ttir", at="end", cleanup=("canonicalize",)),
+    *PERSISTENT_TMA_FLATTEN.edits[2:],
+), "persistent-tma-flatten with the epilogue stored as two column subtiles (descriptor-loads store_split=2): "
+   "half the TMA store's staging buffer, tutorial 09's EPILOGUE_SUBTILE")
+
+
 def candidates_for(target: str) -> list[Variant]:
     """Named variants beyond the experiments' set (:func:`variants_for`): usable by name everywhere
     (``--variant persistent-tma``), listed by ``irlab variants``, but not compiled by the experiments
     or the golden suite until a GPU has measured them."""
     t = Target.parse(target)
-    return [PERSISTENT_TMA, PERSISTENT_TMA_FLATTEN] if t.family == "cuda" and t.arch == "90" else []
+    return [PERSISTENT_TMA, PERSISTENT_TMA_FLATTEN, PERSISTENT_TMA_SPLIT] if t.family == "cuda" and t.arch == "90" else []
 
 
 def named_for(target: str) -> list[Variant]:

@@ -17,7 +17,8 @@ from irlab.bridge.pass_runner import run_pass
 from irlab.bridge.variant_identity import variant_key
 from irlab.kernel_spec import TileConfig
 from irlab.kernels import KERNELS
-from irlab.named_variants import PERSISTENT_TMA, PERSISTENT_TMA_FLATTEN, get_variant, resolve, variants_for
+from irlab.named_variants import (PERSISTENT_TMA, PERSISTENT_TMA_FLATTEN, PERSISTENT_TMA_SPLIT, get_variant, resolve,
+                                  variants_for)
 from irlab.registry import make_pass
 from irlab.targets import Target
 from irlab.variant import (PERSISTENT_MARKER, Insert, Launch, Variant, VariantError, is_persistent, launch_grid,
@@ -104,22 +105,15 @@ def test_kernels_it_does_not_fit_are_refused_unchanged(kernel, reason):
 
 # --- the named variant, cross-compiled -----------------------------------------------------------
 
-# with the epilogue stored as two column subtiles (descriptor-loads store_split)
-SPLIT_STORE = Variant("persistent-tma-flatten-split2", (
-    PERSISTENT_TMA_FLATTEN.edits[0],
-    Insert("descriptor-loads", {"store": True, "store_split": 2}, stage="ttir", at="end", cleanup=("canonicalize",)),
-    *PERSISTENT_TMA_FLATTEN.edits[2:]))
-
-
 @pytest.mark.parametrize("config", list(GEMM.configs))
-@pytest.mark.parametrize("variant", [PERSISTENT_TMA, PERSISTENT_TMA_FLATTEN, SPLIT_STORE], ids=lambda v: v.name)
+@pytest.mark.parametrize("variant", [PERSISTENT_TMA, PERSISTENT_TMA_FLATTEN, PERSISTENT_TMA_SPLIT], ids=lambda v: v.name)
 def test_persistent_tma_compiles_every_gemm_config_for_hopper(config, variant):
     res = compile_kernel(GEMM, "cuda:90", config=config, variant=variant)
     assert res.binary and is_persistent(res.asm["ttir"])
     by_pass = {r.name: r for _, r in res.python_results}
     assert by_pass["persistent-tiles"].changed and by_pass["descriptor-loads"].changed
     ttir = res.asm["ttir"]
-    stores = 2 if variant is SPLIT_STORE else 1
+    stores = 2 if variant is PERSISTENT_TMA_SPLIT else 1
     assert ttir.count("tt.descriptor_load") == 2 and ttir.count("tt.descriptor_store") == stores
     # descriptors are built once per program, before the loop over tiles
     assert ttir.rindex("tt.make_tensor_descriptor") < ttir.index("scf.for")
@@ -150,7 +144,9 @@ def test_the_variant_is_named_for_hopper_only_and_kept_out_of_the_golden_set():
     assert PERSISTENT_TMA_FLATTEN.edits[1:] == PERSISTENT_TMA.edits[1:]
     assert dict(PERSISTENT_TMA_FLATTEN.edits[0].options) == {"flatten": True}
     assert dict(PERSISTENT_TMA.edits[0].options) == {} and PERSISTENT_TMA_FLATTEN.launch == Launch("persistent")
-    for name in ("persistent-tma", "persistent-tma-flatten"):
+    assert dict(PERSISTENT_TMA_SPLIT.edits[1].options) == {"store": True, "store_split": 2}
+    assert PERSISTENT_TMA_SPLIT.edits[0] == PERSISTENT_TMA_FLATTEN.edits[0]
+    for name in ("persistent-tma", "persistent-tma-flatten", "persistent-tma-split"):
         for target in ("cuda:80", "hip:gfx942"):
             with pytest.raises(KeyError):
                 get_variant(name, target)
@@ -347,7 +343,7 @@ SHAPES = [(1000, 1000, 1000), (1040, 1008, 1072), (4096, 4096, 4096)]
 @pytest.mark.gpu
 @pytest.mark.parametrize("config", ["128x128x64-w8", "128x128x32-w4", "128x256x32-w8", "64x64x32-w4"])
 @pytest.mark.parametrize("mnk", SHAPES, ids=["x".join(map(str, s)) for s in SHAPES])
-@pytest.mark.parametrize("variant", [PERSISTENT_TMA, PERSISTENT_TMA_FLATTEN, SPLIT_STORE], ids=lambda v: v.name)
+@pytest.mark.parametrize("variant", [PERSISTENT_TMA, PERSISTENT_TMA_FLATTEN, PERSISTENT_TMA_SPLIT], ids=lambda v: v.name)
 def test_persistent_tma_matches_the_baseline_on_the_gpu(config, mnk, variant):
     import torch
     from irlab.timing.gpu import install_scratch_allocator

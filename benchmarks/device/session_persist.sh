@@ -9,14 +9,15 @@
 #            best at every seed shape), with irlab's tutorial-09-style gemm_persistent_tma (its
 #            best config) and cuBLAS in the same headline, on the three seed shapes
 #   profile  Proton profiles (kernel time, PC sampling on the hot loop, kloop/epilogue scopes per
-#            warp) of the persistent hypotheses H19 and H20 and of H16, H1, H4 beside them
+#            warp) of hypotheses H1-H7 (about 35 s each on an H100)
+#   profile2 the same for H8, H11, H14, H15 and H21 (H16, H19, H20: docs/results/persistent_tma/)
 # Each step has a time limit (SIGINT, so irlab writes what it finished) and prints its exit status.
 # Results: $OUT/session.log, $OUT/*.log, $OUT/session_persist.tgz.
-#   bash benchmarks/device/session_persist.sh correct|ab|profile   (from the repository root)
+#   bash benchmarks/device/session_persist.sh correct|ab|profile|profile2   (from the repository root)
 set -u
 export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
 PART=${1:-correct}
-case $PART in correct|ab|profile) ;; *) echo "usage: $0 correct|ab|profile" >&2; exit 2;; esac
+case $PART in correct|ab|profile|profile2) ;; *) echo "usage: $0 correct|ab|profile|profile2" >&2; exit 2;; esac
 R=/tmp/session_persist; rm -rf $R; mkdir -p $R
 step() { local name=$1 limit=$2; shift 2; echo "== $name: $*" | tee -a $OUT/session.log; local t0=$(date +%s)
          timeout -s INT -k 20 $limit "$@" > $R/$name.log 2>&1; local rc=$?
@@ -33,12 +34,16 @@ fi
 if [ "$PART" = ab ]; then
   # docs/results/persistent_tma/ recorded the first two variants (about 40 s on an H100); the third is H21
   step ab 560 python3 -m irlab ab --kernel gemm_fp16 \
-    --variants persistent-tma,persistent-tma-flatten,persistent-tiles:flatten=true+descriptor-loads:store=true:store_split=2 \
+    --variants persistent-tma,persistent-tma-flatten,persistent-tma-split \
     --configs 128x256x64-w8,128x128x64-w8 --stages 3,4 \
     --reference gemm_persistent_tma --shapes "$SHAPES" --rounds 30 --screen-rounds 3 --out $R/ab
 fi
 if [ "$PART" = profile ]; then
-  step profile 560 python3 -m experiments.profile_hypotheses --only H19,H20,H16,H1,H4 --shape 4096x4096x4096 \
+  step profile 560 python3 -m experiments.profile_hypotheses --only H1,H2,H3,H4,H5,H6,H7 --shape 4096x4096x4096 \
+    --out $R/profile
+fi
+if [ "$PART" = profile2 ]; then
+  step profile 560 python3 -m experiments.profile_hypotheses --only H8,H11,H14,H15,H21 --shape 4096x4096x4096 \
     --out $R/profile
 fi
 (cd $R && find . -type f -size -4M \( -name '*.md' -o -name '*.json' -o -name '*.jsonl' -o -name '*.csv' -o -name '*.png' \
