@@ -24,6 +24,7 @@ from pathlib import Path
 
 from irlab.experiment_kit import common_args, log, parse_shapes, run_experiment
 from irlab.kernel_spec import TileConfig
+from irlab.named_variants import PERSISTENT_TMA_FLATTEN, PERSISTENT_TMA_SPLIT, PERSISTENT_TMA_WS
 from irlab.variant import Insert, Variant
 
 SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192), (4864, 4096, 4160)]
@@ -86,6 +87,13 @@ EXTRA = [
     Candidate("base-g16", BASELINE, tile(group_m=16), "GROUP_M 16: other L2 reuse (a config, not a variant)"),
     Candidate("base-g4", BASELINE, tile(group_m=4), "GROUP_M 4"),
     Candidate("tma-ws-g16", V_TMA_WS, tile(num_warps=4, num_stages=3, group_m=16), "tma-ws with GROUP_M 16"),
+    # the persistent form (issue 21; docs/results/persistent_tma/)
+    Candidate("persistent-flat", PERSISTENT_TMA_FLATTEN, tile(),
+              "tutorial 09's form made by passes: tiles looped per SM, the tile loop fused with the K loop"),
+    Candidate("persistent-split-s4", PERSISTENT_TMA_SPLIT, tile(num_stages=4),
+              "persistent-flat with a two-subtile TMA epilogue, which lets the 4-stage ring fit (229 KB)"),
+    Candidate("persistent-ws", PERSISTENT_TMA_WS, tile(num_warps=4),
+              "the persistent form with automatic warp specialization on the tile loop"),
 ]
 
 

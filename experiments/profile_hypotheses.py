@@ -7,7 +7,8 @@ on the hot loop, kloop/epilogue scopes per warp (``irlab profile``, one folder p
 Each hypothesis is the variant and tile config that experiments.gemm_candidates times (H11 and
 H16 are the wgmma-wait-pendings and optimize-epilogue variants on the best config; H19 and H20
 the persistent form, ``persistent-tma`` without and with ``flatten`` on the tile loop, launched
-one program per SM; H21 the flattened form with its epilogue as two TMA-stored subtiles, 4 stages). Hypotheses
+one program per SM; H21 the flattened form with its epilogue as two TMA-stored subtiles, 4 stages;
+H22 the persistent form warp-specialized, 4 warps). Hypotheses
 that do not build (H9, H12, H13, H17, H18) and the config-only H10 have no kernel to profile.
 """
 from __future__ import annotations
@@ -20,7 +21,8 @@ from experiments.gemm_candidates import BASELINE, BEST, CANDIDATES, EXTRA, tile
 from irlab.profile.report import collect, modes_for, render, run_sessions
 from irlab.profile.run import Job, config_to_json
 from irlab.variant import Insert, Variant
-from irlab.named_variants import PERSISTENT_TMA, PERSISTENT_TMA_FLATTEN, PERSISTENT_TMA_SPLIT, get_variant
+from irlab.named_variants import (PERSISTENT_TMA, PERSISTENT_TMA_FLATTEN, PERSISTENT_TMA_SPLIT, PERSISTENT_TMA_WS,
+                                  get_variant)
 
 _BY_LABEL = {c.label: c for c in CANDIDATES + EXTRA}
 HYPOTHESES = {
@@ -42,6 +44,7 @@ HYPOTHESES = {
     # H20 with the epilogue stored as two column subtiles, at the 4-stage depth the smaller store
     # buffer lets fit (Triton's best at 4864x4096x4160)
     "H21": (PERSISTENT_TMA_SPLIT, tile(num_stages=4)),
+    "H22": (PERSISTENT_TMA_WS, tile(num_warps=4)),
 }
 
 

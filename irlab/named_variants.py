@@ -94,12 +94,19 @@ PERSISTENT_TMA_SPLIT = Variant("persistent-tma-split", (
    "half the TMA store's staging buffer, tutorial 09's EPILOGUE_SUBTILE")
 
 
+PERSISTENT_TMA_WS = Variant("persistent-tma-ws", (
+    Insert("persistent-tiles", {"warp_specialize": True}, stage="ttir", at="end"),
+    *PERSISTENT_TMA.edits[1:],
+), "persistent-tma with Hopper's automatic warp specialization on the tile loop (a producer warp group "
+   "issuing TMA loads, consumer groups running wgmma and the epilogue); Triton engages it at num_warps 4")
+
+
 def candidates_for(target: str) -> list[Variant]:
     """Named variants beyond the experiments' set (:func:`variants_for`): usable by name everywhere
     (``--variant persistent-tma``), listed by ``irlab variants``, but not compiled by the experiments
     or the golden suite until a GPU has measured them."""
     t = Target.parse(target)
-    return [PERSISTENT_TMA, PERSISTENT_TMA_FLATTEN, PERSISTENT_TMA_SPLIT] if t.family == "cuda" and t.arch == "90" else []
+    return [PERSISTENT_TMA, PERSISTENT_TMA_FLATTEN, PERSISTENT_TMA_SPLIT, PERSISTENT_TMA_WS] if t.family == "cuda" and t.arch == "90" else []
 
 
 def named_for(target: str) -> list[Variant]:

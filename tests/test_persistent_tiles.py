@@ -17,8 +17,8 @@ from irlab.bridge.pass_runner import run_pass
 from irlab.bridge.variant_identity import variant_key
 from irlab.kernel_spec import TileConfig
 from irlab.kernels import KERNELS
-from irlab.named_variants import (PERSISTENT_TMA, PERSISTENT_TMA_FLATTEN, PERSISTENT_TMA_SPLIT, get_variant, resolve,
-                                  variants_for)
+from irlab.named_variants import (PERSISTENT_TMA, PERSISTENT_TMA_FLATTEN, PERSISTENT_TMA_SPLIT, PERSISTENT_TMA_WS,
+                                  get_variant, resolve, variants_for)
 from irlab.registry import make_pass
 from irlab.targets import Target
 from irlab.variant import (PERSISTENT_MARKER, Insert, Launch, Variant, VariantError, is_persistent, launch_grid,
@@ -146,7 +146,9 @@ def test_the_variant_is_named_for_hopper_only_and_kept_out_of_the_golden_set():
     assert dict(PERSISTENT_TMA.edits[0].options) == {} and PERSISTENT_TMA_FLATTEN.launch == Launch("persistent")
     assert dict(PERSISTENT_TMA_SPLIT.edits[1].options) == {"store": True, "store_split": 2}
     assert PERSISTENT_TMA_SPLIT.edits[0] == PERSISTENT_TMA_FLATTEN.edits[0]
-    for name in ("persistent-tma", "persistent-tma-flatten", "persistent-tma-split"):
+    assert dict(PERSISTENT_TMA_WS.edits[0].options) == {"warp_specialize": True}
+    assert PERSISTENT_TMA_WS.edits[1:] == PERSISTENT_TMA.edits[1:]
+    for name in ("persistent-tma", "persistent-tma-flatten", "persistent-tma-split", "persistent-tma-ws"):
         for target in ("cuda:80", "hip:gfx942"):
             with pytest.raises(KeyError):
                 get_variant(name, target)
@@ -343,7 +345,8 @@ SHAPES = [(1000, 1000, 1000), (1040, 1008, 1072), (4096, 4096, 4096)]
 @pytest.mark.gpu
 @pytest.mark.parametrize("config", ["128x128x64-w8", "128x128x32-w4", "128x256x32-w8", "64x64x32-w4"])
 @pytest.mark.parametrize("mnk", SHAPES, ids=["x".join(map(str, s)) for s in SHAPES])
-@pytest.mark.parametrize("variant", [PERSISTENT_TMA, PERSISTENT_TMA_FLATTEN, PERSISTENT_TMA_SPLIT], ids=lambda v: v.name)
+@pytest.mark.parametrize("variant", [PERSISTENT_TMA, PERSISTENT_TMA_FLATTEN, PERSISTENT_TMA_SPLIT, PERSISTENT_TMA_WS],
+                         ids=lambda v: v.name)
 def test_persistent_tma_matches_the_baseline_on_the_gpu(config, mnk, variant):
     import torch
     from irlab.timing.gpu import install_scratch_allocator

@@ -10,14 +10,17 @@
 #            best config) and cuBLAS in the same headline, on the three seed shapes
 #   profile  Proton profiles (kernel time, PC sampling on the hot loop, kloop/epilogue scopes per
 #            warp) of hypotheses H1-H7 (about 35 s each on an H100)
-#   profile2 the same for H8, H11, H14, H15 and H21 (H16, H19, H20: docs/results/persistent_tma/)
+#   profile2 the same for H8, H11, H14, H15, H21 and H22 (H16, H19, H20: docs/results/persistent_tma/)
+#   candidates  the persistent candidates of experiments.gemm_candidates (persistent-flat,
+#            persistent-split-s4 = H21, persistent-ws = H22: tile configs irlab ab's names do not
+#            reach, 4 warps for warp specialization) against the best config and cuBLAS
 # Each step has a time limit (SIGINT, so irlab writes what it finished) and prints its exit status.
 # Results: $OUT/session.log, $OUT/*.log, $OUT/session_persist.tgz.
-#   bash benchmarks/device/session_persist.sh correct|ab|profile|profile2   (from the repository root)
+#   bash benchmarks/device/session_persist.sh correct|ab|profile|profile2|candidates   (from the repository root)
 set -u
 export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
 PART=${1:-correct}
-case $PART in correct|ab|profile|profile2) ;; *) echo "usage: $0 correct|ab|profile|profile2" >&2; exit 2;; esac
+case $PART in correct|ab|profile|profile2|candidates) ;; *) echo "usage: $0 correct|ab|profile|profile2|candidates" >&2; exit 2;; esac
 R=/tmp/session_persist; rm -rf $R; mkdir -p $R
 step() { local name=$1 limit=$2; shift 2; echo "== $name: $*" | tee -a $OUT/session.log; local t0=$(date +%s)
          timeout -s INT -k 20 $limit "$@" > $R/$name.log 2>&1; local rc=$?
@@ -42,11 +45,15 @@ if [ "$PART" = profile ]; then
   step profile 560 python3 -m experiments.profile_hypotheses --only H1,H2,H3,H4,H5,H6,H7 --shape 4096x4096x4096 \
     --out $R/profile
 fi
+if [ "$PART" = candidates ]; then
+  step candidates 560 python3 -m experiments.gemm_candidates --only persistent-flat,persistent-split-s4,persistent-ws \
+    --rounds 15 --out $R/candidates
+fi
 if [ "$PART" = profile2 ]; then
-  step profile 560 python3 -m experiments.profile_hypotheses --only H8,H11,H14,H15,H21 --shape 4096x4096x4096 \
+  step profile 560 python3 -m experiments.profile_hypotheses --only H8,H11,H14,H15,H21,H22 --shape 4096x4096x4096 \
     --out $R/profile
 fi
 (cd $R && find . -type f -size -4M \( -name '*.md' -o -name '*.json' -o -name '*.jsonl' -o -name '*.csv' -o -name '*.png' \
   -o -name '*.log' \) -print | tar czf $OUT/session_persist.tgz -T -)
-for f in tests verify ab profile; do [ -f $R/$f.log ] && cp $R/$f.log $OUT/$f.log; done
+for f in tests verify ab profile candidates; do [ -f $R/$f.log ] && cp $R/$f.log $OUT/$f.log; done
 ls -la $OUT
