@@ -25,9 +25,10 @@ with the Wilcoxon signed-rank 95% interval (:mod:`irlab.timing.stats`); from
 (the A/A arm) and a difference is called only beyond that A/A floor. Every kernel is listed
 with whether its binary differs between the arms and its own time change (its GPU time per round,
 same statistics, called beyond the kernel's own A/A floor); a kernel whose code is the same in both
-arms and whose time moved anyway is said to have moved with its neighbours. The timed runs profile kernels by name, without recording each launch (which would
-put Python work into every launch, and into a wall-clock region); a region is reported with the
-summed GPU time of the program's kernels beside it. What runs an arm is a *runner*: :class:`SubprocessRunner` starts
+arms and whose time moved anyway is said to have moved with its neighbours. The timed runs
+profile kernels by name, without recording each launch (which would put Python work into every
+launch, and into a wall-clock region); a region is reported with the summed GPU time of the
+program's kernels beside it. What runs an arm is a *runner*: :class:`SubprocessRunner` starts
 ``python -m irlab run``; tests give a fake one.
 
 Nothing finished is lost: the check runs and every finished round are appended to ``runs.jsonl``
