@@ -69,36 +69,35 @@ def variants_for(target: str) -> list[Variant]:
     return [BASELINE, _interleave(BASELINE), _epilogue(BASELINE), _cancel_transposes(BASELINE)]
 
 
+def _persistent(name: str, description: str, tile_loop: dict | None = None, store_split: int = 1) -> Variant:
+    """A Hopper persistent TMA variant: persistent-tiles (``tile_loop``: its options), then
+    descriptor-loads with the TMA store (``store_split`` column subtiles), launched one program
+    per SM."""
+    store = {"store": True, **({"store_split": store_split} if store_split > 1 else {})}
+    return Variant(name, (
+        Insert("persistent-tiles", tile_loop or {}, stage="ttir", at="end"),
+        Insert("descriptor-loads", store, stage="ttir", at="end", cleanup=("canonicalize",)),
+        Launch("persistent"),
+    ), description)
+
+
 # Hopper: tutorial 09's persistent TMA GEMM made from a tile-per-program kernel -- the per-tile work
 # looped over tiles, the K loop's loads and the epilogue's store through TMA, one program per SM
-PERSISTENT_TMA = Variant("persistent-tma", (
-    Insert("persistent-tiles", stage="ttir", at="end"),
-    Insert("descriptor-loads", {"store": True}, stage="ttir", at="end", cleanup=("canonicalize",)),
-    Launch("persistent"),
-), "tutorial 09's form: the per-tile work in a loop over tiles, TMA loads and store, launched with one program "
-   "per SM (min(#SMs, tiles)); a kernel persistent-tiles refuses keeps its own grid")
-
-
-PERSISTENT_TMA_FLATTEN = Variant("persistent-tma-flatten", (
-    Insert("persistent-tiles", {"flatten": True}, stage="ttir", at="end"),
-    *PERSISTENT_TMA.edits[1:],
-), "persistent-tma with its tile loop flattened into the K loop (tt.flatten: Triton's pipeliner fuses the "
-   "two loops, so the next tile's loads overlap this tile's epilogue), as tutorial 09 writes it")
-
-
-PERSISTENT_TMA_SPLIT = Variant("persistent-tma-split", (
-    PERSISTENT_TMA_FLATTEN.edits[0],
-    Insert("descriptor-loads", {"store": True, "store_split": 2}, stage="ttir", at="end", cleanup=("canonicalize",)),
-    *PERSISTENT_TMA_FLATTEN.edits[2:],
-), "persistent-tma-flatten with the epilogue stored as two column subtiles (descriptor-loads store_split=2): "
-   "half the TMA store's staging buffer, tutorial 09's EPILOGUE_SUBTILE")
-
-
-PERSISTENT_TMA_WS = Variant("persistent-tma-ws", (
-    Insert("persistent-tiles", {"warp_specialize": True}, stage="ttir", at="end"),
-    *PERSISTENT_TMA.edits[1:],
-), "persistent-tma with Hopper's automatic warp specialization on the tile loop (a producer warp group "
-   "issuing TMA loads, consumer groups running wgmma and the epilogue); Triton engages it at num_warps 4")
+PERSISTENT_TMA = _persistent(
+    "persistent-tma", "tutorial 09's form: the per-tile work in a loop over tiles, TMA loads and store, launched "
+    "with one program per SM (min(#SMs, tiles)); a kernel persistent-tiles refuses keeps its own grid")
+PERSISTENT_TMA_FLATTEN = _persistent(
+    "persistent-tma-flatten", "persistent-tma with its tile loop flattened into the K loop (tt.flatten: Triton's "
+    "pipeliner fuses the two loops, so the next tile's loads overlap this tile's epilogue), as tutorial 09 writes it",
+    tile_loop={"flatten": True})
+PERSISTENT_TMA_SPLIT = _persistent(
+    "persistent-tma-split", "persistent-tma-flatten with the epilogue stored as two column subtiles (descriptor-loads "
+    "store_split=2): half the TMA store's staging buffer, tutorial 09's EPILOGUE_SUBTILE",
+    tile_loop={"flatten": True}, store_split=2)
+PERSISTENT_TMA_WS = _persistent(
+    "persistent-tma-ws", "persistent-tma with Hopper's automatic warp specialization on the tile loop (a producer "
+    "warp group issuing TMA loads, consumer groups running wgmma and the epilogue); Triton engages it at num_warps 4",
+    tile_loop={"warp_specialize": True})
 
 
 def candidates_for(target: str) -> list[Variant]:
@@ -106,7 +105,9 @@ def candidates_for(target: str) -> list[Variant]:
     (``--variant persistent-tma``), listed by ``irlab variants``, but not compiled by the experiments
     or the golden suite until a GPU has measured them."""
     t = Target.parse(target)
-    return [PERSISTENT_TMA, PERSISTENT_TMA_FLATTEN, PERSISTENT_TMA_SPLIT, PERSISTENT_TMA_WS] if t.family == "cuda" and t.arch == "90" else []
+    if t.family != "cuda" or t.arch != "90":
+        return []
+    return [PERSISTENT_TMA, PERSISTENT_TMA_FLATTEN, PERSISTENT_TMA_SPLIT, PERSISTENT_TMA_WS]
 
 
 def named_for(target: str) -> list[Variant]:
