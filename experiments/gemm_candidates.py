@@ -24,7 +24,8 @@ from pathlib import Path
 
 from irlab.experiment_kit import common_args, log, parse_shapes, run_experiment
 from irlab.kernel_spec import TileConfig
-from irlab.named_variants import PERSISTENT_TMA_FLATTEN, PERSISTENT_TMA_SPLIT, PERSISTENT_TMA_WS
+from irlab.named_variants import (PERSISTENT_TMA_FLATTEN, PERSISTENT_TMA_SPLIT, PERSISTENT_TMA_WS,
+                                  PERSISTENT_TMA_WS_SPLIT)
 from irlab.variant import Insert, Variant
 
 SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192), (4864, 4096, 4160)]
@@ -94,6 +95,18 @@ EXTRA = [
               "persistent-flat with a two-subtile TMA epilogue, which lets the 4-stage ring fit (229 KB)"),
     Candidate("persistent-ws", PERSISTENT_TMA_WS, tile(num_warps=4),
               "the persistent form with automatic warp specialization on the tile loop"),
+    # searches on top of the persistent form (hypotheses H23-H26)
+    Candidate("persistent-flat-g4", PERSISTENT_TMA_FLATTEN, tile(group_m=4),
+              "persistent-flat rasterized in groups of 4 tile rows: other L2 reuse between the SMs' tiles"),
+    Candidate("persistent-flat-g16", PERSISTENT_TMA_FLATTEN, tile(group_m=16), "persistent-flat, groups of 16 rows"),
+    Candidate("persistent-flat-256x128", PERSISTENT_TMA_FLATTEN, tile(bm=256, bn=128),
+              "persistent-flat on a 256x128 tile: each warp group's wgmma 128x128 instead of 64x256"),
+    Candidate("persistent-split", PERSISTENT_TMA_SPLIT, tile(),
+              "persistent-split at 3 stages: the subtiled store alone, without the deeper ring"),
+    Candidate("persistent-ws-split-s4", PERSISTENT_TMA_WS_SPLIT, tile(num_warps=4, num_stages=4),
+              "persistent-ws with a two-subtile store and a 4-deep ring (230 KB; unsplit it needs 263 KB)"),
+    Candidate("persistent-flat-ctas2", PERSISTENT_TMA_FLATTEN, tile(num_ctas=2),
+              "persistent-flat launched as 2-CTA clusters (Triton splits the 128x256 tile over the pair: 128x128 per CTA)"),
 ]
 
 

@@ -8,7 +8,9 @@ Each hypothesis is the variant and tile config that experiments.gemm_candidates 
 H16 are the wgmma-wait-pendings and optimize-epilogue variants on the best config; H19 and H20
 the persistent form, ``persistent-tma`` without and with ``flatten`` on the tile loop, launched
 one program per SM; H21 the flattened form with its epilogue as two TMA-stored subtiles, 4 stages;
-H22 the persistent form warp-specialized, 4 warps). Hypotheses
+H22 the persistent form warp-specialized, 4 warps; H23-H26 searches on top of the persistent
+form: GROUP_M 16, a 256x128 tile, warp specialization with a split store and 4 stages, 2-CTA
+clusters). Hypotheses
 that do not build (H9, H12, H13, H17, H18) and the config-only H10 have no kernel to profile.
 """
 from __future__ import annotations
@@ -45,6 +47,12 @@ HYPOTHESES = {
     # buffer lets fit (Triton's best at 4864x4096x4160)
     "H21": (PERSISTENT_TMA_SPLIT, tile(num_stages=4)),
     "H22": (PERSISTENT_TMA_WS, tile(num_warps=4)),
+    # searches on top of the persistent form: rasterization, tile shape, warp specialization with a
+    # deeper ring, clusters (experiments.gemm_candidates times each)
+    "H23": (_BY_LABEL["persistent-flat-g16"].variant, _BY_LABEL["persistent-flat-g16"].config),
+    "H24": (_BY_LABEL["persistent-flat-256x128"].variant, _BY_LABEL["persistent-flat-256x128"].config),
+    "H25": (_BY_LABEL["persistent-ws-split-s4"].variant, _BY_LABEL["persistent-ws-split-s4"].config),
+    "H26": (_BY_LABEL["persistent-flat-ctas2"].variant, _BY_LABEL["persistent-flat-ctas2"].config),
 }
 
 

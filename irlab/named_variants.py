@@ -98,6 +98,10 @@ PERSISTENT_TMA_WS = _persistent(
     "persistent-tma-ws", "persistent-tma with Hopper's automatic warp specialization on the tile loop (a producer "
     "warp group issuing TMA loads, consumer groups running wgmma and the epilogue); Triton engages it at num_warps 4",
     tile_loop={"warp_specialize": True})
+PERSISTENT_TMA_WS_SPLIT = _persistent(
+    "persistent-tma-ws-split", "persistent-tma-ws with the epilogue stored as two column subtiles: the smaller "
+    "store buffer lets a 4-stage ring fit beside the warp-specialized loop",
+    tile_loop={"warp_specialize": True}, store_split=2)
 
 
 def candidates_for(target: str) -> list[Variant]:
@@ -107,7 +111,7 @@ def candidates_for(target: str) -> list[Variant]:
     t = Target.parse(target)
     if t.family != "cuda" or t.arch != "90":
         return []
-    return [PERSISTENT_TMA, PERSISTENT_TMA_FLATTEN, PERSISTENT_TMA_SPLIT, PERSISTENT_TMA_WS]
+    return [PERSISTENT_TMA, PERSISTENT_TMA_FLATTEN, PERSISTENT_TMA_SPLIT, PERSISTENT_TMA_WS, PERSISTENT_TMA_WS_SPLIT]
 
 
 def named_for(target: str) -> list[Variant]:

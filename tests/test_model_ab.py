@@ -262,6 +262,32 @@ def test_a_tensor_too_large_to_keep_is_compared_by_its_chunk_sums(tmp_path, monk
     assert "2 identical, 2 MISMATCH (3 launch(es) with tensors over" in text
 
 
+@pytest.mark.gpu
+def test_a_tensor_over_the_limit_is_fingerprinted_on_the_gpu(tmp_path):
+    """At the real limit, on the GPU: a 96 MiB output is kept as its fingerprint (computed where it
+    lies, a small file); a copy compares identical, one element moved a little is seen but within
+    fp16's tolerance (close), a zeroed stretch is a MISMATCH."""
+    import torch
+    from irlab.bridge import program
+    from irlab.timing.model_ab import compare_outputs
+    x = torch.randn(48 << 20, dtype=torch.float16, device="cuda")      # 96 MiB
+    assert x.numel() * x.element_size() > program.MAX_OUTPUT_BYTES
+    nudged, zeroed = x.clone(), x.clone()
+    nudged[(40 << 20) + 3] += 1
+    zeroed[1 << 20:3 << 20] = 0
+    runs = {}
+    for arm, value in (("base", x), ("copy", x.clone()), ("nudged", nudged), ("zeroed", zeroed)):
+        cap = program.OutputCapture(tmp_path / arm, save_outputs=4, quiet=True)
+        notes = {}
+        runs[arm] = {"outputs": [{"n": 0, "kernel": "k", "occurrence": 0, "args": notes,
+                                  "file": cap._save_outputs(0, {"y": value}, notes)}]}
+        assert notes["y"].startswith("fingerprint: ")
+        assert sum(f.stat().st_size for f in (tmp_path / arm).rglob("*") if f.is_file()) < 8 << 20
+    status = {arm: compare_outputs(tmp_path / "base", runs["base"], tmp_path / arm, runs[arm])["launches"][0]["status"]
+              for arm in ("copy", "nudged", "zeroed")}
+    assert status == {"copy": "identical", "nudged": "close", "zeroed": "MISMATCH"}
+
+
 def test_a_launch_the_variant_lacks_is_a_mismatch(tmp_path):
     outputs = {BASELINE: [("mm", {"c": [1.0]}), ("mm", {"c": [2.0]})], VARIANT: [("mm", {"c": [1.0]})]}
     result = ModelAB(["m.py"], "v", tmp_path, rounds=1, runner=FakeArmRunner({BASELINE: 1.0}, outputs=outputs)).run()

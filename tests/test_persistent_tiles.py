@@ -18,7 +18,7 @@ from irlab.bridge.variant_identity import variant_key
 from irlab.kernel_spec import TileConfig
 from irlab.kernels import KERNELS
 from irlab.named_variants import (PERSISTENT_TMA, PERSISTENT_TMA_FLATTEN, PERSISTENT_TMA_SPLIT, PERSISTENT_TMA_WS,
-                                  get_variant, resolve, variants_for)
+                                  PERSISTENT_TMA_WS_SPLIT, get_variant, resolve, variants_for)
 from irlab.registry import make_pass
 from irlab.targets import Target
 from irlab.variant import (PERSISTENT_MARKER, Insert, Launch, Variant, VariantError, is_persistent, launch_grid,
@@ -148,6 +148,8 @@ def test_the_variant_is_named_for_hopper_only_and_kept_out_of_the_golden_set():
     assert PERSISTENT_TMA_SPLIT.edits[0] == PERSISTENT_TMA_FLATTEN.edits[0]
     assert dict(PERSISTENT_TMA_WS.edits[0].options) == {"warp_specialize": True}
     assert PERSISTENT_TMA_WS.edits[1:] == PERSISTENT_TMA.edits[1:]
+    assert PERSISTENT_TMA_WS_SPLIT.edits[0] == PERSISTENT_TMA_WS.edits[0]
+    assert PERSISTENT_TMA_WS_SPLIT.edits[1] == PERSISTENT_TMA_SPLIT.edits[1]
     for name in ("persistent-tma", "persistent-tma-flatten", "persistent-tma-split", "persistent-tma-ws"):
         for target in ("cuda:80", "hip:gfx942"):
             with pytest.raises(KeyError):
@@ -345,8 +347,8 @@ SHAPES = [(1000, 1000, 1000), (1040, 1008, 1072), (4096, 4096, 4096)]
 @pytest.mark.gpu
 @pytest.mark.parametrize("config", ["128x128x64-w8", "128x128x32-w4", "128x256x32-w8", "64x64x32-w4"])
 @pytest.mark.parametrize("mnk", SHAPES, ids=["x".join(map(str, s)) for s in SHAPES])
-@pytest.mark.parametrize("variant", [PERSISTENT_TMA, PERSISTENT_TMA_FLATTEN, PERSISTENT_TMA_SPLIT, PERSISTENT_TMA_WS],
-                         ids=lambda v: v.name)
+@pytest.mark.parametrize("variant", [PERSISTENT_TMA, PERSISTENT_TMA_FLATTEN, PERSISTENT_TMA_SPLIT, PERSISTENT_TMA_WS,
+                                     PERSISTENT_TMA_WS_SPLIT], ids=lambda v: v.name)
 def test_persistent_tma_matches_the_baseline_on_the_gpu(config, mnk, variant):
     import torch
     from irlab.timing.gpu import install_scratch_allocator
