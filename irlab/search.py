@@ -18,10 +18,13 @@ a user would pick":
 2. **Screening**: every survivor is timed in a few interleaved rounds (the variants of one config
    in one cell), after its output matched the reference. The fastest baseline config per shape is
    Triton's tuned best; each variant's fastest config is its best.
-3. **Headline**: per shape, one cell times the best baseline config, each variant on that config
-   and each variant on its own best config, and the library (cuBLAS) -- in the same rounds, with
-   many rounds, so the ratios and their 95% intervals are measured head to head and not taken
-   from the screen (where picking the fastest of many noisy timings flatters the winner).
+3. **Headline**: per shape, one cell times the baseline's finalists (its ``baseline_finalists``
+   fastest configs in the screen; Triton's best is the fastest of them in these rounds), each
+   variant on each finalist and on its own best config, and the library (cuBLAS) -- in the same
+   rounds, with many rounds, so the ratios and their 95% intervals are measured head to head and
+   not taken from the screen (where picking the fastest of many noisy timings flatters the
+   winner: a baseline config picked by a screen's noise is a weak baseline, and every variant
+   would look faster against it).
 
 **A reference kernel** (``reference``, ``irlab ab --reference KERNEL``): another kernel of the same
 problem -- the same shape keys, the same inputs, e.g. ``gemm_persistent_tma`` beside
@@ -55,6 +58,9 @@ from .workers import Crashed, Workers
 
 # the label of the reference kernel's entries (its screening cells; ``reference@CONFIG`` in a headline)
 REFERENCE = "reference"
+# per shape in Search.best: the baseline configs fastest in the screen, fastest first, that the headline
+# times head to head to find Triton's best
+FINALISTS = "baseline finalists"
 
 
 @dataclass
@@ -81,6 +87,7 @@ class Search:
     reference: str | None = None        # another kernel of the same problem whose best config joins the headline
     reference_configs: list[TileConfig] | None = None   # its configs (default: its spec's own)
     reference_static: list[dict] = field(default_factory=list)   # its static records (filled by static())
+    baseline_finalists: int = 2         # baseline configs (fastest in the screen) the headline times to find the best
 
     def __post_init__(self):
         self.out = Path(self.out)
@@ -92,6 +99,8 @@ class Search:
         shared = sorted({n for n in configs if configs.count(n) > 1})
         if shared:   # results are reported by name: two configs of one name would be credited to each other
             raise ValueError(f"config names must differ: {', '.join(shared)} names more than one config")
+        if self.baseline_finalists < 1:
+            raise ValueError(f"baseline_finalists must be at least 1, not {self.baseline_finalists}")
         if self.reference is not None:
             self.reference_configs = check_reference(self.kernel, self.reference, self.shapes, names,
                                                      self.reference_configs)
@@ -199,7 +208,8 @@ class Search:
 
     # --- 3: headline ----------------------------------------------------------------------------
     def best(self, screen: dict) -> dict:
-        """Per shape: the fastest baseline config and each variant's fastest config (screen medians)."""
+        """Per shape: the fastest baseline config and each variant's fastest config (screen medians),
+        and under FINALISTS the ``baseline_finalists`` fastest baseline configs, fastest first."""
         base = self.variants[0].name
         out = {}
         for shape in self.shapes:
@@ -216,11 +226,15 @@ class Search:
             if base not in timed:
                 continue
             out[dims] = {label: min(v)[1] for label, v in timed.items()}
+            out[dims][FINALISTS] = [cfg for _, cfg in sorted(timed[base])[:self.baseline_finalists]]
         return out
 
     def headline(self, best: dict, static: list[dict], resume: bool = False) -> dict:
-        """Per shape, one cell: Triton's best config, each variant on it (where its binary there
-        differs from the baseline's and passed static pruning) and on its own best, the library."""
+        """Per shape, one cell: the baseline's finalist configs (Triton's best is the fastest of them
+        in these rounds: :func:`choose_baseline`), each variant on each of them (where its binary
+        there differs from the baseline's and passed static pruning) and on its own best, the
+        library. A few screening rounds cannot rank configs a few percent apart: taking the
+        screen's pick as the baseline would credit a variant with the screen's noise."""
         from .timing import collect, run_sweep
         base = self.variants[0]
         configs = {c.name: c for c in self.configs}
@@ -231,9 +245,11 @@ class Search:
             if not b:
                 continue
             cb = configs[b[base.name]]
-            entries = [Entry(f"{base.name}@{cb.name}", variant_spec=base.to_json(), config=cb.name, tile=tile_json(cb))]
+            finalists = b.get(FINALISTS) or [cb.name]
+            entries = [Entry(f"{base.name}@{name}", variant_spec=base.to_json(), config=name,
+                             tile=tile_json(configs[name])) for name in finalists]
             for v in self.variants[1:]:
-                for cfg_name in dict.fromkeys([b[base.name], b.get(v.name)]):
+                for cfg_name in dict.fromkeys([*finalists, b.get(v.name)]):
                     if cfg_name is None or _key(configs[cfg_name], v) not in ok:
                         continue
                     c = configs[cfg_name]
@@ -255,7 +271,7 @@ class Search:
         path = run_sweep(plan, self.out / "headline.jsonl", resume=resume, gpus=self.gpus, log=self.log,
                          **({"runner": self.runner} if self.runner else {}))
         self.timings["headline_s"] = round(time.perf_counter() - t0, 1)
-        return collect(path)
+        return choose_baseline(collect(path), base.name)
 
     def run(self, resume: bool = False, static_only: bool = False) -> dict:
         t0 = time.perf_counter()
@@ -292,6 +308,37 @@ class Search:
         if "headline" in result:
             write_figures(self, result)
         return result
+
+
+def choose_baseline(headline: dict, base: str) -> dict:
+    """Triton's best config of each headline cell: of the baseline's finalists (``BASE@CONFIG``
+    entries) the fastest there (median time per launch). Sets the cell's ``baseline`` (that
+    label) and ``baseline_finalists`` (each finalist's label, median and TFLOP/s). Where it is not
+    the cell's first entry (the screen's pick, against which the rounds were timed), every entry's
+    ``ratio_to_baseline`` is re-estimated against it from the same rounds (the times are paired
+    by round) and keeps the cell's A/A floor; the A/A control stays the first entry against
+    itself. Returns ``headline``, changed in place."""
+    from .timing.stats import ratio_estimate
+    from .timing.worker import CONTROL
+    for c in headline.get("cells", {}).values():
+        entries = c.get("entries", {})
+        first = f"{base}@{(c.get('cell') or {}).get('config')}"
+        timed = [k for k, r in entries.items() if k.startswith(f"{base}@") and r.get("status") == "ok"]
+        if not timed:
+            continue
+        chosen = min(timed, key=lambda k: (entries[k]["median_ms"], k != first))
+        c["baseline"] = chosen
+        c["baseline_finalists"] = [{"label": k, "median_ms": entries[k]["median_ms"], "tflops": entries[k].get("tflops")}
+                                   for k in timed]
+        if chosen == first:
+            continue
+        base_times = entries[chosen]["times_ms"]
+        for label, rec in entries.items():
+            if label == CONTROL or rec.get("status") != "ok" or len(rec.get("times_ms") or []) != len(base_times):
+                continue
+            rec["ratio_to_baseline"] = {**ratio_estimate(rec["times_ms"], base_times).with_floor(c.get("aa_floor"))
+                                        .to_json(), "against": chosen}
+    return headline
 
 
 def check_reference(kernel: str, reference: str, shapes: list[dict], variant_names: list[str],
@@ -507,7 +554,7 @@ def headline_rows(search: Search, result: dict) -> list[dict]:
         cell = c.get("cell") or {}
         entries = c["entries"]
         shape = cell.get("shape") or {}
-        b_label = next((k for k in entries if k.startswith(f"{base}@")), None)
+        b_label = c.get("baseline") or next((k for k in entries if k.startswith(f"{base}@")), None)
         if b_label is None:
             continue
         b = entries[b_label]
@@ -586,7 +633,9 @@ def render(search: Search, result: dict) -> str:
                          f"{_ratio_cell(r['on_best'], r['on_best_static'])} | "
                          f"{r['own_config'] or '-'} | {f(r['own_tflops'])} | {own} |" + ref)
         clock = clock_note(result["headline"])
-        lines += ["", f"{method_note(result['headline'])} The baseline is Triton's best config. Every timed entry "
+        lines += ["", f"{method_note(result['headline'])} The baseline is Triton's best config: of the "
+                  f"{search.baseline_finalists} baseline config(s) fastest in the screen, the fastest in these rounds "
+                  f"(finalists per shape: {finalists_text(result['headline'])}). Every timed entry "
                   "first matched the reference. A variant whose binary is the baseline's is not timed against it "
                   "(\"same binary: no change\")."
                   + (f" The reference kernel {search.reference_name} is timed at its fastest screened config in the "
@@ -633,6 +682,26 @@ def render(search: Search, result: dict) -> str:
               + "`screen*.jsonl`, `headline*.jsonl` (raw, one JSON line per result), "
               "`summary.json`."]
     return "\n".join(lines)
+
+
+def finalists_text(headline: dict) -> str:
+    """Each headline cell's baseline finalists with their TFLOP/s, the chosen one first; where the
+    screen's pick lost, said so."""
+    out = []
+    for c in headline.get("cells", {}).values():
+        fin = c.get("baseline_finalists") or []
+        if not fin:
+            continue
+        dims = _dims((c.get("cell") or {}).get("shape") or {})
+        chosen = c.get("baseline")
+        tf = lambda r: "-" if r.get("tflops") is None else f"{r['tflops']:.1f}"  # noqa: E731
+        ranked = sorted(fin, key=lambda r: r["label"] != chosen)
+        text = ", ".join(f"{r['label'].split('@', 1)[1]} {tf(r)}" for r in ranked)
+        first = (c.get("cell") or {}).get("config")
+        if chosen.split("@", 1)[1] != first:
+            text += f"; the screen's pick {first} was slower here, ratios are against {chosen.split('@', 1)[1]}"
+        out.append(f"{dims}: {text}")
+    return "; ".join(out) or "-"
 
 
 def reference_screen_lines(search: Search, screen: dict) -> list[str]:

@@ -19,3 +19,20 @@ def plain_compile(spec, target, options=None, shape=None, config=None):
         knobs.cache.dir = d
         knobs.compilation.always_compile = True
         return triton.compile(_source(spec.fn, s), target=parse_target(target).gpu_target(), options={**p.options, **(options or {})})
+
+
+def compile_or_xfail_warp_specialization(spec, target, variant, **kwargs):
+    """compile_kernel, except that a variant asking for warp specialization whose compile Triton's
+    Hopper warp specializer itself fails (an assertion, an op it does not handle) is an expected
+    failure with Triton's reason: nothing is built, so nothing wrong can run. Any other failure,
+    and any such failure of a variant that did not ask for warp specialization, is raised."""
+    import pytest
+    from irlab.bridge.compile import compile_kernel
+    from irlab.bridge.pipeline import PipelineError
+    try:
+        return compile_kernel(spec, target, variant=variant, **kwargs)
+    except PipelineError as e:
+        asks = any(dict(getattr(edit, "options", {}) or {}).get("warp_specialize") for edit in variant.edits)
+        if asks and "hopper_warpspec" in str(e):
+            pytest.xfail(f"Triton's warp specializer does not build it: {str(e).splitlines()[0][:300]}")
+        raise

@@ -76,6 +76,39 @@ def test_search_prunes_screens_and_measures_the_winners_head_to_head(tmp_path, m
     assert (tmp_path / "static.jsonl").read_text() == before and len(again["static"]) == 6
 
 
+def test_triton_s_best_is_the_fastest_finalist_in_the_headline_not_the_screen_s_pick(tmp_path, monkeypatch):
+    """The screen ranks 64x64 first by a hair; timed head to head, 128x128 is faster. The headline
+    times both baseline finalists and reports the variant against the faster one (its ratios
+    re-estimated from the same rounds); with one finalist the screen's pick would flatter it."""
+    spec = get("gemm_fp16")
+    a, b = "64x64x32-w4", "128x128x32-w4"
+    configs = [spec.config(a), spec.config(b)]
+    variants = [Variant.baseline()] + load_variants(["optimize-epilogue"], Target.parse("cuda:80"))
+    monkeypatch.setenv("IRLAB_FAKE", json.dumps({"noise": 0.001, "times": {
+        f"baseline@{a}": 1.0, f"baseline@{b}": 1.01,            # the screen: a first
+        f"baseline@{b}@{a}": 0.95,                               # the headline (its cell is a's): b faster
+        f"optimize-epilogue@{a}": 0.97, f"optimize-epilogue@{b}": 0.99, "library": 0.9}}))
+    shape = [{"M": 512, "N": 512, "K": 512}]
+    rows = {}
+    for finalists in (2, 1):
+        out = tmp_path / f"f{finalists}"
+        s = Search("gemm_fp16", Target.parse("cuda:80"), shape, configs, variants, out, screen_rounds=3, rounds=9,
+                   runner=FAKE, workers=1, log=lambda m: None, baseline_finalists=finalists)
+        result = s.run()
+        rows[finalists] = headline_rows(s, result)[0]
+        assert result["best"]["512x512x512"]["baseline finalists"] == [a, b][:finalists]
+    two, one = rows[2], rows[1]
+    assert two["best_config"] == b and two["best_tflops"] > one["best_tflops"]
+    assert two["own_config"] == a and two["own"]["ratio_to_baseline"]["ratio"] > 1.01     # slower than the real best
+    assert two["own"]["ratio_to_baseline"]["against"] == f"baseline@{b}"
+    assert two["on_best"]["ratio_to_baseline"]["ratio"] > 1.03                            # the variant on b: 0.99/0.95
+    assert one["best_config"] == a and one["own"]["ratio_to_baseline"]["ratio"] < 1       # the flattered reading
+    readme = (tmp_path / "f2" / "README.md").read_text()
+    assert f"the screen's pick {a} was slower here, ratios are against {b}" in readme
+    with pytest.raises(ValueError, match="at least 1"):
+        Search("gemm_fp16", Target.parse("cuda:80"), shape, configs, variants, tmp_path, baseline_finalists=0)
+
+
 def test_pass_variants_chain_with_plus_and_go_where_each_pass_declares():
     """`a+b:key=value`: each pass at the end of the stage it declares (descriptor-loads and
     loop-attributes on TTIR, with descriptor-loads' canonicalize cleanup), in order; the variant

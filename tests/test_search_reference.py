@@ -49,7 +49,8 @@ def test_the_reference_is_screened_and_timed_in_the_headline_with_a_ratio(tmp_pa
 
     result = _search(tmp_path).run(resume=True)
     assert result["best"]["512x512x512"] == {"baseline": "128x128x64-w8", "persistent-tma": "128x128x64-w8",
-                                             REFERENCE: "128x256x64-w8-s3-split"}
+                                             REFERENCE: "128x256x64-w8-s3-split",
+                                             "baseline finalists": ["128x128x64-w8"]}
     head = [r for r in read_records(tmp_path / "headline.jsonl") if r.get("type") == "cell"]
     assert len(head) == 1 and head[0]["reference"] == "reference@128x256x64-w8-s3-split"
     ref_entry = next(e for e in head[0]["entries"] if e["label"] == "reference@128x256x64-w8-s3-split")

@@ -130,7 +130,7 @@ def build_search(args, explore_options: bool):
                       library=spec.library is not None and not args.no_library,
                       gpus=None if args.static_only else _gpus(args.gpus), workers=args.jobs,
                       target_halfwidth=args.target_halfwidth, budget_s=args.budget,
-                      reference=ref and reference(ref, args.reference))
+                      reference=ref and reference(ref, args.reference), baseline_finalists=args.baseline_finalists)
     except (KernelError, ValueError) as e:   # a reference of another problem: said before any compile
         raise UsageError(str(e)) from None
 
@@ -246,6 +246,9 @@ def register(sub) -> None:
         c.add_argument("--gpus", default="all", help="GPUs to spread cells over: all, a count, or ids 0,1")
         c.add_argument("--out", default=None, help=f"results folder (default runs/{name}/<kernel>-<time>)")
         c.add_argument("--screen-rounds", type=int, default=5, help="rounds per config when screening")
+        c.add_argument("--baseline-finalists", type=int, default=2, metavar="N",
+                       help="baseline configs fastest in the screen that the headline times head to head; Triton's "
+                            "best is the fastest of them there (default 2; 1 takes the screen's pick)")
         c.add_argument("--rounds", type=int, default=21, help="rounds of the head-to-head headline")
         c.add_argument("--method", default="graph", choices=("graph", "do_bench"),
                        help="how to time: graph (CUDA-graph replays) or do_bench (triton.testing.do_bench)")
