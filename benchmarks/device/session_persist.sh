@@ -10,6 +10,7 @@
 #            of gemm_fp16 (among the configs that won earlier searches: 128x256x64-w8-s3 was the
 #            best at every seed shape), with irlab's tutorial-09-style gemm_persistent_tma (its
 #            best config) and cuBLAS in the same headline, on the three seed shapes
+#   ws       the GPU tests of the warp-specialized persistent variants alone
 #   profile  Proton profiles (kernel time, PC sampling on the hot loop, kloop/epilogue scopes per
 #            warp) of hypotheses H1-H7 (about 35 s each on an H100)
 #   profile2 the same for H8, H11, H14, H15 and H21-H26 (H16, H19, H20: docs/results/persistent_tma/)
@@ -25,8 +26,8 @@ set -u
 export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
 PARTS=${*:-correct}
 for PART in $PARTS; do
-  case $PART in correct|ab|profile|profile2|candidates) ;;
-    *) echo "usage: $0 correct|ab|profile|profile2|candidates [...]" >&2; exit 2;; esac
+  case $PART in correct|ab|ws|profile|profile2|candidates) ;;
+    *) echo "usage: $0 correct|ab|ws|profile|profile2|candidates [...]" >&2; exit 2;; esac
 done
 R=/tmp/session_persist; rm -rf $R; mkdir -p $R
 # every step ends (SIGINT) before the call's own limit: CALL_LIMIT seconds from now, 580 by default
@@ -49,11 +50,16 @@ if [ "$PART" = correct ]; then
     --configs all --out $R/verify
 fi
 if [ "$PART" = ab ]; then
-  # docs/results/persistent_tma/ recorded the first two variants (about 40 s on an H100); the third is H21
+  # persistent-tma (unflattened) is recorded in docs/results/persistent_tma/ (1-3% behind tutorial 09);
+  # the two finalists of the baseline's screen are timed head to head for Triton's best
   step ab 560 python3 -m irlab ab --kernel gemm_fp16 \
-    --variants persistent-tma,persistent-tma-flatten,persistent-tma-split \
+    --variants persistent-tma-flatten,persistent-tma-split \
     --configs 128x256x64-w8,128x128x64-w8 --stages 3,4 \
-    --reference gemm_persistent_tma --shapes "$SHAPES" --rounds 30 --screen-rounds 3 --out $R/ab
+    --reference gemm_persistent_tma --shapes "$SHAPES" --rounds 30 --screen-rounds 5 --out $R/ab
+fi
+if [ "$PART" = ws ]; then
+  step tests 200 python3 -m pytest -q -rxX -m gpu -p no:cacheprovider tests/test_persistent_tiles.py \
+    tests/test_gemm_candidates.py -k "ws"
 fi
 if [ "$PART" = profile ]; then
   step profile 560 python3 -m experiments.profile_hypotheses --only H1,H2,H3,H4,H5,H6,H7 --shape 4096x4096x4096 \
