@@ -10,8 +10,9 @@ the persistent form, ``persistent-tma`` without and with ``flatten`` on the tile
 one program per SM; H21 the flattened form with its epilogue as two TMA-stored subtiles, 4 stages;
 H22 the persistent form warp-specialized, 4 warps; H23-H26 searches on top of the persistent
 form: GROUP_M 16, a 256x128 tile, warp specialization with a split store and 4 stages, 2-CTA
-clusters). Hypotheses
-that do not build (H9, H12, H13, H17, H18) and the config-only H10 have no kernel to profile.
+clusters; H9 and H10, statically negative and never timed, the TMA-store epilogue alone and a
+168-register cap). Hypotheses that do not build (H12, H13, H17, H18, and H25 on Triton 3.6)
+have no kernel to profile.
 """
 from __future__ import annotations
 
@@ -19,14 +20,14 @@ import argparse
 import sys
 from pathlib import Path
 
-from experiments.gemm_candidates import BASELINE, BEST, CANDIDATES, EXTRA, tile
+from experiments.gemm_candidates import BASELINE, BEST, CANDIDATES, EXTRA, STATIC_ONLY, tile
 from irlab.profile.report import collect, modes_for, render, run_sessions
 from irlab.profile.run import Job, config_to_json
 from irlab.variant import Insert, Variant
 from irlab.named_variants import (PERSISTENT_TMA, PERSISTENT_TMA_FLATTEN, PERSISTENT_TMA_SPLIT, PERSISTENT_TMA_WS,
                                   get_variant)
 
-_BY_LABEL = {c.label: c for c in CANDIDATES + EXTRA}
+_BY_LABEL = {c.label: c for c in CANDIDATES + EXTRA + STATIC_ONLY}
 HYPOTHESES = {
     "H1": (_BY_LABEL["tma-ws"].variant, _BY_LABEL["tma-ws"].config),
     "H2": (_BY_LABEL["tma-ws-s4"].variant, _BY_LABEL["tma-ws-s4"].config),
@@ -36,6 +37,10 @@ HYPOTHESES = {
     "H6": (_BY_LABEL["tma-loads-store"].variant, _BY_LABEL["tma-loads-store"].config),
     "H7": (BASELINE, _BY_LABEL["base-s4"].config),
     "H8": (BASELINE, _BY_LABEL["base-ctas2"].config),
+    # statically negative, never timed: the epilogue alone through TMA (ptxas serializes the
+    # wgmmas), and a register cap that gains no occupancy
+    "H9": (_BY_LABEL["tma-store"].variant, _BY_LABEL["tma-store"].config),
+    "H10": (BASELINE, _BY_LABEL["base-maxnreg168"].config),
     "H11": (Variant("wgmma-wait-0", (Insert("wgmma-wait-pendings", at="end", options={"pendings": 0}),)), BEST),
     "H14": (_BY_LABEL["tma-ws-s2"].variant, _BY_LABEL["tma-ws-s2"].config),
     "H15": (BASELINE, tile(group_m=16)),
