@@ -3,6 +3,7 @@ tutorial-GEMM config (128x256x64, 8 warps, 3 stages): kernel time, PC samples an
 on the hot loop, kloop/epilogue scopes per warp (``irlab profile``, one folder per hypothesis).
 
     python -m experiments.profile_hypotheses [--out DIR] [--only H1,H4] [--shape 4096x4096x4096] [--compile-only]
+    python -m experiments.profile_hypotheses --summary DIR     # one table over the profiles in DIR
 
 Each hypothesis is the variant and tile config that experiments.gemm_candidates times (H11 and
 H16 are the wgmma-wait-pendings and optimize-epilogue variants on the best config; H19 and H20
@@ -68,6 +69,45 @@ def job_for(name: str, shape: dict, out: Path, launches: int) -> Job:
     return Job("gemm_fp16", shape, "cuda:90", entries, str(out / name), launches=launches)
 
 
+# hypotheses of docs/results/hypotheses.md with no kernel to profile, and why
+NOT_PROFILED = {
+    "H12": "Triton 3.6's warp specializer aborts on the tutorial's pointer loads (WSLowerToken.cpp:73)",
+    "H13": "Triton 3.6's warp specializer aborts on a 2-CTA cluster (remote CTA not supported)",
+    "H17": "the persistent tile loop, built later as H19/H20",
+    "H18": "TMA multicast: Triton 3.6's TMA lowering has none",
+}
+
+SUMMARY_REASONS = ("barrier", "long_scoreboard", "wait", "mio_throttle")
+
+
+def summary(out: Path) -> list[str]:
+    """One row per hypothesis profiled under ``out`` (its README.md as ``irlab profile`` writes it):
+    Proton's kernel time against the best config and the hot loop's main stall reasons, best
+    config -> hypothesis; a profile that failed says so."""
+    import re
+    lines = ["| hypothesis | kernel time (us): best config -> it | hot-loop stalls, best config -> it: "
+             + " / ".join(SUMMARY_REASONS) + " |", "| --- | --- | --- |"]
+    def key(p):
+        return int(p.name[1:]) if p.name[1:].isdigit() else 0
+    for d in sorted((p for p in out.iterdir() if p.is_dir() and re.fullmatch(r"H\d+", p.name)), key=key):
+        text = (d / "README.md").read_text() if (d / "README.md").is_file() else ""
+        times = {m.group(1): (m.group(2), m.group(3).strip()) for m in
+                 re.finditer(r"^\| (best-config|H\d+) \| [^|]+ \| \d+ \| ([\d.]+) \|([^|]*)\|", text, re.M)}
+        part = text.split("### Stall reasons over the hot loop, side by side", 1)
+        shares = {}
+        for m in re.finditer(r"^\| (\w+) \| ([\d.]+)% \| ([\d.]+)% \|", part[1] if len(part) > 1 else "", re.M):
+            shares[m.group(1)] = (m.group(2), m.group(3))
+        if d.name not in times:
+            why = next((ln for ln in text.splitlines() if "error" in ln.lower() or "failed" in ln.lower()),
+                       "no profile")
+            lines.append(f"| {d.name} | not profiled: {why.strip('- ').replace('|', '/')[:200]} | - |")
+            continue
+        base, mine = times.get("best-config", ("-", "")), times[d.name]
+        stalls = " / ".join(f"{shares[r][0]} -> {shares[r][1]}%" if r in shares else "-" for r in SUMMARY_REASONS)
+        lines.append(f"| [{d.name}]({d.name}/README.md) | {base[0]} -> {mine[0]} ({mine[1] or '-'}) | {stalls} |")
+    return lines
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m experiments.profile_hypotheses", description=__doc__.split("\n\n")[0])
     p.add_argument("--out", default="runs/profile_hypotheses", help="results folder, a README.md per hypothesis "
@@ -78,7 +118,15 @@ def main(argv=None) -> int:
     p.add_argument("--launches", type=int, default=20, help="launches per entry in the time session "
                    "(default 20)")
     p.add_argument("--compile-only", action="store_true", help="no GPU: check the profiled builds")
+    p.add_argument("--summary", metavar="DIR", default=None, help="print one table over the profiles already in DIR "
+                   "(kernel time and hot-loop stall reasons per hypothesis) and stop")
     args = p.parse_args(argv)
+    if args.summary:
+        if not Path(args.summary).is_dir():
+            print(f"profile_hypotheses: error: no folder {args.summary}", file=sys.stderr)
+            return 2
+        print("\n".join(summary(Path(args.summary))))
+        return 0
     names = [n.strip() for n in args.only.split(",")] if args.only else list(HYPOTHESES)
     unknown = [n for n in names if n not in HYPOTHESES]
     if unknown:
