@@ -107,6 +107,14 @@ EXTRA = [
               "persistent-ws with a two-subtile store and a 4-deep ring (230 KB; unsplit it needs 263 KB)"),
     Candidate("persistent-flat-ctas2", PERSISTENT_TMA_FLATTEN, tile(num_ctas=2),
               "persistent-flat launched as 2-CTA clusters (Triton splits the 128x256 tile over the pair: 128x128 per CTA)"),
+    # a K step of 128 (hypotheses H27-H29): half the K loop's barriers and mbarrier waits per
+    # wgmma; only the split store's smaller buffer lets two such stages fit (229 KB)
+    Candidate("persistent-split-bk128", PERSISTENT_TMA_SPLIT, tile(bk=128, num_stages=2),
+              "persistent-split on a 128x256x128 tile, 2 stages: 8 wgmmas between barriers instead of 4"),
+    Candidate("base-bk128", BASELINE, tile(bk=128, num_stages=2),
+              "Triton's pipeline on the 128x256x128 tile, 2 stages (a config outside the tutorial's list)"),
+    Candidate("persistent-flat-128x128-s4", PERSISTENT_TMA_FLATTEN, tile(bn=128, num_stages=4),
+              "persistent-flat on 128x128 tiles, 4 stages: twice the tiles to spread over the SMs"),
 ]
 
 

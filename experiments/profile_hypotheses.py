@@ -11,7 +11,8 @@ the persistent form, ``persistent-tma`` without and with ``flatten`` on the tile
 one program per SM; H21 the flattened form with its epilogue as two TMA-stored subtiles, 4 stages;
 H22 the persistent form warp-specialized, 4 warps; H23-H26 searches on top of the persistent
 form: GROUP_M 16, a 256x128 tile, warp specialization with a split store and 4 stages, 2-CTA
-clusters; H9 and H10, statically negative and never timed, the TMA-store epilogue alone and a
+clusters; H27-H29 a K step of 128 on the persistent form and on Triton's pipeline, and 128x128
+tiles on the persistent form; H9 and H10, statically negative and never timed, the TMA-store epilogue alone and a
 168-register cap). Hypotheses that do not build (H12, H13, H17, H18, and H25 on Triton 3.6)
 have no kernel to profile.
 """
@@ -59,6 +60,11 @@ HYPOTHESES = {
     "H24": (_BY_LABEL["persistent-flat-256x128"].variant, _BY_LABEL["persistent-flat-256x128"].config),
     "H25": (_BY_LABEL["persistent-ws-split-s4"].variant, _BY_LABEL["persistent-ws-split-s4"].config),
     "H26": (_BY_LABEL["persistent-flat-ctas2"].variant, _BY_LABEL["persistent-flat-ctas2"].config),
+    # a K step of 128: on the persistent form with the split store, on Triton's own pipeline, and
+    # 128x128 tiles on the persistent form
+    "H27": (_BY_LABEL["persistent-split-bk128"].variant, _BY_LABEL["persistent-split-bk128"].config),
+    "H28": (BASELINE, _BY_LABEL["base-bk128"].config),
+    "H29": (_BY_LABEL["persistent-flat-128x128-s4"].variant, _BY_LABEL["persistent-flat-128x128-s4"].config),
 }
 
 

@@ -15,6 +15,9 @@
 #            warp) of hypotheses H1-H7 (about 35 s each on an H100)
 #   profile2 the same for H8, H11, H14, H15 and H21-H26 (H16, H19, H20: docs/results/persistent_tma/)
 #   profile3 the same for H9 and H10 (statically negative, never timed) and, on this GPU, H16, H19, H20
+#   search2  a K step of 128 (H27-H29): GPU tests on remainder shapes, timed against the best
+#            config, profiled
+#   readme   the README's GPU blocks (tests/test_readme.py -m gpu)
 #   candidates  the persistent candidates of experiments.gemm_candidates (persistent-flat = H20,
 #            persistent-split-s4 = H21, persistent-ws = H22, and the searches on top of them,
 #            H23-H26: rasterization, a 256x128 tile, warp specialization with a 4-deep ring, 2-CTA
@@ -27,8 +30,8 @@ set -u
 export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
 PARTS=${*:-correct}
 for PART in $PARTS; do
-  case $PART in correct|ab|ws|profile|profile2|profile3|candidates) ;;
-    *) echo "usage: $0 correct|ab|ws|profile|profile2|profile3|candidates [...]" >&2; exit 2;; esac
+  case $PART in correct|ab|ws|profile|profile2|profile3|candidates|search2|readme) ;;
+    *) echo "usage: $0 correct|ab|ws|profile|profile2|profile3|candidates|search2|readme [...]" >&2; exit 2;; esac
 done
 R=/tmp/session_persist; rm -rf $R; mkdir -p $R
 # every step ends (SIGINT) before the call's own limit: CALL_LIMIT seconds from now, 580 by default
@@ -74,6 +77,15 @@ if [ "$PART" = profile3 ]; then
   step profile3 400 python3 -m experiments.profile_hypotheses --only H9,H10,H16,H19,H20 --shape 4096x4096x4096 \
     --out $R/profile3
 fi
+if [ "$PART" = search2 ]; then
+  step tests 150 python3 -m pytest -q -rxX -m gpu -p no:cacheprovider tests/test_gemm_candidates.py -k "bk128 or 128x128"
+  step candidates 240 python3 -m experiments.gemm_candidates --rounds 20 --out $R/candidates --only \
+    persistent-flat,persistent-split-bk128,base-bk128,persistent-flat-128x128-s4
+  step profile 200 python3 -m experiments.profile_hypotheses --only H27,H28,H29 --shape 4096x4096x4096 --out $R/profile
+fi
+if [ "$PART" = readme ]; then
+  step readme 500 python3 -m pytest -q -rs -m gpu -p no:cacheprovider tests/test_readme.py
+fi
 if [ "$PART" = profile2 ]; then
   step profile2 560 python3 -m experiments.profile_hypotheses --only H8,H11,H14,H15,H21,H22,H23,H24,H25,H26 --shape 4096x4096x4096 \
     --out $R/profile2
@@ -81,5 +93,5 @@ fi
 done
 (cd $R && find . -type f -size -4M \( -name '*.md' -o -name '*.json' -o -name '*.jsonl' -o -name '*.csv' -o -name '*.png' \
   -o -name '*.log' \) -print | tar czf $OUT/session_persist.tgz -T -)
-for f in tests verify ab profile profile2 profile3 candidates; do [ -f $R/$f.log ] && cp $R/$f.log $OUT/$f.log; done
+for f in tests verify ab profile profile2 profile3 candidates readme; do [ -f $R/$f.log ] && cp $R/$f.log $OUT/$f.log; done
 ls -la $OUT
