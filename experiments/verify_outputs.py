@@ -22,6 +22,12 @@ SHAPES = {"gemm_fp16": {"M": 1024, "N": 768, "K": 512}, "gluon_gemm_prefetch": {
           "int4_gemm": {"M": 512, "N": 512, "K": 512}}
 
 
+def shape_for(name: str, spec) -> dict:
+    """The shape a kernel is verified on: the one listed above, else the kernel's own default
+    (a kernel added to the corpus is verified too, never skipped and never a KeyError)."""
+    return dict(SHAPES.get(name) or spec.default_shape)
+
+
 def main(argv=None) -> int:
     import argparse
     from irlab.cli.common import ShortErrorParser
@@ -49,7 +55,7 @@ def main(argv=None) -> int:
         if not spec.supports(target):
             continue
         for cfg in spec.configs:
-            shape = SHAPES[name]
+            shape = shape_for(name, spec)
             variants = [v.name for v in variants_for(target)]
             cell = Cell("verify", name, shape, cfg, [Entry(v, variant=v) for v in variants])
             base_out = None
