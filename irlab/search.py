@@ -16,8 +16,8 @@ a user would pick":
    measures only the order of the rounds. The compiles land in a per-variant cache the GPU
    worker reuses.
 2. **Screening**: every survivor is timed in a few interleaved rounds (the variants of one config
-   in one cell), after its output matched the reference. The fastest baseline config per shape is
-   Triton's tuned best; each variant's fastest config is its best.
+   in one cell), after its output matched the reference. The fastest baseline configs per shape
+   are the finalists for Triton's tuned best; each variant's fastest config is its best.
 3. **Headline**: per shape, one cell times the baseline's finalists (its ``baseline_finalists``
    fastest configs in the screen; Triton's best is the fastest of them in these rounds), each
    variant on each finalist and on its own best config, and the library (cuBLAS) -- in the same
