@@ -19,6 +19,7 @@ have no kernel to profile.
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from pathlib import Path
 
@@ -30,21 +31,28 @@ from irlab.named_variants import (PERSISTENT_TMA, PERSISTENT_TMA_FLATTEN, PERSIS
                                   get_variant)
 
 _BY_LABEL = {c.label: c for c in CANDIDATES + EXTRA + STATIC_ONLY}
+
+
+def _cand(label: str) -> tuple:
+    """The variant and tile config experiments.gemm_candidates times under ``label``."""
+    return _BY_LABEL[label].variant, _BY_LABEL[label].config
+
+
 HYPOTHESES = {
-    "H1": (_BY_LABEL["tma-ws"].variant, _BY_LABEL["tma-ws"].config),
-    "H2": (_BY_LABEL["tma-ws-s4"].variant, _BY_LABEL["tma-ws-s4"].config),
-    "H3": (_BY_LABEL["tma-ws-store"].variant, _BY_LABEL["tma-ws-store"].config),
-    "H4": (_BY_LABEL["tma-loads"].variant, _BY_LABEL["tma-loads"].config),
-    "H5": (_BY_LABEL["tma-loads-s4"].variant, _BY_LABEL["tma-loads-s4"].config),
-    "H6": (_BY_LABEL["tma-loads-store"].variant, _BY_LABEL["tma-loads-store"].config),
-    "H7": (BASELINE, _BY_LABEL["base-s4"].config),
-    "H8": (BASELINE, _BY_LABEL["base-ctas2"].config),
+    "H1": _cand("tma-ws"),
+    "H2": _cand("tma-ws-s4"),
+    "H3": _cand("tma-ws-store"),
+    "H4": _cand("tma-loads"),
+    "H5": _cand("tma-loads-s4"),
+    "H6": _cand("tma-loads-store"),
+    "H7": _cand("base-s4"),
+    "H8": _cand("base-ctas2"),
     # statically negative, never timed: the epilogue alone through TMA (ptxas serializes the
     # wgmmas), and a register cap that gains no occupancy
-    "H9": (_BY_LABEL["tma-store"].variant, _BY_LABEL["tma-store"].config),
-    "H10": (BASELINE, _BY_LABEL["base-maxnreg168"].config),
+    "H9": _cand("tma-store"),
+    "H10": _cand("base-maxnreg168"),
     "H11": (Variant("wgmma-wait-0", (Insert("wgmma-wait-pendings", at="end", options={"pendings": 0}),)), BEST),
-    "H14": (_BY_LABEL["tma-ws-s2"].variant, _BY_LABEL["tma-ws-s2"].config),
+    "H14": _cand("tma-ws-s2"),
     "H15": (BASELINE, tile(group_m=16)),
     "H16": (get_variant("optimize-epilogue", "cuda:90"), BEST),
     # the persistent form (issue 21): tutorial-09's shape made from the tutorial-03 kernel by passes
@@ -56,15 +64,15 @@ HYPOTHESES = {
     "H22": (PERSISTENT_TMA_WS, tile(num_warps=4)),
     # searches on top of the persistent form: rasterization, tile shape, warp specialization with a
     # deeper ring, clusters (experiments.gemm_candidates times each)
-    "H23": (_BY_LABEL["persistent-flat-g16"].variant, _BY_LABEL["persistent-flat-g16"].config),
-    "H24": (_BY_LABEL["persistent-flat-256x128"].variant, _BY_LABEL["persistent-flat-256x128"].config),
-    "H25": (_BY_LABEL["persistent-ws-split-s4"].variant, _BY_LABEL["persistent-ws-split-s4"].config),
-    "H26": (_BY_LABEL["persistent-flat-ctas2"].variant, _BY_LABEL["persistent-flat-ctas2"].config),
+    "H23": _cand("persistent-flat-g16"),
+    "H24": _cand("persistent-flat-256x128"),
+    "H25": _cand("persistent-ws-split-s4"),
+    "H26": _cand("persistent-flat-ctas2"),
     # a K step of 128: on the persistent form with the split store, on Triton's own pipeline, and
     # 128x128 tiles on the persistent form
-    "H27": (_BY_LABEL["persistent-split-bk128"].variant, _BY_LABEL["persistent-split-bk128"].config),
-    "H28": (BASELINE, _BY_LABEL["base-bk128"].config),
-    "H29": (_BY_LABEL["persistent-flat-128x128-s4"].variant, _BY_LABEL["persistent-flat-128x128-s4"].config),
+    "H27": _cand("persistent-split-bk128"),
+    "H28": _cand("base-bk128"),
+    "H29": _cand("persistent-flat-128x128-s4"),
 }
 
 
@@ -90,7 +98,6 @@ def summary(out: Path) -> list[str]:
     """One row per hypothesis profiled under ``out`` (its README.md as ``irlab profile`` writes it):
     Proton's kernel time against the best config and the hot loop's main stall reasons, best
     config -> hypothesis; a profile that failed says so."""
-    import re
     lines = ["| hypothesis | kernel time (us): best config -> it | hot-loop stalls, best config -> it: "
              + " / ".join(SUMMARY_REASONS) + " |", "| --- | --- | --- |"]
     def key(p):
