@@ -24,7 +24,7 @@
 #            clusters) against the best config and cuBLAS
 # Each step has a time limit (SIGINT, so irlab writes what it finished) and prints its exit status.
 # Several parts may share one call, run in the order given.
-# Results: $OUT/session.log, $OUT/<part>.log, $OUT/session_persist.tgz.
+# Results: $OUT/session.log, $OUT/<step>.log, $OUT/session_persist.tgz.
 #   bash benchmarks/device/session_persist.sh PART [PART...]   (from the repository root)
 set -u
 export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
@@ -62,7 +62,7 @@ if [ "$PART" = ab ]; then
     --reference gemm_persistent_tma --shapes "$SHAPES" --rounds 30 --screen-rounds 5 --out $R/ab
 fi
 if [ "$PART" = ws ]; then
-  step tests 200 python3 -m pytest -q -rxX -m gpu -p no:cacheprovider tests/test_persistent_tiles.py \
+  step tests-ws 200 python3 -m pytest -q -rxX -m gpu -p no:cacheprovider tests/test_persistent_tiles.py \
     tests/test_gemm_candidates.py -k "ws"
 fi
 if [ "$PART" = profile ]; then
@@ -78,10 +78,12 @@ if [ "$PART" = profile3 ]; then
     --out $R/profile3
 fi
 if [ "$PART" = search2 ]; then
-  step tests 150 python3 -m pytest -q -rxX -m gpu -p no:cacheprovider tests/test_gemm_candidates.py -k "bk128 or 128x128"
-  step candidates 240 python3 -m experiments.gemm_candidates --rounds 20 --out $R/candidates --only \
+  step tests-search2 150 python3 -m pytest -q -rxX -m gpu -p no:cacheprovider tests/test_gemm_candidates.py \
+    -k "bk128 or 128x128"
+  step candidates-search2 240 python3 -m experiments.gemm_candidates --rounds 20 --out $R/candidates-search2 --only \
     persistent-flat,persistent-split-bk128,base-bk128,persistent-flat-128x128-s4
-  step profile 200 python3 -m experiments.profile_hypotheses --only H27,H28,H29 --shape 4096x4096x4096 --out $R/profile
+  step profile-search2 200 python3 -m experiments.profile_hypotheses --only H27,H28,H29 --shape 4096x4096x4096 \
+    --out $R/profile-search2
 fi
 if [ "$PART" = readme ]; then
   step readme 500 python3 -m pytest -q -rs -m gpu -p no:cacheprovider tests/test_readme.py
@@ -93,5 +95,5 @@ fi
 done
 (cd $R && find . -type f -size -4M \( -name '*.md' -o -name '*.json' -o -name '*.jsonl' -o -name '*.csv' -o -name '*.png' \
   -o -name '*.log' \) -print | tar czf $OUT/session_persist.tgz -T -)
-for f in tests verify ab profile profile2 profile3 candidates readme; do [ -f $R/$f.log ] && cp $R/$f.log $OUT/$f.log; done
+cp $R/*.log $OUT/ 2>/dev/null   # every step's log, named after its step (each name used once)
 ls -la $OUT
