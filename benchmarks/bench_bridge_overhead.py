@@ -23,12 +23,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import triton  # noqa: E402
 from triton import knobs  # noqa: E402
 
-from irlab.bridge.capture import Capture  # noqa: E402
+from irlab.program.capture import Capture  # noqa: E402
 from irlab.bridge.compile import _source, compile_kernel  # noqa: E402
 from irlab.bridge.specialize import specialize  # noqa: E402
-from irlab.variant import Insert, Variant  # noqa: E402
+from irlab.passkit.variant import Insert, Variant  # noqa: E402
 from irlab.kernels import get  # noqa: E402
-from irlab.targets import DEFAULT_TARGETS, parse_target  # noqa: E402
+from irlab.base.targets import DEFAULT_TARGETS, parse_target  # noqa: E402
 
 NOOP = Variant("noop-python-pass", (Insert("identity", at="end", stage="ttgir", reparse="always"),))
 

@@ -19,7 +19,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from irlab import corpus, ir  # noqa: E402
+from irlab.bridge import corpus
+from irlab import ir  # noqa: E402
 
 
 def replicate(text: str, times: int) -> str:

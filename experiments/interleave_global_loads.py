@@ -23,12 +23,11 @@ import sys
 from irlab import report
 from irlab.bridge.compat import has_pass
 from irlab.bridge.compile import compile_kernel
-from irlab.experiment_kit import (common_args, compare_variants, config_list, log, parse_shapes, pass_diff, run_experiment,
-                              timed_search)
+from irlab.cli.experiment_kit import common_args, compare_variants, config_list, log, parse_shapes, pass_diff, run_experiment, timed_search
 from irlab.kernels import get
-from irlab.targets import Target
-from irlab.variant import Insert
-from irlab.named_variants import AMD_NO_REORDER, AMD_REORDER, get_variant
+from irlab.base.targets import Target
+from irlab.passkit.variant import Insert
+from irlab.bridge.named_variants import AMD_NO_REORDER, AMD_REORDER, get_variant
 
 SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192), (4864, 4096, 4160)]
 AMD_CONFIGS = ["128x128x32-w4", "128x128x64-w8", "128x256x32-w8"]

@@ -15,9 +15,9 @@ from pathlib import Path
 from irlab import ir
 from irlab.bridge.compile import compile_kernel
 from irlab.bridge.pass_runner import run_pass
-from irlab.experiment_kit import command_line, common_args, header, log, write_json
+from irlab.cli.experiment_kit import command_line, common_args, header, log, write_json
 from irlab.kernels import KERNELS
-from irlab.registry import make_pass
+from irlab.passkit.registry import make_pass
 from irlab.report.findings import render_table
 
 FA_SNIPPET = Path(__file__).parent / "data" / "fa_decode_int4.ttgir"   # the documents' snippet

@@ -11,7 +11,7 @@ The split-K GEMM shows the refusal (its epilogue is an atomic add).
 Timed part (NVIDIA GPU): the tutorial GEMM, baseline vs optimize-epilogue, over its config space
 (the tutorial's autotune list at num_stages 2-5 plus irlab's configs): Triton's tuned best per
 shape first, then the variant on that config and the variant's own best, head to head, with
-torch.matmul (cuBLAS) in the same rounds (see irlab.search).
+torch.matmul (cuBLAS) in the same rounds (see irlab.timing.search).
 
     python -m experiments.optimize_epilogue [--out DIR] [--configs 128x128x64-w8,...]
 """
@@ -22,10 +22,10 @@ import sys
 
 from irlab import report
 from irlab.bridge.compile import compile_kernel
-from irlab.experiment_kit import common_args, compare_variants, config_list, log, parse_shapes, run_experiment, timed_search
+from irlab.cli.experiment_kit import common_args, compare_variants, config_list, log, parse_shapes, run_experiment, timed_search
 from irlab.kernels import get
-from irlab.targets import Target
-from irlab.named_variants import get_variant
+from irlab.base.targets import Target
+from irlab.bridge.named_variants import get_variant
 
 SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192), (4864, 4096, 4160)]
 STATIC_CONFIGS = ["128x128x32-w4", "128x128x64-w8", "128x256x32-w8"]

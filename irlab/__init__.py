@@ -36,16 +36,16 @@ _map_checkout_folders()
 
 # name -> the module that defines it
 _EXPORTS = {
-    **dict.fromkeys(("KernelError", "KernelSpec", "Problem", "TileConfig"), "kernel_spec"),
+    **dict.fromkeys(("KernelError", "KernelSpec", "Problem", "TileConfig"), "kernels.spec"),
     **dict.fromkeys(("CompileResult", "compile_kernel", "recompile"), "bridge.compile"),
-    "capture": "bridge.capture",
+    "capture": "program.capture",
     "jit_variant": "bridge.jit",
     "run_pass": "bridge.pass_runner",
-    **dict.fromkeys(("Drop", "Insert", "Variant"), "variant"),
+    **dict.fromkeys(("Drop", "Insert", "Variant"), "passkit.variant"),
     **dict.fromkeys(("Diagnostic", "ModulePass", "PassContext", "PassError", "PassRejected", "PassResult",
-                     "PassServices", "option"), "pass_api"),
-    **dict.fromkeys(("get_pass", "make_pass", "register"), "registry"),
-    **dict.fromkeys(("check", "region"), "marks"),   # a program's marks for irlab run / ab-model
+                     "PassServices", "option"), "passkit.pass_api"),
+    **dict.fromkeys(("get_pass", "make_pass", "register"), "passkit.registry"),
+    **dict.fromkeys(("check", "region"), "program.marks"),   # a program's marks for irlab run / ab-model
 }
 
 __all__ = sorted(_EXPORTS) + ["__version__"]
@@ -53,7 +53,7 @@ __all__ = sorted(_EXPORTS) + ["__version__"]
 
 def __getattr__(name: str):
     # loaded when first used, so that ``python -m irlab`` reaches its Ctrl-C handling
-    # (:mod:`irlab.interrupts`) before the heavier imports
+    # (:mod:`irlab.base.interrupts`) before the heavier imports
     if name in _EXPORTS:
         value = getattr(_importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
         globals()[name] = value

@@ -1,6 +1,6 @@
 import sys
 
-from .interrupts import exit_interrupted, stop_on_interrupt
+from .base.interrupts import exit_interrupted, stop_on_interrupt
 
 stop_on_interrupt()
 try:

@@ -15,8 +15,8 @@ from irlab.analysis.lds import cancelling_pair, ref
 from irlab.ir import RewritePattern, TensorType
 from irlab.ir.traits import BROADCAST, TRANSPOSE
 from irlab.ir.types import tensor_text
-from irlab.pass_api import ModulePass, PassContext
-from irlab.registry import register
+from irlab.passkit.pass_api import ModulePass, PassContext
+from irlab.passkit.registry import register
 
 
 @dataclass

@@ -32,7 +32,7 @@ proxy, and irlab does no alias analysis); every shape the match above does not d
 ``own_coordinates`` recomputes each load's coordinate in the loop and gives the epilogue its own
 offset math: Hopper warp specialization (3.6, 3.9) offsets both the load coordinate and the
 store's ``make_range`` for its second consumer group, so one shared value is offset twice (half of
-C unwritten on an H200; ``benchmarks/device/ws_gemm.py``). Descriptors are built on the device:
+C unwritten on an H200; ``examples/ws_gemm.py``). Descriptors are built on the device:
 the launch needs ``triton.set_allocator`` (irlab's GPU runner installs one).
 """
 from __future__ import annotations
@@ -46,8 +46,8 @@ from irlab.analysis.index_expr import (Unmatched, has_bound, int_constant, is_sc
                                        tile_bounds, tile_walk, walked_extent)
 from irlab.ir import Effect, Operation, RewriteError, TensorType, describe, effects
 from irlab.ir.queries import derived_from
-from irlab.pass_api import ModulePass, PassContext, option
-from irlab.registry import register
+from irlab.passkit.pass_api import ModulePass, PassContext, option
+from irlab.passkit.registry import register
 
 
 class Refuse(Exception):

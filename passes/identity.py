@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from irlab.pass_api import ModulePass, PassContext
-from irlab.registry import register
+from irlab.passkit.pass_api import ModulePass, PassContext
+from irlab.passkit.registry import register
 
 
 @register

@@ -33,8 +33,8 @@ from irlab.analysis import amdgpu_sched as sched
 from irlab.ir import Operation, RewriteError, RewritePattern, TensorType, describe
 from irlab.ir.rewrite import ancestor_in_block
 from irlab.ir.traits import DOT, GLOBAL_LOAD, LAYOUT_CONVERSION, LOCAL_LOAD, LOCAL_STORE, SCHEDULE_PIN
-from irlab.pass_api import ModulePass, PassContext, option
-from irlab.registry import register
+from irlab.passkit.pass_api import ModulePass, PassContext, option
+from irlab.passkit.registry import register
 
 
 def staged_loads(body) -> list[Operation]:

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from irlab.analysis.lds import analyse
-from irlab.pass_api import ModulePass, PassContext, option
-from irlab.registry import register
+from irlab.passkit.pass_api import ModulePass, PassContext, option
+from irlab.passkit.registry import register
 
 WARNINGS = ("cancelling-transposes", "transpose-then-convert", "absorbable-trip")
 

@@ -29,8 +29,8 @@ from typing import ClassVar, Optional
 
 from irlab.ir import describe
 from irlab.ir.traits import DOT
-from irlab.pass_api import ModulePass, PassContext, option
-from irlab.registry import register
+from irlab.passkit.pass_api import ModulePass, PassContext, option
+from irlab.passkit.registry import register
 
 @register
 @dataclass(frozen=True)

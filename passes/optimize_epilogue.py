@@ -35,8 +35,8 @@ from irlab.ir.queries import is_elementwise, is_splat
 from irlab.ir.traits import ATOMIC_RMW, BROADCAST, DOT, GLOBAL_STORE
 from irlab.ir.layouts import is_layout, mfma_store_layout
 from irlab.ir.types import relayout
-from irlab.pass_api import ModulePass, PassContext, option
-from irlab.registry import register
+from irlab.passkit.pass_api import ModulePass, PassContext, option
+from irlab.passkit.registry import register
 
 STORES = GLOBAL_STORE | ATOMIC_RMW
 LOOPS = ("scf.for", "scf.while")

@@ -33,11 +33,11 @@ Masks at tile remainders are computed from the tile's coordinates inside the loo
 the tile. The loop covers tiles ``0 .. num_tiles-1`` whatever grid it is launched with: with
 ``num_tiles`` programs each program runs one tile (the old kernel exactly); with fewer, each runs
 several. ``irlab.persistent_tiles`` marks the loop so that a launcher can see, in the compiled
-TTIR, that the kernel was transformed (:func:`irlab.variant.launch_grid`).
+TTIR, that the kernel was transformed (:func:`irlab.passkit.variant.launch_grid`).
 
-**The launch.** A variant declares ``Launch(grid="persistent")`` (:class:`irlab.variant.Launch`;
+**The launch.** A variant declares ``Launch(grid="persistent")`` (:class:`irlab.passkit.variant.Launch`;
 naming the pass on its own, ``--variant persistent-tiles``, adds it): every irlab launcher then
-launches ``(min(#SMs, grid_x), 1, 1)`` programs (:func:`irlab.variant.persistent_grid`) -- but only
+launches ``(min(#SMs, grid_x), 1, 1)`` programs (:func:`irlab.passkit.variant.persistent_grid`) -- but only
 when the compiled kernel carries the marker (a refused kernel still needs its own grid). The
 equivalence assumes what a tile-per-program launcher does: ``grid_x`` equal to the kernel's tile
 count. With fewer programs the old kernel would leave tiles unwritten that the new one writes;
@@ -83,9 +83,9 @@ from typing import ClassVar
 from irlab.analysis.index_expr import Unmatched, bound, conjuncts, int_constant, pointer_terms
 from irlab.ir import BlockArgument, Effect, Operation, RewriteError, TensorType, Value, describe, effects
 from irlab.ir.effects import own_effects, what_it_does
-from irlab.pass_api import ModulePass, PassContext, option
-from irlab.registry import register
-from irlab.variant import PERSISTENT_MARKER as MARKER
+from irlab.passkit.pass_api import ModulePass, PassContext, option
+from irlab.passkit.registry import register
+from irlab.passkit.variant import PERSISTENT_MARKER as MARKER
 
 
 class Refuse(Exception):

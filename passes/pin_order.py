@@ -53,8 +53,8 @@ from irlab.analysis import amdgpu_sched as sched
 from irlab.ir import Effect, Operation, RewriteError, RewritePattern, describe, effects, is_pure
 from irlab.ir.effects import conflict, what_it_does
 from irlab.ir.traits import ASYNC_COPY, DOT, GLOBAL_LOAD, LOCAL_LOAD, LOCAL_STORE
-from irlab.pass_api import ModulePass, PassContext, PassError, option
-from irlab.registry import register
+from irlab.passkit.pass_api import ModulePass, PassContext, PassError, option
+from irlab.passkit.registry import register
 
 KINDS = {t.name: t for t in (GLOBAL_LOAD, LOCAL_LOAD, LOCAL_STORE, DOT, ASYNC_COPY)}
 LOOPS = ("scf.for", "scf.while")

@@ -34,8 +34,8 @@ from typing import ClassVar
 
 from irlab.ir import Operation, describe
 from irlab.ir.traits import DOT
-from irlab.pass_api import ModulePass, PassContext, PassError, option
-from irlab.registry import register
+from irlab.passkit.pass_api import ModulePass, PassContext, PassError, option
+from irlab.passkit.registry import register
 
 BUILTIN = ("kloop", "epilogue")
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*$")

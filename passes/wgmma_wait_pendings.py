@@ -25,8 +25,8 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from irlab.ir import describe
-from irlab.pass_api import ModulePass, PassContext, option
-from irlab.registry import register
+from irlab.passkit.pass_api import ModulePass, PassContext, option
+from irlab.passkit.registry import register
 
 
 @register

@@ -89,7 +89,7 @@ def pytest_sessionfinish(session):
 def corpus(tmp_path_factory):
     """Every repository kernel x the default targets (cuda:80, cuda:90, hip:gfx942, hip:gfx950) x num_stages 1-3, TTIR and TTGIR,
     with and without locations, compiled once per test session."""
-    from irlab import corpus as corpus_mod
+    from irlab.bridge import corpus as corpus_mod
     out = tmp_path_factory.mktemp("corpus")
     built = corpus_mod.build(out)
     return {"dir": out, "files": [Path(f) for f in built["files"]], "skipped": built["skipped"]}

@@ -8,7 +8,7 @@ from triton import knobs
 
 from irlab.bridge.compile import _source
 from irlab.bridge.specialize import specialize
-from irlab.targets import parse_target
+from irlab.base.targets import parse_target
 
 
 def plain_compile(spec, target, options=None, shape=None, config=None):

@@ -14,7 +14,7 @@ from irlab.bridge.compat import TRITON_VERSION
 from irlab.bridge.compile import compile_kernel, recompile
 from irlab.golden.suite import check_access_widths
 from irlab.kernels import KERNELS
-from irlab.named_variants import get_variant
+from irlab.bridge.named_variants import get_variant
 
 TTGIR = """#blocked = #ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 8], warpsPerCTA = [4, 1], order = [1, 0]}>
 #mma = #ttg.amd_mfma<{version = 3, warpsPerCTA = [2, 2], instrShape = [32, 32, 8], isTransposed = true}>
@@ -149,7 +149,7 @@ def test_optimize_epilogue_stores_no_wider_than_the_mfma_layout_allows(kernel, t
     the wide-store linear layout -- and on gfx942, where Triton's own epilogue stores from the
     same layout, the hint is Triton's."""
     from irlab.kernels import get
-    from irlab.named_variants import resolve
+    from irlab.bridge.named_variants import resolve
     spec = get(kernel)
     res = compile_kernel(spec, target, variant=resolve("optimize-epilogue", target))
     assert check_access_widths(res).ok

@@ -14,9 +14,9 @@ from irlab.bridge.compile import compile_kernel
 from irlab.bridge.pass_runner import run_pass
 from irlab.golden.suite import filecheck
 from irlab.kernels import KERNELS
-from irlab.pass_api import PassError
-from irlab.registry import make_pass
-from irlab.named_variants import get_variant
+from irlab.passkit.pass_api import PassError
+from irlab.passkit.registry import make_pass
+from irlab.bridge.named_variants import get_variant
 
 CHECKS = Path(__file__).resolve().parent.parent / "docs" / "results" / "amd_schedules"
 DEFAULT = "128x128x64-w8"   # gemm_fp16's default config: the one its goldens hold

@@ -18,8 +18,8 @@ from irlab.bridge.pass_runner import run_pass
 from irlab.bridge.services import TritonServices
 from irlab.golden.suite import filecheck
 from irlab.kernels import KERNELS
-from irlab.registry import make_pass
-from irlab.targets import Target
+from irlab.passkit.registry import make_pass
+from irlab.base.targets import Target
 
 TARGET = "hip:gfx942"
 CHECKS = Path(__file__).resolve().parent.parent / "docs" / "results" / "amd_schedules"

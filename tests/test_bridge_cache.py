@@ -5,7 +5,7 @@ from __future__ import annotations
 import triton
 
 from irlab.bridge.compile import compile_kernel
-from irlab.variant import Drop, Variant
+from irlab.passkit.variant import Drop, Variant
 from irlab.kernels import KERNELS
 
 from helpers import plain_compile
@@ -33,7 +33,7 @@ def test_irlab_leaves_triton_s_cache_alone(tmp_path, monkeypatch):
     # neither read it nor write into it, and the next plain compile still hits the baseline
     from irlab.bridge.compile import _source
     from irlab.bridge.specialize import specialize
-    from irlab.targets import parse_target
+    from irlab.base.targets import parse_target
     p = spec.problem()
     s = specialize(spec.fn, p.args, p.constexprs, parse_target("cuda:80"))
     first = triton.compile(_source(spec.fn, s), target=parse_target("cuda:80").gpu_target(), options=p.options)
@@ -54,7 +54,7 @@ def test_jit_variant_caches_keep_variants_apart_and_hit_again(tmp_path, monkeypa
     from irlab.bridge.compile import _source
     from irlab.bridge.jit import jit_variant, variant_cache_dir
     from irlab.bridge.specialize import specialize
-    from irlab.targets import parse_target
+    from irlab.base.targets import parse_target
     monkeypatch.setenv("IRLAB_CACHE_DIR", str(tmp_path / "irlab-cache"))
     spec = KERNELS["gemm_fp16"]
     p = spec.problem()

@@ -8,7 +8,7 @@ import textwrap
 
 from triton import knobs
 
-from irlab.bridge.capture import Capture
+from irlab.program.capture import Capture
 from irlab.bridge.compile import compile_kernel
 from irlab.kernels import KERNELS
 

@@ -66,7 +66,7 @@ def _backend_class(target):
 
 
 def test_a_backend_that_no_longer_calls_the_stages_hook(monkeypatch):
-    from irlab.targets import Target
+    from irlab.base.targets import Target
     cls = _backend_class(Target.parse("cuda:80"))
     original = cls.add_stages
 
@@ -83,7 +83,7 @@ def test_a_backend_that_no_longer_calls_the_stages_hook(monkeypatch):
 
 
 def test_a_changed_stages_hook_protocol_is_named(monkeypatch):
-    from irlab.targets import Target
+    from irlab.base.targets import Target
     cls = _backend_class(Target.parse("hip:gfx942"))
     original = cls.add_stages
 

@@ -5,9 +5,9 @@ import pytest
 
 from irlab.bridge.compile import compile_kernel
 from irlab.bridge.specialize import SpecializationError, specialize
-from irlab.variant import VariantError
+from irlab.passkit.variant import VariantError
 from irlab.kernels import KERNELS
-from irlab.targets import TargetError, parse_target
+from irlab.base.targets import TargetError, parse_target
 
 STAGES = {"cuda:80": ["ttir", "ttgir", "llir", "ptx", "cubin"], "cuda:90": ["ttir", "ttgir", "llir", "ptx", "cubin"],
           "hip:gfx942": ["ttir", "ttgir", "llir", "amdgcn", "hsaco"]}
@@ -82,8 +82,8 @@ def test_a_target_is_parsed_once_where_it_enters(monkeypatch):
     (specialization, the stages hook, the passes' services) is handed the Target."""
     from irlab.bridge.compile import compile_kernel
     from irlab.kernels import get
-    from irlab.named_variants import resolve
-    from irlab.targets import Target
+    from irlab.bridge.named_variants import resolve
+    from irlab.base.targets import Target
     variant = resolve("optimize-epilogue", "cuda:90")
     seen = []
     parse = Target.parse.__func__

@@ -9,9 +9,9 @@ import pytest
 from irlab.bridge import compat
 from irlab.bridge.compile import compile_kernel
 from irlab.bridge.pipeline import VerifierError
-from irlab.variant import Drop, Insert, Variant, VariantError
+from irlab.passkit.variant import Drop, Insert, Variant, VariantError
 from irlab.kernels import KERNELS
-from irlab.targets import DEFAULT_TARGETS
+from irlab.base.targets import DEFAULT_TARGETS
 
 from helpers import plain_compile
 
@@ -95,7 +95,7 @@ def test_an_edit_that_matches_nothing_is_an_error_unless_optional():
 
 def test_python_pass_that_breaks_the_ir_is_named_with_its_ir_saved(tmp_path, monkeypatch):
     monkeypatch.setenv("IRLAB_PASS_PATH", str(__import__("pathlib").Path(__file__).parent / "passes_for_tests"))
-    from irlab import registry
+    from irlab.passkit import registry
     monkeypatch.setattr(registry, "_LOADED", False)
     v = Variant("broken", (Insert("retype-first-load", at="end"),))
     with pytest.raises(VerifierError) as info:

@@ -6,9 +6,9 @@ import sys
 
 import pytest
 
-from irlab import registry
+from irlab.passkit import registry
 from irlab.bridge.variant_identity import validate_variant, variant_key
-from irlab.variant import Drop, Insert, Variant, VariantError
+from irlab.passkit.variant import Drop, Insert, Variant, VariantError
 
 
 def test_variant_prints_readably_and_hashes_its_content():
@@ -35,7 +35,7 @@ def test_insert_validation():
         Insert("identity", at="end", stage="ptx")
     with pytest.raises(VariantError, match="no spaces"):
         Variant("has space")
-    from irlab.pass_api import PassError
+    from irlab.passkit.pass_api import PassError
     with pytest.raises(PassError, match="no pass named 'nope'"):
         validate_variant(Variant("v", (Insert("nope", at="end"),)))
 
@@ -45,8 +45,8 @@ def test_editing_a_pass_changes_the_variant_key(tmp_path, monkeypatch):
     body = '''
 from dataclasses import dataclass
 from typing import ClassVar
-from irlab.pass_api import ModulePass
-from irlab.registry import register
+from irlab.passkit.pass_api import ModulePass
+from irlab.passkit.registry import register
 
 @register
 @dataclass(frozen=True)

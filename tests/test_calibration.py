@@ -14,7 +14,7 @@ import pytest
 from irlab.cli import main
 from irlab.kernels import get
 from irlab.timing.calibration import CASES, cells, run, summarize
-from irlab.variant import Insert, Variant
+from irlab.passkit.variant import Insert, Variant
 
 FAKE = str(Path(__file__).parent / "fakes" / "fake_runner.py") + ":FakeRunner"
 ROOT = Path(__file__).resolve().parent.parent
@@ -124,7 +124,7 @@ def test_cells_hold_the_a_a_entries_and_the_planted_problem():
 
 
 def test_without_a_gpu_the_command_stops_at_once_naming_the_gpu_extra(capsys, monkeypatch):
-    monkeypatch.setattr("irlab.experiment_kit.gpu", lambda: None)
+    monkeypatch.setattr("irlab.cli.experiment_kit.gpu", lambda: None)
     assert main(["calibrate", "--out", "unused"]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "pip install 'irlab[gpu]'" in err and "Traceback" not in err

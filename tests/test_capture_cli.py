@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from irlab.bridge import inductor
+from irlab.program import inductor
 
 TESTS = Path(__file__).parent
 

@@ -21,9 +21,9 @@ torch = pytest.importorskip("torch")
 
 from fakes.fake_driver import fake_gpu  # noqa: E402
 
-from irlab import launches  # noqa: E402
-from irlab.bridge.capture import Capture  # noqa: E402
-from irlab.named_variants import resolve  # noqa: E402
+from irlab.program import launches  # noqa: E402
+from irlab.program.capture import Capture  # noqa: E402
+from irlab.bridge.named_variants import resolve  # noqa: E402
 
 PASSES = ("optimize-epilogue", "interleave-global-loads", "cancel-transposes", "lds-transposes", "descriptor-loads",
           "loop-attributes")
@@ -130,7 +130,7 @@ def test_passes_that_apply_to_the_gemm_template_change_it(run):
     assert base.asm["ttgir"].count("ttg.async_copy_global_to_local") > hinted.asm["ttgir"].count(
         "ttg.async_copy_global_to_local")
     with pytest.raises(Exception, match="already ran when the TTIR was captured"):
-        from irlab.variant import Drop, Variant
+        from irlab.passkit.variant import Drop, Variant
         launch.recompile(variant=Variant("no-combine", (Drop("ttir.combine", stage="ttir"),)))
 
 
@@ -165,7 +165,7 @@ CudaInterface.current_device = staticmethod(lambda: 0)
 CudaInterface.synchronize = staticmethod(lambda *a: None)
 benchmarking.benchmarker.benchmark_gpu = lambda fn, *a, **kw: (fn(), 1.0)[1]
 import inductor_kernels as k
-from irlab.bridge.capture import Capture
+from irlab.program.capture import Capture
 with fake_gpu(), Capture(out + "/run") as cap:
     for kernel in k.FAMILIES.values():
         kernel.precompile()

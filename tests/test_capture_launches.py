@@ -14,9 +14,9 @@ from triton import knobs
 from triton.backends.compiler import GPUTarget
 from triton.compiler.compiler import ASTSource, CompiledKernel
 
-from irlab import launch_records, launches
+from irlab.program import records as launch_records, launches
 from irlab.bridge import compat
-from irlab.bridge.capture import SCOPE_PREFIX, Capture, profile_summary
+from irlab.program.capture import SCOPE_PREFIX, Capture, profile_summary
 
 
 @pytest.fixture(autouse=True)

@@ -20,9 +20,9 @@ from fakes.proton_scopes import record_scopes
 from triton import knobs
 
 import irlab
-from irlab import launches, marks
-from irlab.bridge.capture import REGION_PREFIX, SCOPE_PREFIX, WINDOW_PREFIX, Capture, profile_summary
-from irlab.ranking import RankingError, rank, render, to_json, trim
+from irlab.program import launches, marks
+from irlab.program.capture import REGION_PREFIX, SCOPE_PREFIX, WINDOW_PREFIX, Capture, profile_summary
+from irlab.program.ranking import RankingError, rank, render, to_json, trim
 
 FILL = "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIfEESt5arrayIPcLm1EEEEviT0_T1_"
 NORMAL = "_ZN2at6native53_GLOBAL__N__distribution_normal_kernel"

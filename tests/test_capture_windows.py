@@ -17,11 +17,11 @@ from fakes.proton_scopes import record_scopes
 from triton import knobs
 from triton.runtime.autotuner import Autotuner
 
-from irlab import launch_records
+from irlab.program import records as launch_records
 from irlab.bridge import compat
-from irlab.bridge.capture import SCOPE_PREFIX, WINDOW_PREFIX, Capture, profile_summary
-from irlab.launch_records import BenchmarkEntry
-from irlab.ranking import rank, render
+from irlab.program.capture import SCOPE_PREFIX, WINDOW_PREFIX, Capture, profile_summary
+from irlab.program.records import BenchmarkEntry
+from irlab.program.ranking import rank, render
 
 FILL = "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIiEESt5arrayIPcLm1EEEEviT0_T1_"
 
@@ -81,7 +81,7 @@ def test_entry_points_are_marked_also_when_imported_later_and_restored(tmp_path,
         BenchmarkEntry("irlab_fake_bench", "Bench.other", "autotune", window=False)))   # a stack frame only
     monkeypatch.delitem(sys.modules, "irlab_fake_bench", raising=False)
     calls = []
-    with compat.marking_benchmarks(lambda purpose: calls.append(purpose), lambda: calls.append("exit")) as marked:
+    with compat.marking_benchmarks(launch_records.window_entries(), lambda purpose: calls.append(purpose), lambda: calls.append("exit")) as marked:
         import irlab_fake_bench as mod
         assert mod.Bench().benchmark_gpu(lambda: 1) == 1 and mod.Bench.benchmark_cpu(lambda: 2) == 2
         assert mod.Bench().other() == "not marked"
@@ -124,7 +124,7 @@ def test_every_benchmarking_entry_point_is_a_frame_purpose_and_a_window(entry):
              for owner, name in compat._entry_points(module, entry.pattern)]
     if entry.module.startswith("triton."):
         assert names, f"{entry.pattern} is not in {entry.module}"
-    with compat.marking_benchmarks(lambda purpose: None, lambda: None) as marked:
+    with compat.marking_benchmarks(launch_records.window_entries(), lambda purpose: None, lambda: None) as marked:
         pass
     assert set(names) <= set(marked)
 
@@ -206,7 +206,7 @@ def test_inductor_s_compile_time_benchmarking_is_marked():
     pytest.importorskip("torch._inductor.scheduler")
     import torch._inductor.codegen.triton  # noqa: F401
     import torch._inductor.select_algorithm  # noqa: F401
-    with compat.marking_benchmarks(lambda purpose: None, lambda: None) as marked:
+    with compat.marking_benchmarks(launch_records.window_entries(), lambda purpose: None, lambda: None) as marked:
         pass
     for name in ("torch._inductor.scheduler.Scheduler.speedup_by_fusion",
                  "torch._inductor.scheduler.Scheduler.benchmark_codegened_module",

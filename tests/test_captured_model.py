@@ -1,4 +1,4 @@
-"""Captures of a torch.compile'd model recorded on an H100 (benchmarks/device/capture_llama.py,
+"""Captures of a torch.compile'd model recorded on an H100 (examples/models/llama.py,
 trimmed with irlab trim-capture) exercised on this machine, without a GPU: the ranking from the
 recorded profile, replay of each kernel family for every target, report, every pass's account of
 each family, and the golden cases.
@@ -25,8 +25,8 @@ from pathlib import Path
 import pytest
 
 import irlab
-from irlab import launches
-from irlab.named_variants import resolve
+from irlab.program import launches
+from irlab.bridge.named_variants import resolve
 
 CAPTURES = Path(__file__).parent / "data" / "captures"
 RUNS = ("llama2-h100", "llama2-h100-triton-gemms")
@@ -42,7 +42,7 @@ PASSES = ("optimize-epilogue", "interleave-global-loads", "cancel-transposes", "
 def run(request) -> Path:
     path = CAPTURES / request.param
     if not path.is_dir():
-        pytest.skip(f"{path} is not recorded yet: record it on the GPU machine as benchmarks/device/capture_llama.py says")
+        pytest.skip(f"{path} is not recorded yet: record it on the GPU machine as examples/models/llama.py says")
     return path
 
 
@@ -110,7 +110,7 @@ def test_a_run_s_profile_and_marks_are_read_once_however_many_kernel_folders_it_
     """Ranking a run, picking its hottest launch, listing and trimming its kernels read the run's
     profile.json and marks.json once each, not once per kernel folder (13 here), and every folder's
     records still get the GPU time of the one region the program marked."""
-    from irlab import ranking
+    from irlab.program import ranking
     run = tmp_path / "run"
     shutil.copytree(CAPTURES / "llama2-h100", run)
     profile = json.loads((run / "profile.json").read_text())

@@ -15,7 +15,7 @@ import pytest
 
 import irlab
 from irlab.cli import build_parser, main
-from irlab.jsonio import write_json
+from irlab.base.jsonio import write_json
 
 
 def run(argv: list[str], capsys) -> tuple[int, str, str]:

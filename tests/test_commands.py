@@ -8,7 +8,7 @@ import json
 import pytest
 
 from irlab.cli import main
-from irlab.targets import DEFAULT_TARGETS, Target
+from irlab.base.targets import DEFAULT_TARGETS, Target
 
 from helpers import plain_compile
 

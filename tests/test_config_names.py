@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from irlab.kernel_spec import config_name
+from irlab.kernels.spec import config_name
 from irlab.kernels import get
-from irlab.tile_configs import config_space
+from irlab.kernels.tile_configs import config_space
 
 TUTORIAL = str(Path(__file__).parent / "kernels" / "tutorial_matmul.py")
 

@@ -51,7 +51,7 @@ def test_list_needs_no_gpu_and_a_run_without_one_is_refused_in_one_line(capsys):
 
 
 def test_an_unknown_dtype_names_the_ones_the_kernel_takes():
-    from irlab.kernel_spec import KernelError
+    from irlab.kernels.spec import KernelError
     from irlab.kernels import get
     with pytest.raises(KernelError, match="takes fp16, bf16, fp32, i8, fp8e4nv"):
         get(DTYPES).shape({"dtype": "fp64"})

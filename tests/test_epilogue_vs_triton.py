@@ -10,7 +10,7 @@ import pytest
 from irlab import report
 from irlab.bridge.compile import compile_kernel
 from irlab.kernels import KERNELS
-from irlab.named_variants import get_variant
+from irlab.bridge.named_variants import get_variant
 
 SPEC = KERNELS["gemm_fp16"]
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from helpers import compile_or_xfail_warp_specialization
 
-from experiments import gemm_candidates as gc
+from lab import gemm_candidates as gc
 
 FAKE = str(Path(__file__).parent / "fakes" / "fake_runner.py") + ":FakeRunner"
 
@@ -46,14 +46,14 @@ def test_the_persistent_candidates_are_all_persistent_variants():
 @pytest.mark.parametrize("mnk", REMAINDER_SHAPES, ids=["x".join(map(str, s)) for s in REMAINDER_SHAPES])
 @pytest.mark.parametrize("cand", PERSISTENT, ids=lambda c: c.label)
 def test_every_persistent_candidate_matches_the_baseline_on_the_gpu(cand, mnk):
-    """What experiments.gemm_candidates times is first checked at the seed shapes (no remainder at
+    """What lab.gemm_candidates times is first checked at the seed shapes (no remainder at
     128x256); here each candidate's own tile config runs where the last tiles are partial and the
     programs loop, C initialised to NaN so that an unwritten element shows."""
     import torch
     from irlab.kernels import KERNELS
-    from irlab.targets import Target
+    from irlab.base.targets import Target
     from irlab.timing.gpu import install_scratch_allocator
-    from irlab.variant import is_persistent
+    from irlab.passkit.variant import is_persistent
     install_scratch_allocator(torch)
     target = Target.parse(f"cuda:{''.join(map(str, torch.cuda.get_device_capability()))}")
     if target.arch != "90":

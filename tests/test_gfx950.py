@@ -9,8 +9,8 @@ from irlab.bridge import compat
 from irlab import ir, report
 from irlab.bridge.compile import compile_kernel
 from irlab.kernels import KERNELS
-from irlab.named_variants import EPILOGUE_CLEANUP, get_variant, variants_for
-from irlab.variant import Insert
+from irlab.bridge.named_variants import EPILOGUE_CLEANUP, get_variant, variants_for
+from irlab.passkit.variant import Insert
 
 TARGET = "hip:gfx950"
 

@@ -8,7 +8,7 @@ import shutil
 import pytest
 
 from irlab.golden import store, suite
-from irlab.registry import get_pass
+from irlab.passkit.registry import get_pass
 
 
 @pytest.fixture

@@ -54,8 +54,8 @@ USER_PASS = '''
 from dataclasses import dataclass
 from typing import ClassVar
 
-from irlab.pass_api import ModulePass, PassContext
-from irlab.registry import register
+from irlab.passkit.pass_api import ModulePass, PassContext
+from irlab.passkit.registry import register
 
 
 @register
@@ -73,7 +73,7 @@ class SquareStores(ModulePass):
 '''
 
 VARIANTS = '''
-from irlab.variant import Insert, Variant
+from irlab.passkit.variant import Insert, Variant
 
 SQUARED = Variant("squared", (Insert("user-square-stores", at="end"),), "each stored value squared")
 '''
@@ -400,8 +400,8 @@ def test_a_bad_tool_irlab_table_stops_pytest_with_a_usage_error(tmp_path):
 
 
 def test_the_one_variant_resolver_reads_variant_files(tmp_path):
-    from irlab.variant import VariantError
-    from irlab.named_variants import resolve
+    from irlab.passkit.variant import VariantError
+    from irlab.bridge.named_variants import resolve
     (tmp_path / "vs.py").write_text(VARIANTS + "\nOTHER = Variant('other', ())\n")
     (tmp_path / "passes").mkdir()
     (tmp_path / "passes/user_square_stores.py").write_text(USER_PASS)

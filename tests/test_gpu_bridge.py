@@ -6,12 +6,12 @@ import json
 
 import pytest
 
-from irlab.bridge.capture import Capture
+from irlab.program.capture import Capture
 from irlab.bridge.compile import compile_kernel
 from irlab.bridge.jit import jit_variant
-from irlab.variant import Drop, Variant
+from irlab.passkit.variant import Drop, Variant
 from irlab.kernels import KERNELS
-from irlab.targets import current_target
+from irlab.base.targets import current_target
 
 pytestmark = pytest.mark.gpu
 

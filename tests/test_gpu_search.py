@@ -73,7 +73,7 @@ def test_capture_records_launches_that_replay_and_time_without_the_script(tmp_pa
     their counts; the saved tensors rebuild the inputs, and relaunching the recompiled kernel on them
     reproduces the script's output; irlab ab times the captured launch as a variant."""
     import torch
-    from irlab import launches
+    from irlab.program import launches
     (tmp_path / "job").mkdir()
     (tmp_path / "job" / "shapes.py").write_text("SHAPES = [1024, 1024, 512]\n")
     script = tmp_path / "job" / "run.py"

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from irlab.variant import Insert, Variant
+from irlab.passkit.variant import Insert, Variant
 from irlab.timing import Cell, Entry, Plan, collect, run_sweep
 
 pytestmark = pytest.mark.gpu

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from irlab import interrupts
-from irlab.timing.plan import read_records
+from irlab.base import interrupts
+from irlab.base.jsonio import read_records
 
 REPO = Path(__file__).resolve().parent.parent
 MOMENTS = (0.5, 2.0, 5.0)
@@ -144,7 +144,7 @@ def test_a_write_is_finished_before_ctrl_c_takes_effect(tmp_path, monkeypatch):
 SWEEP = """
 import sys
 from pathlib import Path
-from irlab.interrupts import stopping_on_interrupt
+from irlab.base.interrupts import stopping_on_interrupt
 from irlab.timing import Cell, Entry, Plan, run_sweep
 
 entries = [Entry("baseline", variant="baseline"), Entry("v1", variant="v1")]

@@ -9,8 +9,8 @@ from irlab.bridge.compile import compile_kernel
 from irlab.bridge.pass_runner import run_pass
 from irlab.ir.effects import Effect, conflict, effects, is_known
 from irlab.kernels import KERNELS
-from irlab.registry import make_pass
-from irlab.targets import DEFAULT_TARGETS
+from irlab.passkit.registry import make_pass
+from irlab.base.targets import DEFAULT_TARGETS
 
 PTR = "tensor<32x128x!tt.ptr<f16>, #blocked1>"
 VAL = "tensor<32x128xf16, #blocked1>"

@@ -223,7 +223,7 @@ def test_a_pass_output_triton_would_crash_on_is_rejected_not_verified(tmp_path):
     script = '''
 from irlab import ir
 from irlab.bridge.pass_runner import run_pass
-from irlab.pass_api import ModulePass, PassRejected
+from irlab.passkit.pass_api import ModulePass, PassRejected
 
 class BadAxis(ModulePass):
     name = "bad-axis"

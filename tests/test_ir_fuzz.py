@@ -28,7 +28,7 @@ def test_the_sources_are_both_versions_ttir_and_ttgir_and_mostly_readable(source
 
 
 def test_the_campaign_runs_every_registered_pass_that_rewrites():
-    from irlab.registry import all_passes
+    from irlab.passkit.registry import all_passes
     # irlab's own passes (tests register passes of their own in the same registry)
     rewriting = {name for name, cls in all_passes().items() if cls.rewrites and cls.__module__.startswith("irlab.passes.")}
     assert {name for name, _ in fuzz.PASSES} == rewriting

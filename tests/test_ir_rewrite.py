@@ -10,7 +10,7 @@ from irlab import ir
 from irlab.bridge.compile import compile_kernel, recompile
 from irlab.ir import RewriteError, Rewriter
 from irlab.kernels import KERNELS
-from irlab.targets import DEFAULT_TARGETS
+from irlab.base.targets import DEFAULT_TARGETS
 
 
 def _changed_lines(a: str, b: str) -> tuple[list[str], list[str]]:

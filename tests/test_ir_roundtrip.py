@@ -7,7 +7,7 @@ import pytest
 
 from irlab import ir
 from irlab.ir import printer
-from irlab.targets import DEFAULT_TARGETS, Target
+from irlab.base.targets import DEFAULT_TARGETS, Target
 
 DATA = Path(__file__).parent / "data"
 

@@ -14,7 +14,7 @@ from irlab.bridge.pass_runner import run_pass
 from irlab.bridge.services import TritonServices
 from irlab.ir import RewriteError
 from irlab.ir.printer import print_module
-from irlab.registry import get_pass
+from irlab.passkit.registry import get_pass
 
 
 @triton.jit

@@ -263,7 +263,7 @@ def test_driver_undoes_an_application_the_rewriter_refuses_half_way():
 
 
 def test_a_pass_reports_the_undone_application_as_a_note_without_its_remarks():
-    from irlab.pass_api import ModulePass
+    from irlab.passkit.pass_api import ModulePass
 
     class HalfWayPass(ModulePass):
         name = "half-way"
@@ -279,7 +279,7 @@ def test_a_pass_reports_the_undone_application_as_a_note_without_its_remarks():
 
 
 def test_a_refusal_outside_the_driver_is_a_pass_error_and_leaves_the_module():
-    from irlab.pass_api import ModulePass, PassError
+    from irlab.passkit.pass_api import ModulePass, PassError
 
     class Direct(ModulePass):
         name = "direct"

@@ -17,7 +17,7 @@ import triton
 import triton.language as tl
 
 from irlab import KernelSpec, Problem, TileConfig
-from irlab.kernel_spec import ParameterError
+from irlab.kernels.spec import ParameterError
 
 ROOT = Path(__file__).resolve().parent.parent
 INPLACE = ROOT / "tests" / "kernels" / "inplace_add.py"
@@ -138,7 +138,7 @@ def test_the_gpu_runner_launches_by_name(monkeypatch):
     """GpuRunner.prepare's launch, on a stand-in torch.cuda, with Triton's launcher recording what it
     is called with: the cross-compiled kernel gets the arguments in the order of its parameters."""
     from fakes.fake_cuda import FakeCuda, FakeTorch
-    from irlab.targets import Target
+    from irlab.base.targets import Target
     from irlab.timing import gpu
     from irlab.timing.plan import Cell, Entry
     calls = []

@@ -74,7 +74,7 @@ def test_bind_may_take_the_target():
     spec = KernelSpec(name="tuned", fn=tuned_scale, default_shape={"n": 4096}, bind=bind_per_target)
     assert "f16" in compile_kernel(spec, "hip:gfx942").text("ttir")
     assert "f32" in compile_kernel(spec, "cuda:90").text("ttir") and TARGETS_SEEN == ["hip:gfx942", "cuda:90"]
-    from irlab.targets import Target
+    from irlab.base.targets import Target
     assert spec.problem(target=Target.parse("hip:gfx950")).args["x_ptr"] == "*fp16"
 
 def test_a_spec_without_configs_or_an_autotuner_is_an_error():

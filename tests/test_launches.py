@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from irlab import launches
-from irlab.named_variants import get_variant
+from irlab.program import launches
+from irlab.bridge.named_variants import get_variant
 
 TRACE = Path(__file__).parent / "data" / "traces" / "add_kernel.launch-hook-on-cpu.ndjson"
 
@@ -92,7 +92,7 @@ GPU_TRACE = Path(__file__).parent / "data" / "traces" / "bias_relu_gemm.h200.ndj
 
 def test_a_trace_recorded_on_the_gpu_machine_replays_anywhere(tmp_path):
     """A real tritonparse 0.6 trace (the walkthrough's bias + ReLU GEMM launched through Triton's
-    JIT on an H200 at two shapes, benchmarks/device/record_trace.py): each launch's arguments as
+    JIT on an H200 at two shapes, examples/record_trace.py): each launch's arguments as
     recorded, and its TTIR recompiled for other targets as a variant, on a machine with no GPU."""
     first, second = launches.load(f"{GPU_TRACE}#matmul_bias_relu:0"), launches.load(f"{GPU_TRACE}#matmul_bias_relu:1")
     shapes = [{a.name: a.info["shape"] for a in launch.args if a.is_tensor} for launch in (first, second)]

@@ -1,9 +1,12 @@
-"""irlab's layers point one way (docs/architecture.md): every ``import`` of an irlab module, at
-module level or inside a function, goes to the same layer or a lower one, and the module graph has
+"""irlab's floors point one way (docs/architecture.md): every ``import`` of an irlab module, at
+module level or inside a function, goes to the same floor or a lower one, and the module graph has
 no cycle. An import placed inside a function is still a dependency: it counts here like any other.
 
-The layers, lowest first. A module belongs to the layer of the longest prefix that names it; a
-new module under a listed package inherits its layer, a new top-level module must be added here.
+A floor is a folder: a module's floor is the folder of ``irlab/`` it is saved in (``passes/`` and
+``experiments/`` at the top of the repository install as ``irlab.passes`` and
+``irlab.experiments``). :data:`FLOORS` is their order, lowest first; a new module takes its floor
+from where it is saved, a new folder must be placed here, and the package root holds only
+``__init__.py`` and ``__main__.py``.
 """
 from __future__ import annotations
 
@@ -13,28 +16,15 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
-LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    # plain helpers that know nothing of IR or kernels (targets: names like cuda:90)
-    ("base", ("irlab.interrupts", "irlab.jsonio", "irlab.launch_records", "irlab.marks", "irlab.pyfile", "irlab.suggest", "irlab.user_errors",
-              "irlab.targets", "irlab.workers")),
-    ("ir", ("irlab.ir",)),                               # the IR object model
-    ("analysis", ("irlab.analysis",)),                   # read-only facts about IR
-    ("pass API", ("irlab.pass_api", "irlab.registry", "irlab.variant")),
-    ("passes", ("irlab.passes",)),                       # the Python passes, one per file
-    ("report", ("irlab.report",)),                       # static reports from ISA text and metadata
-    ("kernels", ("irlab.kernel_spec", "irlab.tile_configs", "irlab.kernels")),   # kernels as data
-    ("bridge", ("irlab.bridge",)),                       # everything that calls into Triton's compiler
-    ("launches", ("irlab.named_variants", "irlab.launches", "irlab.ranking", "irlab.corpus")),
-    ("timing", ("irlab.timing",)),
-    ("tools", ("irlab.search", "irlab.golden", "irlab.profile")),
-    # the command line, the experiments it runs (scripts that share its argument parsing), and the
-    # package's exports ("irlab" is the package's __init__ alone)
-    ("entry", ("irlab", "irlab.__main__", "irlab.cli", "irlab.experiment_kit", "irlab.experiments")),
-]
+FLOORS = ("base", "ir", "analysis", "passkit", "passes", "report", "kernels", "bridge", "program", "timing",
+          "profile", "golden", "entry")
+# the folders of the entry floor: the command line and the experiments it runs
+ENTRY = ("cli", "experiments")
+ROOT_MODULES = {"__init__.py", "__main__.py"}
 
-# layers that never import Triton or torch: what they know of Triton reaches them through
-# protocols the bridge implements (irlab.pass_api.PassServices, irlab.report.static.NvidiaTools)
-TRITON_FREE = {"ir", "analysis", "pass API", "passes", "report"}
+# floors that never import Triton or torch: what they know of Triton reaches them through
+# protocols the bridge implements (irlab.passkit.pass_api.PassServices, irlab.report.static.NvidiaTools)
+TRITON_FREE = {"ir", "analysis", "passkit", "passes", "report"}
 HEAVY = {"triton", "torch"}
 
 
@@ -49,6 +39,22 @@ def module_name(path: Path) -> str:
 
 def irlab_modules() -> dict[str, Path]:
     return {module_name(p): p for top in ("irlab", "passes", "experiments") for p in (ROOT / top).rglob("*.py")}
+
+
+def floor_name(module: str) -> str | None:
+    """The floor of ``module``: the folder it is saved in (``irlab`` and ``irlab.__main__``, the
+    package's exports and entry, are on the entry floor)."""
+    parts = module.split(".")
+    if parts[0] != "irlab":
+        return None
+    if len(parts) == 1 or parts[1] == "__main__" or parts[1] in ENTRY:
+        return "entry"
+    return parts[1] if parts[1] in FLOORS else None
+
+
+def layer_of(module: str) -> int | None:
+    name = floor_name(module)
+    return FLOORS.index(name) if name else None
 
 
 def _in_function(node, parents) -> bool:
@@ -90,15 +96,6 @@ def imports_of(name: str, path: Path, modules: dict[str, Path], text: str | None
                 target = target.split(".")[0]
             if target != name:
                 yield target, node.lineno, _in_function(node, parents)
-
-
-def layer_of(module: str) -> int | None:
-    best = None
-    for i, (_, prefixes) in enumerate(LAYERS):
-        for p in prefixes:
-            if (module == p or (p != "irlab" and module.startswith(p + "."))) and (best is None or len(p) > best[1]):
-                best = (i, len(p))
-    return best[0] if best else None
 
 
 def graph():
@@ -157,7 +154,15 @@ def test_every_module_has_a_layer():
     modules = irlab_modules()
     assert len(modules) > 100, "the walk found too few modules: is ROOT right?"
     missing = sorted(m for m in modules if layer_of(m) is None)
-    assert not missing, f"give these modules a layer in tests/test_layers.py and docs/architecture.md: {missing}"
+    assert not missing, f"these modules are in no floor's folder: place the folder in FLOORS and docs/architecture.md: {missing}"
+
+
+def test_every_folder_of_the_package_is_a_floor_and_the_root_holds_only_the_entry():
+    folders = {p.name for p in (ROOT / "irlab").iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    assert folders - set(FLOORS) - set(ENTRY) == set(), "a folder of irlab/ that is no floor (add it to FLOORS)"
+    assert set(FLOORS) - {"passes", "entry"} <= folders, "a floor without its folder"
+    loose = sorted(p.name for p in (ROOT / "irlab").glob("*.py") if p.name not in ROOT_MODULES)
+    assert not loose, f"modules in the package root (save each in its floor's folder): {loose}"
 
 
 def test_no_import_cycle():
@@ -179,10 +184,10 @@ def test_imports_point_down_the_layers():
         la = layer_of(a)
         for t, line, fn in edges[a]:
             if t in modules and layer_of(t) is not None and layer_of(t) > la:
-                wrong.append(f"{_where(modules, a, line, fn)}: {a} ({LAYERS[la][0]}) imports {t} "
-                             f"({LAYERS[layer_of(t)][0]}), a higher layer")
-            elif t in HEAVY and LAYERS[la][0] in TRITON_FREE:
-                wrong.append(f"{_where(modules, a, line, fn)}: {a} ({LAYERS[la][0]}) imports {t}")
+                wrong.append(f"{_where(modules, a, line, fn)}: {a} ({FLOORS[la]}) imports {t} "
+                             f"({FLOORS[layer_of(t)]}), a higher floor")
+            elif t in HEAVY and FLOORS[la] in TRITON_FREE:
+                wrong.append(f"{_where(modules, a, line, fn)}: {a} ({FLOORS[la]}) imports {t}")
     assert not wrong, "\n".join(wrong)
 
 
@@ -195,12 +200,11 @@ def test_the_walk_sees_imports_inside_functions():
                      ("irlab.ir.model", 6, False)}
 
 
-def test_the_architecture_document_lists_every_layer():
+def test_the_architecture_document_lists_every_floor():
     doc = (ROOT / "docs" / "architecture.md").read_text()
-    for _, prefixes in LAYERS:
-        for p in prefixes:
-            if p != "irlab":
-                assert f"`{p.removeprefix('irlab.')}" in doc, f"docs/architecture.md does not place {p}"
+    for floor in FLOORS:
+        folder = f"`{floor}`" if floor != "entry" else "`cli`"
+        assert folder in doc, f"docs/architecture.md does not place the floor {floor}"
 
 
 def test_the_package_exports_its_entry_points_lazily():

@@ -14,9 +14,8 @@ from pathlib import Path
 import pytest
 
 from fakes.fake_arm_runner import FakeArmRunner
-from irlab import marks
-from irlab.timing.model_ab import (AA, BASELINE, VARIANT, ModelAB, SubprocessRunner, failed, program_ms,
-                                   summary_lines)
+from irlab.program import marks
+from irlab.program.model_ab import AA, BASELINE, VARIANT, ModelAB, SubprocessRunner, failed, program_ms, summary_lines
 
 TESTS = Path(__file__).parent
 MODEL = TESTS / "fakes" / "fake_model.py"
@@ -236,8 +235,8 @@ def test_a_tensor_too_large_to_keep_is_compared_by_its_chunk_sums(tmp_path, monk
     skipped: the same values compare identical, a wrong value or a NaN is a MISMATCH, and the
     summary says how many launches were compared that way."""
     torch = pytest.importorskip("torch")
-    from irlab.bridge import program
-    from irlab.timing.model_ab import compare_outputs
+    from irlab.program import runner as program
+    from irlab.program.model_ab import compare_outputs
     monkeypatch.setattr(program, "MAX_OUTPUT_BYTES", 1024)
     x = torch.randn(4099, dtype=torch.float16)
     wrong, nan = x.clone(), x.clone()
@@ -268,8 +267,8 @@ def test_a_tensor_over_the_limit_is_fingerprinted_on_the_gpu(tmp_path):
     lies, a small file); a copy compares identical, one element moved a little is seen but within
     fp16's tolerance (close), a zeroed stretch is a MISMATCH."""
     import torch
-    from irlab.bridge import program
-    from irlab.timing.model_ab import compare_outputs
+    from irlab.program import runner as program
+    from irlab.program.model_ab import compare_outputs
     x = torch.randn(48 << 20, dtype=torch.float16, device="cuda")      # 96 MiB
     assert x.numel() * x.element_size() > program.MAX_OUTPUT_BYTES
     nudged, zeroed = x.clone(), x.clone()
@@ -363,7 +362,7 @@ def test_results_are_on_disk_after_every_round(tmp_path):
 
 
 def test_resume_refuses_a_different_ab_or_none(tmp_path):
-    from irlab.timing.model_ab import ResumeError
+    from irlab.program.model_ab import ResumeError
     with pytest.raises(ResumeError, match="nothing to resume"):
         ModelAB(["m.py"], "v", tmp_path, rounds=2, runner=FakeArmRunner({BASELINE: 1.0}), resume=True).run()
     ModelAB(["m.py"], "v", tmp_path, rounds=2, runner=FakeArmRunner({BASELINE: 1.0})).run()
@@ -384,7 +383,7 @@ def test_a_region_is_reported_with_the_gpu_time_of_the_kernels_beside_it(tmp_pat
 
 def test_timed_by_name_the_kernels_get_their_gpu_time_without_launch_records():
     from types import SimpleNamespace
-    from irlab.bridge.program import kernel_summary
+    from irlab.program.runner import kernel_summary
     cap = SimpleNamespace(
         records=[{"folder": "mm.cuda-90.x", "kernel": "mm", "binary": {"sha256": "b1"}}],
         launched={},
@@ -396,7 +395,7 @@ def test_timed_by_name_the_kernels_get_their_gpu_time_without_launch_records():
 
 
 def test_the_variant_starts_from_the_baseline_s_inductor_choices(tmp_path):
-    from irlab.timing.model_ab import seed_choices
+    from irlab.program.model_ab import seed_choices
     base, var = tmp_path / "b", tmp_path / "v"
     (base / "inductor" / "fxgraph").mkdir(parents=True)
     (base / "inductor" / "fxgraph" / "graph").write_text("generated code")

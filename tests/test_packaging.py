@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import irlab
-from irlab import registry
+from irlab.passkit import registry
 
 try:
     import tomllib

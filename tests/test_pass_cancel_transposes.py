@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from irlab import ir
 from irlab.bridge.pass_runner import run_pass
-from irlab.registry import make_pass
+from irlab.passkit.registry import make_pass
 
 HEAD = """#blocked = #ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
 #blocked1 = #ttg.blocked<{sizePerThread = [4, 1], threadsPerWarp = [4, 8], warpsPerCTA = [1, 4], order = [0, 1]}>

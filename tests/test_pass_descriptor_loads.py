@@ -10,10 +10,10 @@ from irlab.analysis.index_expr import int_constant
 from irlab.bridge import compat
 from irlab.bridge.compile import compile_kernel
 from irlab.bridge.pass_runner import run_pass
-from irlab.kernel_spec import TileConfig
+from irlab.kernels.spec import TileConfig
 from irlab.kernels import KERNELS
-from irlab.registry import make_pass
-from irlab.variant import Insert, Variant
+from irlab.passkit.registry import make_pass
+from irlab.passkit.variant import Insert, Variant
 
 BEST = TileConfig("128x256x64-w8-s3", {"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "GROUP_M": 8}, 8, 3)
 TMA = Insert("descriptor-loads", stage="ttir", at="end", cleanup=("canonicalize",))

@@ -11,8 +11,8 @@ from irlab import ir
 from irlab.bridge.compile import compile_kernel, recompile
 from irlab.bridge.pass_runner import run_pass
 from irlab.kernels import KERNELS
-from irlab.registry import make_pass
-from irlab.named_variants import AMD_NO_EPILOGUE, get_variant
+from irlab.passkit.registry import make_pass
+from irlab.bridge.named_variants import AMD_NO_EPILOGUE, get_variant
 from tests.kernels import persistent_gemm
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden"

@@ -7,8 +7,8 @@ from irlab import ir
 from irlab.bridge.compile import compile_kernel, recompile
 from irlab.bridge.pass_runner import run_pass
 from irlab.kernels import KERNELS
-from irlab.registry import make_pass
-from irlab.named_variants import AMD_NO_REORDER
+from irlab.passkit.registry import make_pass
+from irlab.bridge.named_variants import AMD_NO_REORDER
 
 
 @pytest.fixture(scope="module")
@@ -170,7 +170,7 @@ def test_loops_it_does_not_touch_say_why(kernel, target, reason):
 
 
 def test_bad_option_value():
-    from irlab.pass_api import PassError
+    from irlab.passkit.pass_api import PassError
     with pytest.raises(PassError, match="placement must be one of"):
         make_pass("interleave-global-loads", {"placement": "sideways"})
 

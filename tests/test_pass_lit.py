@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from irlab import registry
+from irlab.passkit import registry
 
 ROOT = Path(__file__).resolve().parent.parent
 LIT_ROOT = ROOT / "passes" / "tests"

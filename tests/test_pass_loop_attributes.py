@@ -8,7 +8,7 @@ from irlab import ir
 from irlab.bridge.compile import compile_kernel, recompile
 from irlab.bridge.pass_runner import run_pass
 from irlab.kernels import KERNELS
-from irlab.registry import make_pass
+from irlab.passkit.registry import make_pass
 
 
 @pytest.fixture(scope="module")

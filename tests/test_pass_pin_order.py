@@ -12,9 +12,9 @@ from irlab.bridge.compile import compile_kernel, recompile
 from irlab.bridge.pass_runner import run_pass
 from irlab.bridge.services import TritonServices
 from irlab.kernels import KERNELS
-from irlab.pass_api import PassError
-from irlab.registry import make_pass
-from irlab.named_variants import AMD_NO_REORDER
+from irlab.passkit.pass_api import PassError
+from irlab.passkit.registry import make_pass
+from irlab.bridge.named_variants import AMD_NO_REORDER
 
 TALK = "global_load:0,local_load,global_load:1,dot"
 

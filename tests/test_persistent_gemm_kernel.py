@@ -9,7 +9,7 @@ import pytest
 from irlab.bridge.compile import compile_kernel
 from irlab.kernels import KERNELS, get
 from irlab.kernels import persistent_gemm
-from irlab.targets import Target
+from irlab.base.targets import Target
 
 SPEC = get("gemm_persistent_tma")
 ODD = {"M": 4864, "N": 4096, "K": 4160}   # the third shape of the comparison: K is not a multiple of 128

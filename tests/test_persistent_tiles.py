@@ -16,14 +16,12 @@ from irlab.bridge import compile as bridge_compile
 from irlab.bridge.compile import CompileResult, compile_kernel
 from irlab.bridge.pass_runner import run_pass
 from irlab.bridge.variant_identity import variant_key
-from irlab.kernel_spec import TileConfig
+from irlab.kernels.spec import TileConfig
 from irlab.kernels import KERNELS
-from irlab.named_variants import (PERSISTENT_TMA, PERSISTENT_TMA_FLATTEN, PERSISTENT_TMA_SPLIT, PERSISTENT_TMA_WS,
-                                  PERSISTENT_TMA_WS_SPLIT, get_variant, resolve, variants_for)
-from irlab.registry import make_pass
-from irlab.targets import Target
-from irlab.variant import (PERSISTENT_MARKER, Insert, Launch, Variant, VariantError, is_persistent, launch_grid,
-                           persistent_grid)
+from irlab.bridge.named_variants import PERSISTENT_TMA, PERSISTENT_TMA_FLATTEN, PERSISTENT_TMA_SPLIT, PERSISTENT_TMA_WS, PERSISTENT_TMA_WS_SPLIT, get_variant, resolve, variants_for
+from irlab.passkit.registry import make_pass
+from irlab.base.targets import Target
+from irlab.passkit.variant import PERSISTENT_MARKER, Insert, Launch, Variant, VariantError, is_persistent, launch_grid, persistent_grid
 
 ROOT = Path(__file__).resolve().parent.parent
 GEMM = KERNELS["gemm_fp16"]
@@ -333,7 +331,7 @@ def test_every_launch_in_irlab_asks_for_the_variant_grid():
 
 
 def test_irlab_run_says_that_a_program_keeps_its_own_grids():
-    from irlab.bridge.program import PROGRAM_GRIDS_KEPT
+    from irlab.program.runner import PROGRAM_GRIDS_KEPT
     assert "own grids" in PROGRAM_GRIDS_KEPT
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from irlab import launches
+from irlab.program import launches
 from irlab.bridge import compat, externs
 from irlab.bridge.pipeline import triton_parse
 

@@ -234,8 +234,8 @@ def test_bad_scopes_and_modes_are_usage_errors(capsys):
 
 def test_proton_scopes_refuses_outside_proton_instrumentation():
     from irlab import ir
-    from irlab.pass_api import PassError
-    from irlab.registry import make_pass
+    from irlab.passkit.pass_api import PassError
+    from irlab.passkit.registry import make_pass
     m = ir.parse("module {\n  tt.func public @k() {\n    tt.return\n  }\n}\n")
     with pytest.raises(PassError, match="irlab profile --scopes"):
         run_pass(make_pass("proton-scopes"), m)

@@ -1,12 +1,12 @@
 """The hypotheses' profiles: every hypothesis of docs/results/hypotheses.md is either profiled by
-experiments.profile_hypotheses or named with the reason it has no kernel, and the summary table
+lab.profile_hypotheses or named with the reason it has no kernel, and the summary table
 reads the recorded H200 profiles."""
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
-from experiments import profile_hypotheses as ph
+from lab import profile_hypotheses as ph
 
 ROOT = Path(__file__).resolve().parents[1]
 RECORDED = ROOT / "docs/results/persistent_tma/h200/profiles"

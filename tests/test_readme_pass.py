@@ -13,7 +13,7 @@ from irlab import ir
 from irlab.bridge.compile import compile_kernel
 from irlab.bridge.pass_runner import run_pass
 from irlab.kernels import KERNELS
-from irlab.registry import make_pass
+from irlab.passkit.registry import make_pass
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 

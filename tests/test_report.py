@@ -243,7 +243,7 @@ def test_report_on_files_diffs_two_and_never_assumes_silently(tmp_path):
 def test_report_from_a_compile_for_every_target():
     from irlab.bridge.compile import compile_kernel
     from irlab.kernels import KERNELS
-    from irlab.targets import DEFAULT_TARGETS
+    from irlab.base.targets import DEFAULT_TARGETS
     for t in DEFAULT_TARGETS:
         r = report.from_compile(compile_kernel(KERNELS["gemm_fp16"], t))
         assert r.loop is not None and r.metrics()["hot loop matrix instructions"] > 0

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from irlab.kernel_spec import KernelError
+from irlab.kernels.spec import KernelError
 from irlab.kernels import get
-from irlab.search import Search, headline_rows, load_variants, parse_option_sets
-from irlab.targets import Target
-from irlab.tile_configs import config_space, tutorial_configs, with_options
-from irlab.variant import Variant
+from irlab.timing.search import Search, headline_rows, load_variants, parse_option_sets
+from irlab.base.targets import Target
+from irlab.kernels.tile_configs import config_space, tutorial_configs, with_options
+from irlab.passkit.variant import Variant
 
 FAKE = str(Path(__file__).parent / "fakes" / "fake_runner.py") + ":FakeRunner"
 
@@ -115,7 +115,7 @@ def test_pass_variants_chain_with_plus_and_go_where_each_pass_declares():
     compiles to what the two inserts written by hand give."""
     from irlab.bridge.compile import compile_kernel
     from irlab.kernels import get
-    from irlab.variant import Insert
+    from irlab.passkit.variant import Insert
     (v,) = load_variants(["descriptor-loads+loop-attributes:warp_specialize=true"], Target.parse("cuda:90"))
     assert [(i.pass_name, i.stage, i.at, i.cleanup) for i in v.edits] == [
         ("descriptor-loads", "ttir", "end", ("canonicalize",)), ("loop-attributes", "ttir", "end", ())]

@@ -13,9 +13,10 @@ from pathlib import Path
 import pytest
 
 from irlab.kernels import get
-from irlab.search import REFERENCE, Search, headline_rows, load_variants
-from irlab.targets import Target
-from irlab.timing.plan import Cell, Entry, read_records
+from irlab.timing.search import REFERENCE, Search, headline_rows, load_variants
+from irlab.base.targets import Target
+from irlab.timing.plan import Cell, Entry
+from irlab.base.jsonio import read_records
 
 HERE = Path(__file__).parent
 FAKE = str(HERE / "fakes" / "fake_runner.py") + ":FakeRunner"

@@ -39,10 +39,10 @@ def test_static_only_lists_the_cells_a_gpu_run_would_time_and_what_is_pruned(tmp
 def test_the_plan_is_the_screen_s_own_cells():
     """would_time reads the cells screen() runs: one builder, so the list cannot drift from the run."""
     from irlab.kernels import get
-    from irlab.search import Search, _key
-    from irlab.targets import Target
-    from irlab.tile_configs import config_space
-    from irlab.variant import Variant
+    from irlab.timing.search import Search, _key
+    from irlab.base.targets import Target
+    from irlab.kernels.tile_configs import config_space
+    from irlab.passkit.variant import Variant
     spec = get("gemm_fp16")
     configs = config_space(spec, (3,), ["128x128x64-w8", "64x128x32-w4"])
     variants = [Variant.baseline(), Variant.baseline().then(name="other")]

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from irlab.kernel_spec import TileConfig
+from irlab.kernels.spec import TileConfig
 from irlab.kernels import get
-from irlab.search import Search, headline_rows, load_variants, mark_unchanged, render
-from irlab.targets import Target
-from irlab.timing.plan import read_records
+from irlab.timing.search import Search, headline_rows, load_variants, mark_unchanged, render
+from irlab.base.targets import Target
+from irlab.base.jsonio import read_records
 
 HERE = Path(__file__).parent
 FAKE = str(HERE / "fakes" / "fake_runner.py") + ":FakeRunner"
@@ -27,7 +27,7 @@ TUTORIAL = str(HERE / "kernels" / "tutorial_matmul.py")
 @pytest.fixture
 def test_passes(monkeypatch):
     """The passes of tests/passes_for_tests registered, here and in every process started from here."""
-    from irlab import registry
+    from irlab.passkit import registry
     monkeypatch.setenv("IRLAB_PASS_PATH", TEST_PASSES)
     monkeypatch.setattr(registry, "_LOADED", False)
 
@@ -158,7 +158,7 @@ def test_search_never_times_an_unchanged_binary_and_survives_crashing_compiles(t
 
 def test_golden_compiles_survive_a_crashing_one(test_passes):
     from irlab.golden import suite
-    from irlab.variant import Insert, Variant
+    from irlab.passkit.variant import Insert, Variant
     aborts = Variant("aborts", (Insert("abort-compile", at="end"),))
     cases = [suite.Case("softmax", "cuda:80", "baseline", "ttgir"),
              suite.Case("softmax", "cuda:80", "aborts", "ttgir", variant_def=aborts)]

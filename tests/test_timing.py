@@ -9,7 +9,7 @@ import pytest
 
 from irlab.timing import Cell, Entry, Plan, collect, run_sweep
 from irlab.timing.output import method_note, ratio_text
-from irlab.timing.plan import read_records
+from irlab.base.jsonio import read_records
 
 FAKE = str(Path(__file__).parent / "fakes" / "fake_runner.py") + ":FakeRunner"
 

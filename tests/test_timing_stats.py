@@ -12,8 +12,7 @@ from itertools import islice
 
 import pytest
 
-from irlab.timing.stats import (MIN_ROUNDS, binomial_interval, bootstrap_median_ci, hodges_lehmann, ratio_estimate,
-                                round_orders, signed_rank_coverage, signed_rank_depth)
+from irlab.base.stats import MIN_ROUNDS, binomial_interval, bootstrap_median_ci, hodges_lehmann, ratio_estimate, round_orders, signed_rank_coverage, signed_rank_depth
 
 LABELS = ["baseline", "variant", "A/A control"]
 
@@ -170,7 +169,7 @@ def test_the_false_positive_rate_comes_with_its_own_uncertainty():
 def test_nothing_below_the_harness_resolution_is_called_however_narrow_the_interval():
     """The H200 A/A calibration: the same binary 0.06% apart with an interval excluding 1 and a floor
     of 0.04% -- below MIN_EFFECT, so no difference is called; a 1% difference still is."""
-    from irlab.timing.stats import MIN_EFFECT, RatioEstimate
+    from irlab.base.stats import MIN_EFFECT, RatioEstimate
     tiny = RatioEstimate(1.0006, 1.0002, 1.0010, 21, floor=0.0004)
     assert tiny.excludes_one and not tiny.called and "resolution" in tiny.verdict
     real = RatioEstimate(1.01, 1.006, 1.014, 21, floor=0.0004)

@@ -122,7 +122,7 @@ def test_errors_in_irlab_itself_are_not_blamed_on_the_user():
     """Only frames outside irlab, the standard library and site-packages are the user's: an error
     raised in irlab's own code has no user line (and the CLI shows it as it would anyway)."""
     from irlab.cli.common import UsageError, parse_shape
-    from irlab.user_errors import user_error
+    from irlab.base.user_errors import user_error
     try:
         parse_shape("64x64", ["M", "N", "K"])
     except UsageError as e:
@@ -134,7 +134,7 @@ def test_errors_in_irlab_itself_are_not_blamed_on_the_user():
 def test_a_multi_line_failure_keeps_its_first_and_last_line_on_one_line():
     """The console's compact reason of a message that is not Triton's CompilationError: the first
     line (where) and the last (what), not the first alone."""
-    from irlab.user_errors import compact_reason
+    from irlab.base.user_errors import compact_reason
     e = RuntimeError("PassManager::run failed\n  while running tritongpu-pipeline\n"
                      "error: operand #0 does not dominate this use")
     e = e.with_traceback(None)

@@ -1,7 +1,7 @@
-"""experiments.verify_outputs has a shape for every corpus kernel, including ones added after it."""
+"""lab.verify_outputs has a shape for every corpus kernel, including ones added after it."""
 from __future__ import annotations
 
-from experiments import verify_outputs as vo
+from lab import verify_outputs as vo
 from irlab.kernels import KERNELS
 
 

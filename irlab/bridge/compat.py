@@ -57,7 +57,6 @@ import tempfile
 
 import triton
 
-from .. import launch_records
 
 TRITON_VERSION = triton.__version__
 # the Triton releases irlab is tested on (pyproject.toml allows the same range)
@@ -324,8 +323,8 @@ def watching_launches(arguments, enter, exit):
 # ------------------------------------------------------------------------------------------------
 # Benchmarking windows: where autotuners and benchmark helpers time their candidates
 
-# The entry points are ``irlab.launch_records.BENCHMARK_ENTRY_POINTS``, the table a launch's purpose
-# is also read from (its stack frames): every ``window`` entry there is wrapped here. Inside one,
+# The entry points come from the capture (``irlab.program.records.BENCHMARK_ENTRY_POINTS``, the
+# table a launch's purpose is also read from by its stack frames): every one given is wrapped here. Inside one,
 # every kernel launched -- a Triton kernel, or an L2-flushing buffer fill, a cuBLAS candidate, a
 # copy of the inputs -- is tuning or benchmarking work, not the program's. An entry point a
 # version lacks is skipped (:func:`marking_benchmarks` says which were marked).
@@ -390,13 +389,12 @@ class _MarkOnImport:
 
 
 @contextlib.contextmanager
-def marking_benchmarks(enter, exit):
-    """Inside: each ``window`` entry point of ``launch_records.BENCHMARK_ENTRY_POINTS`` calls
+def marking_benchmarks(entries, enter, exit):
+    """Inside: each entry point of ``entries`` (``BenchmarkEntry`` rows: module, pattern, purpose) calls
     ``enter(purpose)`` before it runs and ``exit()`` after (also when it raises); modules imported
     later are marked on import. Yields the list of what was marked (``module.attribute``), filled
     as it happens. Everything is restored on exit."""
     import sys
-    entries = [e for e in launch_records.BENCHMARK_ENTRY_POINTS if e.window]
     marked: list[str] = []
     undo: list = []
     done: set[str] = set()
@@ -628,7 +626,7 @@ def check_target(target) -> None:
     LLVM abort."""
     from triton.compiler.compiler import make_backend
 
-    from ..targets import TargetError
+    from ..base.targets import TargetError
     try:
         make_backend(target.gpu_target())
     except RuntimeError as e:

@@ -23,13 +23,13 @@ import triton
 from triton import knobs
 from triton.compiler.compiler import ASTSource
 
-from ..targets import Target
+from ..base.targets import Target
 from . import compat
 from .pipeline import PassCall, PipelineError, PipelineSession, Snapshot, VerifierError, split_occurrence
 from .compat import captured_stderr
 from .services import save_rejected
 from .specialize import Specialization, specialize
-from ..variant import Insert, Variant, VariantError, is_persistent, launch_grid
+from ..passkit.variant import Insert, Variant, VariantError, is_persistent, launch_grid
 from .variant_identity import validate_variant, variant_key
 
 MLIR_STAGES = ("ttir", "ttgir")
@@ -61,8 +61,8 @@ class CompileResult:
 
     def launch_grid(self, grid, num_sms=None) -> tuple:
         """The grid to launch this compile with, given the grid the kernel's own launcher computes:
-        what the variant's :class:`irlab.variant.Launch` asks for, by
-        :func:`irlab.variant.launch_grid` (every irlab launcher goes through here). ``num_sms``
+        what the variant's :class:`irlab.passkit.variant.Launch` asks for, by
+        :func:`irlab.passkit.variant.launch_grid` (every irlab launcher goes through here). ``num_sms``
         defaults to the current CUDA device's SM count, asked only for a persistent launch."""
         return launch_grid(self.variant, grid, self.asm.get("ttir"),
                            num_sms if num_sms is not None else device_sm_count)
@@ -246,7 +246,7 @@ def compile_kernel(kernel, target: str | Target, *, args: dict | None = None, co
     variant is served from there (a sweep compiles once up front, its GPU worker reuses that);
     without it, nothing is cached.
     """
-    from ..kernel_spec import KernelSpec
+    from ..kernels.spec import KernelSpec
     tname = Target.parse(target)
     if isinstance(kernel, KernelSpec):
         if not kernel.supports(tname):

@@ -17,7 +17,7 @@ from pathlib import Path
 from . import compat
 from .compile import isolated_triton
 from .pipeline import PipelineSession
-from ..variant import Variant
+from ..passkit.variant import Variant
 from .variant_identity import validate_variant, variant_key
 
 _MEMORY_CACHES: dict[tuple[int, str], defaultdict] = {}

@@ -1,16 +1,16 @@
 """Running a Python pass the way irlab's commands do: with Triton's services handed in, and its
 output handed to Triton's parser and verifier before anything counts as rewritten.
 
-The pass API (:mod:`irlab.pass_api`) knows no Triton; this is where a pass meets it. When Triton
-refuses what a pass produced, :class:`~irlab.pass_api.PassRejected` carries the verifier's
+The pass API (:mod:`irlab.passkit.pass_api`) knows no Triton; this is where a pass meets it. When Triton
+refuses what a pass produced, :class:`~irlab.passkit.pass_api.PassRejected` carries the verifier's
 message, the pass's name and where the rejected IR was saved (:func:`save_rejected`); when it
-refuses the input already, the pass is not blamed (:class:`~irlab.pass_api.PassError`).
+refuses the input already, the pass is not blamed (:class:`~irlab.passkit.pass_api.PassError`).
 """
 from __future__ import annotations
 
 from ..ir import Module
 from ..ir.triton_guards import triton_would_crash
-from ..pass_api import ModulePass, PassError, PassRejected, PassResult
+from ..passkit.pass_api import ModulePass, PassError, PassRejected, PassResult
 from .services import TritonServices, save_rejected
 
 

@@ -29,10 +29,10 @@ from typing import Any
 from triton._C import libtriton
 from triton._C.libtriton import ir
 
-from ..jsonio import plain
-from ..pass_api import PassResult
-from ..registry import make_pass
-from ..variant import Drop, Insert
+from ..base.jsonio import plain
+from ..passkit.pass_api import PassResult
+from ..passkit.registry import make_pass
+from ..passkit.variant import Drop, Insert
 from . import compat
 from .compat import captured_stderr
 from .pass_runner import run_pass
@@ -334,7 +334,7 @@ class _PyStep:
 class PipelineSession:
     """The recorded pipeline of one compile and the edits to apply to it."""
 
-    variant: Any = None                       # irlab.variant.Variant or None
+    variant: Any = None                       # irlab.passkit.variant.Variant or None
     snapshot_dir: Path | None = None          # write the IR after every pass here
     work_dir: Path | None = None              # where rejected IR is saved (None: a new per-run folder)
     stage: str = ""

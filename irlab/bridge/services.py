@@ -1,6 +1,6 @@
 """What Python passes and ``irlab ir check`` ask of Triton: parse and verify IR text, and run
 Triton's shared-memory allocation on a copy of a module. :class:`TritonServices` implements the
-pass API's :class:`irlab.pass_api.PassServices`; passes reach it through their context
+pass API's :class:`irlab.passkit.pass_api.PassServices`; passes reach it through their context
 (``ctx.services``) and never import the bridge themselves.
 
 Verification parses the text with Triton's own MLIR parser, with every Triton dialect loaded,
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..ir.locations import strip_locations
-from ..targets import Target
+from ..base.targets import Target
 from . import compat
 from .compat import captured_stderr
 

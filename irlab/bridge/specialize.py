@@ -15,8 +15,8 @@ from triton._C.libtriton import native_specialize_impl
 from triton.backends.compiler import BaseBackend
 from triton.compiler.compiler import make_backend
 
-from ..jsonio import plain
-from ..targets import Target
+from ..base.jsonio import plain
+from ..base.targets import Target
 from . import compat
 
 

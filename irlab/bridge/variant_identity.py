@@ -6,8 +6,8 @@ from __future__ import annotations
 import hashlib
 import json
 
-from ..registry import get_pass, make_pass, source_hash
-from ..variant import IRLAB_VERSION, Insert, Variant
+from ..passkit.registry import get_pass, make_pass, source_hash
+from ..passkit.variant import IRLAB_VERSION, Insert, Variant
 
 
 def variant_key(variant: Variant) -> str:

@@ -6,7 +6,7 @@ with ``register(sub)`` and depends only on :mod:`irlab.cli.common`.
 Exit codes: 0 success; 1 the work ran and found a problem (a golden mismatch, a failing variant,
 a pass error); 2 bad input or usage (malformed IR, a missing file, an unknown option); 130
 stopped by Ctrl-C (one line, no traceback, no worker left running, no file half-written: see
-:mod:`irlab.interrupts`).
+:mod:`irlab.base.interrupts`).
 """
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from . import capture as capture_cmds
 from . import compile as compile_cmds
 from . import calibrate, experiments, golden, ir, passes, profile, report, timing, verify
 from . import run as run_cmds
-from ..interrupts import INTERRUPTED, exit_interrupted, stopping_on_interrupt
+from ..base.interrupts import INTERRUPTED, exit_interrupted, stopping_on_interrupt
 from .common import EXIT_FAIL, EXIT_OK, EXIT_USAGE, ShortErrorParser, UsageError, err
 
 
@@ -61,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with stopping_on_interrupt():
             return _main(argv)
-    except KeyboardInterrupt:   # Ctrl-C: any workers were stopped on the way here (irlab.workers)
+    except KeyboardInterrupt:   # Ctrl-C: any workers were stopped on the way here (irlab.base.workers)
         return _interrupted()
 
 
@@ -72,7 +72,7 @@ def _interrupted() -> int:
 
 def run() -> None:
     """The ``irlab`` command: :func:`main`, then exit with its status (after Ctrl-C, at once:
-    :func:`irlab.interrupts.exit_interrupted`)."""
+    :func:`irlab.base.interrupts.exit_interrupted`)."""
     code = main()
     if code == INTERRUPTED:
         exit_interrupted()
@@ -91,11 +91,11 @@ def _main(argv: list[str] | None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return EXIT_USAGE
-    from ..kernel_spec import KernelError
-    from ..pass_api import PassError
+    from ..kernels.spec import KernelError
+    from ..passkit.pass_api import PassError
     from ..bridge.compat import OptionError, SeamError
-    from ..targets import TargetError
-    from ..variant import VariantError
+    from ..base.targets import TargetError
+    from ..passkit.variant import VariantError
     try:
         return int(args.func(args) or 0)
     except (UsageError, VariantError, PassError, KernelError, TargetError, OptionError) as e:
@@ -114,7 +114,7 @@ def _main(argv: list[str] | None) -> int:
         err(f"irlab: error: {e.strerror or e}" + (f": {e.filename}" if e.filename else ""))
         return EXIT_FAIL
     except Exception as e:   # a kernel that does not compile, or the user's bind() raising: at the user's line
-        from ..user_errors import user_error
+        from ..base.user_errors import user_error
         located = user_error(e)
         if located is None:
             raise

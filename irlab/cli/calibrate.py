@@ -9,7 +9,7 @@ from .common import EXIT_FAIL, EXIT_OK, UsageError, err, percent, seconds
 
 
 def cmd_calibrate(args) -> int:
-    from ..experiment_kit import gpu
+    from .experiment_kit import gpu
     from ..timing import calibration
     methods = [m for m in args.methods.split(",") if m]
     bad = [m for m in methods if m not in calibration.METHODS]
@@ -22,8 +22,8 @@ def cmd_calibrate(args) -> int:
     if gpu() is None:
         raise UsageError("irlab calibrate times kernels on a CUDA GPU and finds none here (or no torch): run it on "
                          "a GPU machine with the gpu extra installed, pip install 'irlab[gpu]'")
-    from ..variant import VariantError
-    from ..named_variants import resolve
+    from ..passkit.variant import VariantError
+    from ..bridge.named_variants import resolve
     try:
         identity = resolve("identity", None).to_json()
     except VariantError as e:

@@ -19,19 +19,19 @@ def cmd_capture(args) -> int:
     import shutil
     import tempfile
     from triton import knobs
-    from ..bridge import inductor
-    from ..bridge.capture import Capture
+    from ..program import inductor
+    from ..program.capture import Capture
     if args.no_launches and args.save_tensors is not None:
         raise UsageError("--save-tensors saves the tensors of launches, which --no-launches does not record")
     if args.no_launches and args.profile:
         raise UsageError("--profile times launches, which --no-launches does not record")
-    from ..bridge.program import ProgramError, check_command, run_script
+    from ..program.runner import ProgramError, check_command, run_script
     try:
         cmd = check_command(args.command)
     except ProgramError as e:
         raise UsageError(f"irlab capture: {e}") from None
     if args.profile:
-        from ..targets import current_target
+        from ..base.targets import current_target
         if current_target() is None:
             raise UsageError("irlab capture --profile times kernels with Proton on a GPU (CUPTI on NVIDIA, roctracer "
                              "on AMD) and this machine has none; capture without --profile here")
@@ -58,9 +58,9 @@ def cmd_capture(args) -> int:
 def cmd_top(args) -> int:
     """Rank a profiled capture's kernels: inside the region the program marked (irlab.region; entry
     0, which compiles, left out) where it marked one, else over the whole program."""
-    from ..jsonio import write_json
-    from ..launch_records import PURPOSES
-    from ..ranking import RankingError, rank, render, to_json
+    from ..base.jsonio import write_json
+    from ..program.records import PURPOSES
+    from ..program.ranking import RankingError, rank, render, to_json
     try:
         ranking = rank(Path(args.run), PURPOSES if args.all else ("program",), region=args.region,
                        whole_program=args.whole_program)
@@ -73,7 +73,7 @@ def cmd_top(args) -> int:
 
 
 def cmd_trim(args) -> int:
-    from ..ranking import KEEP_STAGES, RankingError, trim
+    from ..program.ranking import KEEP_STAGES, RankingError, trim
     stages = tuple(s.strip() for s in args.stages.split(",") if s.strip()) if args.stages else KEEP_STAGES
     if args.top is not None and args.top < 1:
         raise UsageError(f"--top must be at least 1, not {args.top}")

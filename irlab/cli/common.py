@@ -6,7 +6,7 @@ import argparse
 import re
 import sys
 
-from ..suggest import did_you_mean
+from ..base.suggest import did_you_mean
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 EXIT_DRIFT = 3   # irlab golden check: differences only where the goldens come from another Triton version
@@ -173,7 +173,7 @@ seconds = positive("seconds")
 def target_arg(text: str):
     """The target a command line names, or a usage error that says what a target looks like."""
     from ..bridge import compat
-    from ..targets import Target, TargetError
+    from ..base.targets import Target, TargetError
     try:
         target = Target.parse(text)
         compat.check_target(target)   # an architecture this Triton cannot compile for, before any work
@@ -205,9 +205,9 @@ def launch_options(args) -> dict:
 
 
 def variant_from_args(args):
-    from ..variant import Drop, Insert, Variant, VariantError
+    from ..passkit.variant import Drop, Insert, Variant, VariantError
     if args.variant:
-        from ..named_variants import resolve
+        from ..bridge.named_variants import resolve
         base = resolve(args.variant, getattr(args, "target", None))
     else:
         base = Variant.baseline()

@@ -5,7 +5,7 @@ from pathlib import Path
 
 from .common import (EXIT_FAIL, EXIT_OK, EXIT_USAGE, UsageError, add_kernel_options, add_variant_options, target_arg,
                      compile_from_args, err, positive, variant_from_args)
-from ..jsonio import dumps, write_bytes, write_json, write_text
+from ..base.jsonio import dumps, write_bytes, write_json, write_text
 
 
 def _write_stages(res, folder: str) -> Path:
@@ -39,7 +39,7 @@ def cmd_compile(args) -> int:
 
 def cmd_replay(args) -> int:
     """A captured launch's TTIR compiled for a target as a variant: no script, no GPU needed."""
-    from ..launches import LaunchError, load
+    from ..program.launches import LaunchError, load
     try:
         launch = load(args.source)
     except LaunchError as e:
@@ -95,7 +95,7 @@ def cmd_recompile(args) -> int:
     """The remaining stages of a TTIR/TTGIR file, in a child process: IR that makes Triton's
     backend abort (an assertion in LLVM) costs that child, and is said in one line with the
     compiler's last message."""
-    from ..workers import Crashed, Workers
+    from ..base.workers import Crashed, Workers
     target = recompile_target(args)
     with Workers(1) as pool:
         [(_, answer)] = list(pool.imap(_recompile_job, [(args, target)]))
@@ -113,7 +113,7 @@ def _recompile_job(job) -> tuple[str, str]:
     :func:`cmd_recompile` prints."""
     from ..bridge.compile import recompile
     from ..bridge.pipeline import PipelineError, VerifierError
-    from ..user_errors import compact_reason
+    from ..base.user_errors import compact_reason
     from .. import ir
     args, target = job
     try:
@@ -236,7 +236,7 @@ def cmd_kernels(args) -> int:
 
 def cmd_variants(args) -> int:
     from ..bridge.variant_identity import variant_key
-    from ..named_variants import all_variants
+    from ..bridge.named_variants import all_variants
     for target, variants in all_variants().items():
         print(f"[{target}]")
         for v in variants:

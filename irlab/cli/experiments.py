@@ -25,7 +25,7 @@ def _experiment(name: str):
     except ModuleNotFoundError as e:
         if not (e.name or "").startswith("irlab.experiments"):
             raise
-        from ..registry import incomplete
+        from ..passkit.registry import incomplete
         raise UsageError(incomplete("irlab's experiments (the package irlab.experiments) are missing")) from None
 
 
@@ -47,7 +47,7 @@ def _run(name: str, argv: list[str]) -> int:
 
 
 def cmd_experiments(args) -> int:
-    from .. import experiment_kit
+    from . import experiment_kit
     experiment_kit.INVOKED_AS = "irlab " + " ".join(sys.argv[1:])
     rest = list(getattr(args, "rest", []))
     rest = rest[1:] if rest[:1] == ["--"] else rest

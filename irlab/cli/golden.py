@@ -6,7 +6,7 @@ from __future__ import annotations
 import shlex
 import sys
 
-from ..jsonio import write_text
+from ..base.jsonio import write_text
 from .common import EXIT_DRIFT, EXIT_FAIL, EXIT_OK, UsageError, err
 
 

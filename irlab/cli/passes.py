@@ -4,11 +4,11 @@ from __future__ import annotations
 import sys
 
 from .common import EXIT_FAIL, EXIT_OK, EXIT_USAGE, UsageError, err, parse_kv
-from ..jsonio import write_json, write_text
+from ..base.jsonio import write_json, write_text
 
 
 def cmd_passes(args) -> int:
-    from ..registry import all_passes, incomplete
+    from ..passkit.registry import all_passes, incomplete
     passes = all_passes()
     if not passes:
         raise UsageError(incomplete("no passes found"))
@@ -23,10 +23,10 @@ def cmd_pass(args) -> int:
     """Run one pass on an IR file; the IR goes to stdout (or -o) only when every chunk went through
     and Triton accepted what the pass produced."""
     from .. import ir
-    from ..pass_api import PassError, PassRejected
+    from ..passkit.pass_api import PassError, PassRejected
     from ..ir.triton_guards import triton_would_crash
     from ..bridge.pass_runner import run_pass
-    from ..registry import make_pass
+    from ..passkit.registry import make_pass
     try:
         p = make_pass(args.name, parse_kv(args.option, "option"))
     except PassError as e:

@@ -38,7 +38,7 @@ def register(sub) -> None:
 
 
 def _entries(args, target, spec) -> list[dict]:
-    from ..named_variants import resolve
+    from ..bridge.named_variants import resolve
     names = [v.strip() for v in args.variants.split(",") if v.strip()]
     if not names or names[0].split("@")[0] != "baseline":
         names = ["baseline"] + names
@@ -75,10 +75,10 @@ def _has_gpu() -> bool:
 
 
 def cmd_profile(args) -> int:
-    from ..launches import LaunchError, is_launch_ref, load
+    from ..program.launches import LaunchError, is_launch_ref, load
     from ..profile.report import MODES, collect, modes_for, render, run_sessions
     from ..profile.run import Job
-    from ..targets import current_target
+    from ..base.targets import current_target
     if not args.compile_only and not _has_gpu():
         raise UsageError("irlab profile runs Proton on a GPU and this machine has none (install torch with CUDA or "
                          "ROCm: pip install 'irlab[gpu]'); --compile-only checks the profiled builds without one")
@@ -86,8 +86,8 @@ def cmd_profile(args) -> int:
     bad = [m for m in modes if m not in MODES]
     if bad or not modes:
         raise UsageError(f"--modes: {', '.join(bad) or 'none given'}: choose from {', '.join(MODES)}")
-    from ..pass_api import PassError
-    from ..registry import make_pass
+    from ..passkit.pass_api import PassError
+    from ..passkit.registry import make_pass
     try:
         make_pass("proton-scopes", {"scopes": args.scopes})
     except PassError as e:
@@ -133,7 +133,7 @@ def cmd_profile(args) -> int:
     modes, notes = modes_for(target, modes)
     results = run_sessions(job, modes, log=lambda m: err(f"irlab profile: {m}"))
     data = collect(job, results)
-    from ..jsonio import write_json
+    from ..base.jsonio import write_json
     from ..timing.gpu import environment
     env = environment()
     text = render(job, data, env, "irlab profile " + " ".join(_argv(args)), notes)

@@ -4,7 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .common import EXIT_FAIL, EXIT_OK, UsageError, add_kernel_options, compile_from_args, err
-from ..jsonio import write_json
+from ..base.jsonio import write_json
 
 
 BINARY_SUFFIXES = (".amdgcn", ".cubin")
@@ -108,8 +108,8 @@ def _amdgcn_arch(text: str) -> str | None:
 
 def _variant(name: str, target):
     """A named variant for the target, a variant file, or registered Python passes
-    (:func:`irlab.named_variants.resolve`)."""
-    from ..named_variants import resolve
+    (:func:`irlab.bridge.named_variants.resolve`)."""
+    from ..bridge.named_variants import resolve
     return resolve(name, target)
 
 
@@ -117,7 +117,7 @@ def cmd_report(args) -> int:
     """Static report of one variant or file, or the diff of two (--vs)."""
     from .. import report
     notes, compiles = [], []
-    from ..launches import LaunchError, is_launch_ref, load
+    from ..program.launches import LaunchError, is_launch_ref, load
     if args.files and is_launch_ref(args.files[0]):
         if len(args.files) > 1:
             raise UsageError("a captured launch is compared with a variant: irlab report SOURCE --vs VARIANT")

@@ -1,6 +1,6 @@
 """irlab run | ab-model: a whole program with a variant applied to every Triton compile in it, and
-the model-level A/B of a variant against the baseline (:mod:`irlab.bridge.program`,
-:mod:`irlab.timing.model_ab`)."""
+the model-level A/B of a variant against the baseline (:mod:`irlab.program.runner`,
+:mod:`irlab.program.model_ab`)."""
 from __future__ import annotations
 
 import argparse
@@ -23,15 +23,15 @@ def _variant_ref(args) -> str:
 
 
 def _resolve(ref: str, target):
-    from ..targets import current_target
-    from ..named_variants import resolve
+    from ..base.targets import current_target
+    from ..bridge.named_variants import resolve
     from .common import target_arg
     t = target_arg(target) if target else current_target()
     return resolve(ref, t)
 
 
 def _command(args) -> list[str]:
-    from ..bridge.program import ProgramError, check_command
+    from ..program.runner import ProgramError, check_command
     try:
         return check_command(args.program)
     except ProgramError as e:
@@ -39,11 +39,11 @@ def _command(args) -> list[str]:
 
 
 def cmd_run(args) -> int:
-    from ..bridge.program import run_program
+    from ..program.runner import run_program
     cmd = _command(args)
     variant = _resolve(_variant_ref(args), args.target)
     if args.profile:
-        from ..targets import current_target
+        from ..base.targets import current_target
         if current_target() is None:
             raise UsageError("irlab run --profile times kernels with Proton on a GPU and this machine has none")
     if (args.save_outputs or args.profile) and not args.out:
@@ -68,7 +68,7 @@ def cmd_run(args) -> int:
 
 def cmd_ab_model(args) -> int:
     from .timing import why_no_timing
-    from ..timing.model_ab import ModelAB, failed, summary_lines
+    from ..program.model_ab import ModelAB, failed, summary_lines
     why = why_no_timing()
     if why:
         raise UsageError(f"irlab ab-model times a program on a GPU and {why}: run it where a GPU is, with the gpu "
@@ -81,7 +81,7 @@ def cmd_ab_model(args) -> int:
     if args.resume and not args.out:
         raise UsageError("--resume goes on from an earlier A/B's results folder: give its --out DIR")
     import time
-    from ..timing.model_ab import ResumeError, SubprocessRunner
+    from ..program.model_ab import ResumeError, SubprocessRunner
     out = Path(args.out or f"runs/ab-model/{Path(cmd[1] if cmd[0] == '-m' else cmd[0]).stem}-{time.strftime('%Y%m%d-%H%M%S')}")
     err(f"irlab ab-model: {ISOLATION}; each arm a fresh process per round; results in {out}")
     ab = ModelAB(cmd, ref, out, rounds=args.rounds, region=args.region, aa=None if not args.no_aa else False,

@@ -2,7 +2,7 @@
 
 ``irlab ab`` compares variants over the kernel's config space; ``irlab search`` also explores
 extra compile options (``maxnreg``, ``num_ctas``, ...). Both prune statically first, screen every
-survivor, then measure the winners head to head (see :mod:`irlab.search`).
+survivor, then measure the winners head to head (see :mod:`irlab.timing.search`).
 """
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ def _require_gpu(args) -> None:
 
 
 def _gpu_target(args):
-    from ..targets import current_target
+    from ..base.targets import current_target
     if args.target:
         return target_arg(args.target)
     t = current_target()
@@ -56,15 +56,15 @@ def _gpus(text: str | None) -> list[str] | None:
 def build_launch_search(args):
     """A search over variants of one captured launch (irlab capture folder or tritonparse trace):
     its own options and arguments, its baseline's output as the reference."""
-    from ..kernel_spec import TileConfig
-    from ..launches import LaunchError, load
-    from ..search import Search, load_variants
-    from ..variant import Variant
+    from ..kernels.spec import TileConfig
+    from ..program.launches import LaunchError, load
+    from ..timing.search import Search, load_variants
+    from ..passkit.variant import Variant
     try:
         launch = load(args.kernel)
     except LaunchError as e:
         raise UsageError(str(e)) from None
-    from ..targets import current_target
+    from ..base.targets import current_target
     if not args.static_only and not launch.launched:
         raise UsageError(f"{launch.source}: {launch.picked}; there is nothing to time (--static-only compares its "
                          "variants' compiles)")
@@ -92,10 +92,10 @@ def build_launch_search(args):
 
 def build_search(args, explore_options: bool):
     from ..kernels import KernelError, reference
-    from ..launches import is_launch_ref
-    from ..search import Search, load_variants, parse_option_sets
-    from ..tile_configs import config_space, with_options
-    from ..variant import Variant
+    from ..program.launches import is_launch_ref
+    from ..timing.search import Search, load_variants, parse_option_sets
+    from ..kernels.tile_configs import config_space, with_options
+    from ..passkit.variant import Variant
     if args.command == "ab" and not [v for v in args.variants.split(",") if v]:
         raise UsageError("irlab ab needs at least one variant to compare with the baseline (--variants)")
     _require_gpu(args)
@@ -158,7 +158,7 @@ def reference_kernel(args, spec, target, shapes):
 
 
 def cmd_search(args) -> int:
-    from ..search import headline_rows, static_counts, static_summary
+    from ..timing.search import headline_rows, static_counts, static_summary
     search = build_search(args, explore_options=args.command == "search")
     result = search.run(resume=args.resume, static_only=args.static_only)
     counts = static_counts(result["static"])
@@ -197,7 +197,7 @@ def cmd_search(args) -> int:
 
 def _print_failures(search, static: list[dict]) -> None:
     """Each distinct reason a candidate did not compile, once, whole (position and error)."""
-    from ..search import failure_lines
+    from ..timing.search import failure_lines
     for line in failure_lines(static):
         err(f"  {line}")
 

@@ -54,7 +54,7 @@ def cmd_verify(args) -> int:
         raise UsageError(f"irlab verify runs kernels on a CUDA GPU and {why}: run it where a GPU is, with the gpu "
                          "extra (pip install 'irlab[gpu]'); --list shows what it would run")
     from ..kernels import get
-    from ..targets import current_target
+    from ..base.targets import current_target
     target = os.environ.get("IRLAB_VERIFY_TARGET") if os.environ.get("IRLAB_VERIFY_RUNNER") else None
     target = target or current_target()
     runnable = []
@@ -77,7 +77,7 @@ def cmd_verify(args) -> int:
     except d.Interrupted:
         err(f"irlab verify: interrupted; every finished variant is kept in {out}/rows (--resume goes on)")
         return 130
-    from ..jsonio import write_json
+    from ..base.jsonio import write_json
     from ..timing.gpu import environment
     env = environment()
     counted = [r for r in rows if r.get("variant") != "baseline" and not r.get("note")]

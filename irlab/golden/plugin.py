@@ -31,7 +31,7 @@ from pathlib import Path
 import pytest
 
 from . import suite
-from ..pass_api import PassError
+from ..passkit.pass_api import PassError
 from .project import ConfigError, Project, Root
 
 _UPDATED: list[tuple[str, str]] = []
@@ -146,7 +146,7 @@ class GoldenChecker:
     def check(self, relpath: str, text: str) -> suite.Outcome:
         """Compare ``text`` with ``<golden root>/triton-<installed version>/<relpath>``, where
         ``relpath`` is ``<kernel>/<target>/<variant>.<stage>`` (``my_kernel/cuda-90/baseline.ttgir``)."""
-        from ..targets import Target, TargetError
+        from ..base.targets import Target, TargetError
         parts = relpath.split("/")
         variant, _, stage = parts[-1].rpartition(".")
         try:
@@ -166,13 +166,13 @@ class GoldenChecker:
         ``<kernel>/<target>/<variant>.<stage>``, produced exactly as ``irlab golden`` produces it
         (same file, same manifest entry). ``kernel``: a kernel file ``path.py[:NAME]`` (relative
         to the rootdir), a kernel name or a KernelSpec; ``variant``: a Variant, or a name, variant
-        file or passes (:func:`irlab.named_variants.resolve`)."""
+        file or passes (:func:`irlab.bridge.named_variants.resolve`)."""
         from ..kernels import get
-        from ..pass_api import PassError
-        from ..pyfile import split_ref
-        from ..targets import Target
-        from ..variant import Variant
-        from ..named_variants import resolve
+        from ..passkit.pass_api import PassError
+        from ..base.pyfile import split_ref
+        from ..base.targets import Target
+        from ..passkit.variant import Variant
+        from ..bridge.named_variants import resolve
         def at_rootdir(ref):
             if not isinstance(ref, str) or not split_ref(ref):
                 return ref

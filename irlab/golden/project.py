@@ -18,7 +18,7 @@ up by ``irlab golden``, from pytest's rootdir up by the plugin), else the curren
 in the table are relative to the pyproject.toml's folder. ``targets`` applies to ``kernels``; a
 captured kernel is compiled for the target it was captured on, as each variant of ``variants``
 defined there and each stage of ``stages``. Variants are what
-:func:`irlab.named_variants.resolve` accepts; a named variant of the experiments that exists for only
+:func:`irlab.bridge.named_variants.resolve` accepts; a named variant of the experiments that exists for only
 some targets (``no-reorder`` is AMD's) is kept for those.
 
 The golden root is the first that applies: ``--golden-root``; in pytest, the ini option
@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
 
-from ..targets import DEFAULT_TARGETS
+from ..base.targets import DEFAULT_TARGETS
 
 GOLDEN_STAGES = ("ttir", "ttgir")
 
@@ -144,7 +144,7 @@ class Project:
 
     def add_passes_path(self) -> None:
         """Make the project's own passes (``passes_path``) known by name."""
-        from ..registry import add_pass_dirs
+        from ..passkit.registry import add_pass_dirs
         dirs = [self.path(p) for p in self.settings.get("passes_path", [])]
         for d in dirs:
             if not d.is_dir():
@@ -197,7 +197,7 @@ class Project:
         """A case per kernel the captures' programs ran, variant (defined for its target) and stage."""
         from . import suite
         from .captured import CAPTURED, capture_name
-        from ..launches import LaunchError, captured_kernels
+        from ..program.launches import LaunchError, captured_kernels
         out, names, variants = [], {}, {}
         for entry in self.settings.get("captures", []):
             path = self.path(entry)
@@ -237,7 +237,7 @@ class Project:
     def _targets(self) -> list[str]:
         """The targets, each one the installed Triton can compile for."""
         from ..bridge.compat import check_target
-        from ..targets import Target, TargetError
+        from ..base.targets import Target, TargetError
         out = []
         for t in self.settings.get("targets", DEFAULT_TARGETS):
             try:
@@ -259,7 +259,7 @@ class Project:
     def _kernels(self) -> list[tuple]:
         """(spec, how a worker loads it again) for each kernel of the table."""
         from ..kernels import KernelError, get
-        from ..pyfile import split_ref
+        from ..base.pyfile import split_ref
         out, seen = [], {}
         for ref in self.settings.get("kernels", []):
             file_ref = split_ref(ref)
@@ -279,10 +279,10 @@ class Project:
     def _variant(self, ref: str, target: str, notes: list[str]):
         """The variant ``ref`` names for ``target``; None (with a note) for a named variant of
         other targets only."""
-        from ..pass_api import PassError
-        from ..pyfile import split_ref
-        from ..variant import VariantError
-        from ..named_variants import is_named, resolve
+        from ..passkit.pass_api import PassError
+        from ..base.pyfile import split_ref
+        from ..passkit.variant import VariantError
+        from ..bridge.named_variants import is_named, resolve
         file_ref = split_ref(ref)
         resolved = ref
         if file_ref:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..bridge.compat import TRITON_VERSION
-from ..jsonio import write_json
+from ..base.jsonio import write_json
 
 # irlab's own goldens (its corpus's, in its repository); a project's root: irlab.golden.project
 GOLDEN_ROOT = Path(__file__).resolve().parent.parent.parent / "golden"

@@ -23,11 +23,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from .. import interrupts
-from ..jsonio import write_text
-from ..variant import IRLAB_VERSION, Variant
+from ..base import interrupts
+from ..base.jsonio import write_text
+from ..passkit.variant import IRLAB_VERSION, Variant
 from ..ir.locations import strip_locations
-from ..targets import DEFAULT_TARGETS, Target
+from ..base.targets import DEFAULT_TARGETS, Target
 from ..bridge.compat import TRITON_VERSION
 from . import store
 from .captured import CAPTURED
@@ -92,7 +92,7 @@ class Outcome:
 def all_cases() -> list[Case]:
     """Every kernel x default target x variant the experiments use (baseline also as TTIR)."""
     from ..kernels import KERNELS
-    from ..named_variants import variants_for
+    from ..bridge.named_variants import variants_for
     out = []
     for name, spec in KERNELS.items():
         for target in DEFAULT_TARGETS:
@@ -136,7 +136,7 @@ def produce(case: Case) -> Produced:
 def produce_stages(cases: list[Case]) -> list[Produced]:
     """Compile once for cases that differ only in their stage (same kernel, target and variant)."""
     from ..kernels import get
-    from ..named_variants import get_variant
+    from ..bridge.named_variants import get_variant
     first = cases[0]
     if first.kernel_ref and first.kernel_ref.startswith(CAPTURED):
         return produce_captured(cases)
@@ -151,7 +151,7 @@ def produce_stages(cases: list[Case]) -> list[Produced]:
 def produce_captured(cases: list) -> list:
     """The IR of ``cases`` (one captured kernel, target and variant; any stages) from one
     recompile of its captured TTIR."""
-    from ..launches import load
+    from ..program.launches import load
     first = cases[0]
     ref = first.kernel_ref[len(CAPTURED):]
     try:
@@ -260,7 +260,7 @@ def produce_many(cases: list[Case], workers: int | None = None,
     process (an LLVM assertion, a segfault) is an error of its cases, not the end of the run.
     ``on_done`` hears of each compile's cases as it finishes."""
     from ..bridge import compat
-    from ..workers import Crashed, Workers
+    from ..base.workers import Crashed, Workers
     groups: dict[tuple, list[Case]] = {}
     for c in cases:
         groups.setdefault((c.kernel, c.target, c.variant), []).append(c)

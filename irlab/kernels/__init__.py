@@ -3,7 +3,7 @@ of ``IRLAB_KERNEL_PATH``, and any kernel file named ``path/to/file.py:NAME``.
 
 A kernel file holds a ``KernelSpec`` (and the ``@triton.jit`` function it describes). ``NAME`` is
 the spec's ``name`` or the variable holding it; a file with one spec needs no ``:NAME``. Files
-load through :mod:`irlab.pyfile` (once, with their folder on ``sys.path``).
+load through :mod:`irlab.base.pyfile` (once, with their folder on ``sys.path``).
 """
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ import os
 from pathlib import Path
 
 from . import gemm, gluon_gemm, int4_gemm, persistent_gemm, softmax, splitk_gemm
-from ..kernel_spec import KernelError, KernelSpec, Problem, TileConfig, config_name
-from ..pyfile import import_file, split_ref
-from ..suggest import did_you_mean
+from .spec import KernelError, KernelSpec, Problem, TileConfig, config_name
+from ..base.pyfile import import_file, split_ref
+from ..base.suggest import did_you_mean
 
 KERNELS: dict[str, KernelSpec] = {
     spec.name: spec

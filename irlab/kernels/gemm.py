@@ -10,7 +10,7 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-from ..kernel_spec import KernelSpec, Problem, TileConfig
+from .spec import KernelSpec, Problem, TileConfig
 
 
 @triton.jit

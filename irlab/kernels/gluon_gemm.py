@@ -14,7 +14,7 @@ from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.ampere import mma_v2
 
 from . import gemm
-from ..kernel_spec import KernelSpec, Problem, TileConfig
+from .spec import KernelSpec, Problem, TileConfig
 
 
 @gluon.constexpr_function

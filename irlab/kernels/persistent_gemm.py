@@ -24,7 +24,7 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-from ..kernel_spec import KernelSpec, Problem, TileConfig
+from .spec import KernelSpec, Problem, TileConfig
 from . import gemm
 
 # the SM count a launch on a tensor that is not on a CUDA device sizes its grid with (the checks

@@ -92,6 +92,6 @@ def compile_time_instrumentation(family: str, arch: str = "", buffer_type: str =
 def scopes_variant(variant, scopes: str):
     """``variant`` with the proton-scopes pass at the end of its TTGIR stage (after Triton's own
     TTGIR passes and the variant's)."""
-    from ..variant import Insert
+    from ..passkit.variant import Insert
     return variant.then(Insert("proton-scopes", options={"scopes": scopes}, stage="ttgir", at="end"),
                         name=f"{variant.name}+scopes")

@@ -59,7 +59,7 @@ def config_to_json(cfg) -> str | dict | None:
 def config_from_json(d):
     if d is None or isinstance(d, str):
         return d
-    from ..kernel_spec import TileConfig
+    from ..kernels.spec import TileConfig
     return TileConfig(d["name"], d["meta"], d["num_warps"], d["num_stages"], d.get("extra") or {})
 
 
@@ -67,8 +67,8 @@ class Subject:
     """A corpus kernel, a kernel file or a captured launch: compiles an entry, launches it."""
 
     def __init__(self, job: Job):
-        from ..launches import is_launch_ref, load
-        from ..targets import Target
+        from ..program.launches import is_launch_ref, load
+        from ..base.targets import Target
         self.job = job
         self.target = Target.parse(job.target)
         self.launch = load(job.kernel) if is_launch_ref(job.kernel) else None
@@ -116,7 +116,7 @@ def keep_metadata_files(compiled, folder: Path) -> None:
 # the three sessions
 
 def _entries(job: Job):
-    from ..variant import Variant
+    from ..passkit.variant import Variant
     for e in job.entries:
         yield e["label"], Variant.from_json(e["variant"]), config_from_json(e["config"])
 
@@ -152,7 +152,7 @@ def run_pcsampling(job: Job, subject: Subject) -> dict:
     import torch
     import triton.profiler as proton
     from . import lines
-    from ..jsonio import write_json
+    from ..base.jsonio import write_json
     out = Path(job.out)
     prepared, files = [], {}
     for label, variant, config in _entries(job):

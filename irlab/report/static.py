@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from ..targets import Target
+from ..base.targets import Target
 from . import isa
 from .occupancy import amd_occupancy, nvidia_occupancy
 

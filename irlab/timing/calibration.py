@@ -23,9 +23,9 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..jsonio import write_json, write_text
+from ..base.jsonio import write_json, write_text
 from .plan import Cell, Entry, Plan
-from .stats import binomial_interval
+from ..base.stats import binomial_interval
 
 METHODS = ("graph", "do_bench")
 KERNEL_DIR = Path(__file__).resolve().parent.parent / "kernels" / "calibration"

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .gate import NamedOutputs, rel_diffs
-from .plan import append_record, read_records
+from ..base.jsonio import append_record, read_records
 
 
 # option sets that make the built-in passes act (a pass not listed runs with its defaults)
@@ -73,7 +73,7 @@ class Group:
 
 
 def rewriting_passes() -> list[str]:
-    from ..registry import all_passes
+    from ..passkit.registry import all_passes
     return [name for name, cls in all_passes().items() if getattr(cls, "rewrites", True)]
 
 
@@ -131,7 +131,7 @@ def shapes_for(spec, cfg=None, notes: list | None = None) -> list[dict]:
 
 def _refuses(spec, cfg, shape) -> str | None:
     """Why the kernel does not take ``shape`` (its bind, inputs or launch arguments raise), or None."""
-    from ..kernel_spec import ParameterError
+    from ..kernels.spec import ParameterError
     try:
         full = spec.shape(shape)
         c = cfg if cfg is not None else spec.config()
@@ -187,7 +187,7 @@ def make_runner():
 
 def run_group(group: Group, out: Path, cache_dir: str | None) -> int:
     from .plan import Cell, Entry
-    from ..named_variants import resolve
+    from ..bridge.named_variants import resolve
     runner = make_runner()
     runner.cache_dir = cache_dir
     target = runner.target

@@ -149,12 +149,12 @@ def rel_diffs(torch, a, b) -> dict:
 
 
 def check_names(spec, shape: dict, cfg, target=None) -> None:
-    """Raise the spec's :class:`irlab.kernel_spec.ParameterError` -- bind or launch_args giving a
+    """Raise the spec's :class:`irlab.kernels.spec.ParameterError` -- bind or launch_args giving a
     name the kernel has no parameter for, or leaving one out; outputs naming what its inputs do not
     hold -- before any GPU work, so that a command says it at once (exit 2). Inputs are made on the
     CPU at a small version of ``shape``; anything else that fails there (a shape the kernel refuses,
     CUDA-only input code, no torch) is left for the GPU run to report."""
-    from ..kernel_spec import ParameterError
+    from ..kernels.spec import ParameterError
     spec.bind_problem(shape, cfg, target)   # bind: raises ParameterError itself
     if spec.make_inputs is None or spec.launch_args is None:
         return

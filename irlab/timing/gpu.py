@@ -40,13 +40,13 @@ from dataclasses import dataclass, field, replace
 import triton
 
 from ..bridge.compile import compile_kernel
-from ..variant import Variant
+from ..passkit.variant import Variant
 from ..kernels import get
-from ..targets import current_target
-from ..named_variants import get_variant
+from ..base.targets import current_target
+from ..bridge.named_variants import get_variant
 from .gate import NamedOutputs, check_outputs, compare_named
 from .plan import resolve_config
-from ..launches import is_launch_ref, load as load_launch
+from ..program.launches import is_launch_ref, load as load_launch
 
 FLUSH_BYTES = 256 * 1024 * 1024     # do_bench's L2 flush
 SAMPLE_MS = 10.0                    # graph: GPU time per sample
@@ -76,7 +76,7 @@ class Prepared:
     flops: float
     info: dict = field(default_factory=dict)
     workload: Workload | None = None
-    launch_record: object = None   # the captured launch an entry replays (irlab.launches.Launch), if any
+    launch_record: object = None   # the captured launch an entry replays (irlab.program.launches.Launch), if any
     launches: list = field(default_factory=list)   # one launch per input copy, bound as copies are made
     graphs: dict = field(default_factory=dict)     # launches per replay -> CUDA graph
 

@@ -22,7 +22,8 @@ from collections import deque
 from dataclasses import replace
 from pathlib import Path
 
-from .plan import DEFAULT_RUNNER, Plan, append_record, progress_path, read_records
+from .plan import DEFAULT_RUNNER, Plan, progress_path
+from ..base.jsonio import append_record, read_records
 
 
 def _describe_exit(code: int) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 import json
 from pathlib import Path
-from .stats import MIN_EFFECT
+from ..base.stats import MIN_EFFECT
 
 # NVML clock event reasons (nvmlClocksEventReasons): why the SM clock was below its maximum
 CLOCK_REASONS = {0x1: "idle", 0x2: "application clock setting", 0x4: "software power cap", 0x8: "hardware slowdown",
@@ -97,7 +97,7 @@ def _span(values: list) -> str:
 def method_note(results: dict) -> str:
     """How the numbers of a collected sweep were measured and what bold means: the estimator,
     rounds, timing method, launches per sample, L2 treatment and the A/A noise floor."""
-    from .stats import MIN_EFFECT, ESTIMATOR, MIN_ROUNDS
+    from ..base.stats import MIN_EFFECT, ESTIMATOR, MIN_ROUNDS
     cells = [c for c in results["cells"].values() if c.get("status") == "done"]
     entries = [e for c in cells for e in c["entries"].values() if e.get("status") == "ok"]
     if not entries:

@@ -6,8 +6,7 @@ import json
 import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from .. import interrupts
-from ..jsonio import dumps, write_json
+from ..base.jsonio import dumps, write_json
 
 # the runner the worker uses unless told otherwise: torch on the current CUDA GPU
 DEFAULT_RUNNER = "irlab.timing.gpu:GpuRunner"
@@ -64,7 +63,7 @@ def tile_json(cfg) -> dict:
 def resolve_config(spec, name: str, tile: dict | None = None):
     """The TileConfig a cell or entry means: given inline, or by name in the spec."""
     if tile is not None:
-        from ..kernel_spec import TileConfig
+        from ..kernels.spec import TileConfig
         return TileConfig(name, tile["meta"], tile["num_warps"], tile["num_stages"], tile.get("extra") or {})
     return spec.config(name)
 
@@ -100,33 +99,6 @@ class Plan:
     @classmethod
     def read(cls, path: Path) -> "Plan":
         return cls.from_json(json.loads(Path(path).read_text()))
-
-
-def read_records(path: Path) -> list[dict]:
-    """Every JSON line of a results file (a line cut short by a crash is skipped)."""
-    out = []
-    p = Path(path)
-    if not p.exists():
-        return out
-    for line in p.read_text().splitlines():
-        line = line.strip()
-        if not line:
-            continue
-        try:
-            out.append(json.loads(line))
-        except json.JSONDecodeError:
-            continue
-    return out
-
-
-def append_record(path: Path, record: dict) -> None:
-    """Append one JSON line and flush it to disk, so a crash loses nothing already finished; Ctrl-C
-    waits until the line is whole."""
-    line = dumps(record, indent=None) + "\n"
-    with interrupts.deferred(), open(path, "a") as f:
-        f.write(line)
-        f.flush()
-        os.fsync(f.fileno())
 
 
 def progress_path(results: Path) -> Path:

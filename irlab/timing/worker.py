@@ -19,8 +19,9 @@ import traceback
 import zlib
 from pathlib import Path
 
-from .plan import DEFAULT_RUNNER, Cell, Plan, append_record, progress_path
-from .stats import MIN_ROUNDS, bootstrap_median_ci, median, ratio_estimate, round_orders, spread
+from .plan import DEFAULT_RUNNER, Cell, Plan, progress_path
+from ..base.jsonio import append_record
+from ..base.stats import MIN_ROUNDS, bootstrap_median_ci, median, ratio_estimate, round_orders, spread
 
 CONTROL = "A/A control"   # the label of the baseline timed a second time in every cell
 MAX_ROUNDS = 1000         # adaptive mode stops here whatever the interval
@@ -83,7 +84,7 @@ def run_cell(runner, plan: Plan, cell: Cell, out: Path, log) -> None:
         except Exception as e:  # recorded, never fatal to the sweep
             append_record(out, {"type": "entry", "cell": cell.key, "label": entry.label, "status": _classify(e),
                                 "reason": f"{type(e).__name__}: {e}"[:4000]})
-            from ..user_errors import compact_reason
+            from ..base.user_errors import compact_reason
             log(f"  {entry.label}: {_classify(e)}: {compact_reason(e)}")   # position and error, on one line
             continue
         progress(out, cell, entry.label, "check")

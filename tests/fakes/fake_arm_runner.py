@@ -1,4 +1,4 @@
-"""A stand-in for the process that runs one arm of ``irlab ab-model`` (irlab.timing.model_ab): it
+"""A stand-in for the process that runs one arm of ``irlab ab-model`` (irlab.program.model_ab): it
 returns what ``irlab run --out`` would have written to run.json, from a plan of known truths, so
 the A/B's statistics, kernel breakdown and output comparison can be tested without a GPU.
 

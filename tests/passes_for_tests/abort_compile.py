@@ -7,8 +7,8 @@ import sys
 from dataclasses import dataclass
 from typing import ClassVar
 
-from irlab.pass_api import ModulePass, PassContext, option
-from irlab.registry import register
+from irlab.passkit.pass_api import ModulePass, PassContext, option
+from irlab.passkit.registry import register
 
 
 @register

@@ -6,8 +6,8 @@ import ctypes
 from dataclasses import dataclass
 from typing import ClassVar
 
-from irlab.pass_api import ModulePass, PassContext
-from irlab.registry import register
+from irlab.passkit.pass_api import ModulePass, PassContext
+from irlab.passkit.registry import register
 
 
 @register

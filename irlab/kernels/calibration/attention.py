@@ -8,7 +8,7 @@ import math
 import triton
 import triton.language as tl
 
-from irlab.kernel_spec import KernelError, KernelSpec, Problem, TileConfig
+from irlab.kernels.spec import KernelError, KernelSpec, Problem, TileConfig
 
 
 @triton.jit

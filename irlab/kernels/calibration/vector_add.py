@@ -5,7 +5,7 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-from irlab.kernel_spec import KernelSpec, Problem, TileConfig
+from irlab.kernels.spec import KernelSpec, Problem, TileConfig
 
 
 @triton.jit

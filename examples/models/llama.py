@@ -1,0 +1,75 @@
+"""A 2-layer Llama (random weights built from its config: nothing downloaded) under
+``torch.compile(mode="max-autotune-no-cudagraphs")``, run three times: the program irlab captures
+on the GPU machine for its test data (tests/data/captures/llama2-h100). The first call compiles
+and autotunes (pointwise, reduction and persistent-reduction kernels, GEMM templates and their
+autotuning candidates); the other two are the program's steady state.
+
+    TORCHINDUCTOR_FORCE_DISABLE_CACHES=1 python -m irlab capture --profile --out runs/llama2 -- \\
+        examples/models/llama.py
+    python -m irlab top runs/llama2
+    python -m irlab trim-capture runs/llama2 --out tests/data/captures/llama2-h100
+
+``TORCHINDUCTOR_FORCE_DISABLE_CACHES=1`` makes Inductor compile and autotune again even where an
+earlier run left its caches behind (otherwise the capture sees no autotuning).
+
+By default every choice is Inductor's own (the realistic program): on an H100 max-autotune picked
+cuBLAS for every GEMM, so the captured Triton kernels are the small pointwise and reduction ones
+around them and the program's GPU time is almost all cuBLAS. ``--triton-gemms`` restricts the GEMM
+backends to Triton's templates (``torch._inductor.config.max_autotune_gemm_backends = "TRITON"``):
+every matmul of the model is then a ``triton_tem_`` kernel that autotuning chose among Triton
+configs, the data for GEMM passes (optimize-epilogue, the interleaved load schedule) on a real
+model:
+
+    TORCHINDUCTOR_FORCE_DISABLE_CACHES=1 python -m irlab capture --profile --out runs/llama2-triton -- \
+        examples/models/llama.py --triton-gemms
+
+A profiled capture files the kernels that autotuning launches besides Triton's (the L2-flushing
+buffer fills before every timed run, cuBLAS candidates) under autotuning, not under the program's
+time (``irlab top`` says how much that was).
+
+The steady-state calls are the program's work (``irlab.region("step")``, the first call left out
+as it compiles): ``irlab top`` ranks the kernels they launched, not the weights' initialization
+(``--whole-program`` ranks everything), and ``irlab ab-model`` times them; the logits are checked
+between its arms (``irlab.check``). Outside irlab both do nothing. The model-level A/B of a GEMM
+pass needs the Triton GEMMs, and a GPU-bound forward call (a launch-bound one's region times the
+CPU that launches):
+
+    python -m irlab ab-model --variant optimize-epilogue -- examples/models/llama.py \
+        --triton-gemms --steps 8 --batch 16 --seq 1024
+
+``--mode default`` compiles without autotuning (no GEMM templates: cuBLAS).
+"""
+import argparse
+
+import torch
+from transformers import LlamaConfig, LlamaForCausalLM
+
+import irlab
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--mode", default="max-autotune-no-cudagraphs", help="torch.compile mode")
+parser.add_argument("--triton-gemms", action="store_true",
+                    help="GEMMs as Triton templates only (max_autotune_gemm_backends = TRITON), not cuBLAS")
+parser.add_argument("--steps", type=int, default=3, help="calls of the compiled model (the first compiles)")
+parser.add_argument("--batch", type=int, default=4, help="sequences per call")
+parser.add_argument("--seq", type=int, default=512, help="tokens per sequence")
+args = parser.parse_args()
+mode = args.mode
+if args.triton_gemms:
+    import torch._inductor.config as inductor_config
+    inductor_config.max_autotune_gemm_backends = "TRITON"
+
+config = LlamaConfig(vocab_size=8192, hidden_size=1024, intermediate_size=2816, num_hidden_layers=2,
+                     num_attention_heads=8, num_key_value_heads=8, max_position_embeddings=1024)
+torch.manual_seed(0)
+model = LlamaForCausalLM(config).to(device="cuda", dtype=torch.bfloat16).eval()
+compiled = torch.compile(model, mode=mode)
+ids = torch.randint(0, config.vocab_size, (args.batch, args.seq), device="cuda")
+with torch.no_grad():
+    for _ in range(args.steps):
+        with irlab.region("step"):
+            logits = compiled(ids).logits
+torch.cuda.synchronize()
+irlab.check("logits", logits)
+print(f"2-layer Llama, batch {args.batch} x {args.seq} tokens ({mode}{', Triton GEMMs' if args.triton_gemms else ''}): "
+      f"logits {tuple(logits.shape)}, finite: {bool(logits.isfinite().all())}")

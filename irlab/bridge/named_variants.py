@@ -1,0 +1,214 @@
+"""The experiments' named variants, per target: the baselines the source documents compare
+against, and the Python passes applied to them.
+
+On gfx942 Triton already runs its own versions of two of the documents' ideas
+(``amd.ttgpuir.reorder_instructions``, ``amd.ttgpuir.optimize_epilogue``) plus block ping-pong,
+so the documents' baselines switch those off first; irlab's passes then run on that baseline.
+Triton 3.7 removed ``reorder_instructions``; where the installed Triton has no such pass, there is
+nothing of it to switch off and ``no-reorder`` drops only block ping-pong. Where it has it,
+dropping it is required, so a renamed pass cannot quietly turn the variant into the baseline.
+
+Each variant's ``base`` is the variant it was built from (``interleave-global-loads`` on
+``no-reorder`` on gfx942): golden files record a variant whose IR equals its base's as unchanged.
+
+:func:`resolve` is how every command and ``[tool.irlab]`` turn a variant reference into a
+variant: a name from here, a ``Variant`` in the user's own file, or registered passes.
+"""
+from __future__ import annotations
+
+from .compat import has_pass
+from ..base.targets import Target
+from ..passkit.variant import Drop, Insert, Launch, Variant, VariantError
+
+BASELINE = Variant.baseline()
+
+AMD_REORDER = "amd.ttgpuir.reorder_instructions"
+# gfx942: the talk's "old schedule": Triton's own reorder and ping-pong passes switched off
+AMD_NO_REORDER = Variant("no-reorder", (Drop(AMD_REORDER, optional=not has_pass(AMD_REORDER)),
+                                        Drop("amd.ttgpuir.block_pingpong", optional=True)),
+                         "Triton's AMD reorder_instructions (where this Triton has it) and block ping-pong passes "
+                         "off (the documents' baseline)")
+# gfx942: OPTIMIZE_EPILOGUE=0
+AMD_NO_EPILOGUE = Variant("no-optimize-epilogue", (Drop("amd.ttgpuir.optimize_epilogue"),),
+                          "Triton's AMD optimize_epilogue off (the documents' OPTIMIZE_EPILOGUE=0)")
+
+EPILOGUE_CLEANUP = ("remove_layout_conversions", "canonicalize")
+
+
+def _interleave(base: Variant) -> Variant:
+    return base.then(Insert("interleave-global-loads", at="end"), name="interleave-global-loads",
+                     description="the talk's schedule: the second global load sunk after the local_loads")
+
+
+def _interleave_pinned(base: Variant, pin: str, name: str) -> Variant:
+    """The talk's schedule kept through the AMDGPU scheduler (interleave-global-loads ``pin``)."""
+    what = {"groups": "a sched.group.barrier sequence: VMEM, LDS reads, 3/4 of the MFMAs, the sunk load, "
+                      "the rest (the talk's AMDGCN)",
+            "barriers": "rocdl.sched.barrier 0 around the sunk load (the TTGIR order verbatim)"}[pin]
+    return base.then(Insert("interleave-global-loads", at="end", options={"pin": pin}), name=name,
+                     description=f"the talk's schedule pinned in the AMDGCN with {what}")
+
+
+def _epilogue(base: Variant) -> Variant:
+    return base.then(Insert("optimize-epilogue", at="end", cleanup=EPILOGUE_CLEANUP), name="optimize-epilogue",
+                     description="store the MMA accumulator from its MMA layout (no convert_layout through LDS; on "
+                                 "CDNA4 through the in-register wide-store layout)")
+
+
+def _cancel_transposes(base: Variant) -> Variant:
+    return base.then(Insert("cancel-transposes", at="end", cleanup=("canonicalize",)),
+                     name="cancel-transposes", description="remove transpose pairs that cancel")
+
+
+def variants_for(target: str) -> list[Variant]:
+    """Every variant the experiments (and the golden suite) compile for ``target``."""
+    if Target.parse(target).is_amd:
+        return [BASELINE, AMD_NO_REORDER, AMD_NO_EPILOGUE, _interleave(AMD_NO_REORDER), _epilogue(AMD_NO_EPILOGUE),
+                _cancel_transposes(BASELINE), _interleave_pinned(AMD_NO_REORDER, "groups", "interleave-pinned"),
+                _interleave_pinned(AMD_NO_REORDER, "barriers", "interleave-pinned-barriers")]
+    return [BASELINE, _interleave(BASELINE), _epilogue(BASELINE), _cancel_transposes(BASELINE)]
+
+
+def _persistent(name: str, description: str, tile_loop: dict | None = None, store_split: int = 1) -> Variant:
+    """A Hopper persistent TMA variant: persistent-tiles (``tile_loop``: its options), then
+    descriptor-loads with the TMA store (``store_split`` column subtiles), launched one program
+    per SM."""
+    store = {"store": True, **({"store_split": store_split} if store_split > 1 else {})}
+    return Variant(name, (
+        Insert("persistent-tiles", tile_loop or {}, stage="ttir", at="end"),
+        Insert("descriptor-loads", store, stage="ttir", at="end", cleanup=("canonicalize",)),
+        Launch("persistent"),
+    ), description)
+
+
+# Hopper: tutorial 09's persistent TMA GEMM made from a tile-per-program kernel -- the per-tile work
+# looped over tiles, the K loop's loads and the epilogue's store through TMA, one program per SM
+PERSISTENT_TMA = _persistent(
+    "persistent-tma", "tutorial 09's form: the per-tile work in a loop over tiles, TMA loads and store, launched "
+    "with one program per SM (min(#SMs, tiles)); a kernel persistent-tiles refuses keeps its own grid")
+PERSISTENT_TMA_FLATTEN = _persistent(
+    "persistent-tma-flatten", "persistent-tma with its tile loop flattened into the K loop (tt.flatten: Triton's "
+    "pipeliner fuses the two loops, so the next tile's loads overlap this tile's epilogue), as tutorial 09 writes it",
+    tile_loop={"flatten": True})
+PERSISTENT_TMA_SPLIT = _persistent(
+    "persistent-tma-split", "persistent-tma-flatten with the epilogue stored as two column subtiles (descriptor-loads "
+    "store_split=2): half the TMA store's staging buffer, tutorial 09's EPILOGUE_SUBTILE",
+    tile_loop={"flatten": True}, store_split=2)
+PERSISTENT_TMA_WS = _persistent(
+    "persistent-tma-ws", "persistent-tma with Hopper's automatic warp specialization on the tile loop (a producer "
+    "warp group issuing TMA loads, consumer groups running wgmma and the epilogue); Triton engages it at num_warps 4",
+    tile_loop={"warp_specialize": True})
+PERSISTENT_TMA_WS_SPLIT = _persistent(
+    "persistent-tma-ws-split", "persistent-tma-ws with the epilogue stored as two column subtiles: the smaller "
+    "store buffer lets a 4-stage ring fit beside the warp-specialized loop",
+    tile_loop={"warp_specialize": True}, store_split=2)
+
+
+def candidates_for(target: str) -> list[Variant]:
+    """Named variants beyond the experiments' set (:func:`variants_for`): usable by name everywhere
+    (``--variant persistent-tma``), listed by ``irlab variants``, but not compiled by the experiments
+    or the golden suite until a GPU has measured them."""
+    t = Target.parse(target)
+    if t.family != "cuda" or t.arch != "90":
+        return []
+    return [PERSISTENT_TMA, PERSISTENT_TMA_FLATTEN, PERSISTENT_TMA_SPLIT, PERSISTENT_TMA_WS, PERSISTENT_TMA_WS_SPLIT]
+
+
+def named_for(target: str) -> list[Variant]:
+    """Every variant a name can refer to for ``target``."""
+    return variants_for(target) + candidates_for(target)
+
+
+def all_variants() -> dict[str, list[Variant]]:
+    from ..base.targets import DEFAULT_TARGETS
+    return {t: named_for(t) for t in DEFAULT_TARGETS}
+
+
+def get_variant(name: str, target: str | None = None) -> Variant:
+    """The variant called ``name`` for ``target`` (variants differ per target: on gfx942 the
+    passes run on the documents' baselines)."""
+    from ..base.suggest import did_you_mean
+    from ..base.targets import DEFAULT_TARGETS
+    targets = [target] if target else list(DEFAULT_TARGETS)
+    for t in targets:
+        for v in named_for(t):
+            if v.name == name:
+                return v
+    known = sorted({v.name for t in targets for v in named_for(t)})
+    raise KeyError(f"no variant named {name!r}{f' for {target}' if target else ''}{did_you_mean(name, known)}; "
+                   f"known: {', '.join(known)}")
+
+
+def resolve(ref: str, target: str | Target | None) -> Variant:
+    """The variant ``ref`` names for ``target`` (None: any default target):
+
+    * a named variant of the experiments for the target (``irlab variants``);
+    * a ``Variant`` in a Python file, ``path/to/file.py[:NAME]`` (NAME: the variable or the
+      variant's name; a file with one variant needs none);
+    * registered Python passes, ``+``-joined to run in order (``pass-name``,
+      ``pass-name:key=value:key=value``, ``a+b:key=value``), each at the end of the stage it
+      declares (TTGIR unless the pass says otherwise) with its cleanup.
+    """
+    from ..base.pyfile import split_ref
+    from ..passkit.registry import all_passes
+    from ..base.suggest import did_you_mean
+    from ..base.targets import DEFAULT_TARGETS
+    try:
+        return get_variant(ref, str(target) if target else None)
+    except KeyError:
+        pass
+    file_ref = split_ref(ref)
+    if file_ref:
+        return _from_file(*file_ref)
+    inserts, what, grids = [], [], set()
+    for part in ref.split("+"):
+        pass_name, *pieces = part.split(":")
+        cls = all_passes().get(pass_name)
+        if cls is None:
+            targets = [target] if target else DEFAULT_TARGETS
+            names = [*all_passes(), *(v.name for t in targets for v in named_for(t))]
+            raise VariantError(f"no variant or pass named {pass_name!r}{f' for {target}' if target else ''}"
+                               f"{did_you_mean(pass_name, names)} (`irlab variants`, `irlab passes`; or a variant "
+                               "file: path/to/file.py:NAME)")
+        opts = []
+        for piece in pieces:    # a value may hold ':' (order=global_load:1,...): a piece without '=' continues it
+            if "=" not in piece and opts:
+                opts[-1] += ":" + piece
+            elif "=" not in piece:
+                raise VariantError(f"{part}: pass options are key=value, not {piece!r}")
+            else:
+                opts.append(piece)
+        options = dict(o.split("=", 1) for o in opts)
+        inserts.append(Insert(pass_name, options, stage=cls.stage, at="end", cleanup=cls.cleanup))
+        what.append(f"{pass_name} at the end of {cls.stage.upper()}" + (f" ({', '.join(opts)})" if opts else ""))
+        if cls.launch:
+            grids.add(cls.launch)
+    if len(grids) > 1:
+        raise VariantError(f"{ref}: the passes need different launch grids ({', '.join(sorted(grids))})")
+    if grids:   # a pass whose output needs its own grid (persistent-tiles): the variant launches with it
+        inserts.append(Launch(grids.pop()))
+        what.append(f"launched with the {inserts[-1].grid} grid where the kernel was transformed")
+    return Variant(ref.replace(":", "-").replace("=", ""), tuple(inserts), "; then ".join(what))
+
+
+def is_named(name: str) -> bool:
+    """Whether ``name`` is a named variant for some target (the experiments' variants differ per target)."""
+    from ..base.targets import DEFAULT_TARGETS
+    return any(v.name == name for t in DEFAULT_TARGETS for v in named_for(t))
+
+
+def _from_file(path: str, name: str) -> Variant:
+    from ..base.pyfile import import_file
+    module = import_file(path, "variant file", VariantError)
+    found = [(var, v) for var, v in vars(module).items() if isinstance(v, Variant)]
+    if not found:
+        raise VariantError(f"variant file {path} defines no Variant (see irlab.passkit.variant.Variant)")
+    if not name:
+        if len(found) > 1:
+            raise VariantError(f"{path} defines {len(found)} variants ({', '.join(v.name for _, v in found)}); "
+                               f"name one: {path}:NAME")
+        return found[0][1]
+    hit = [v for var, v in found if name in (var, v.name)]
+    if not hit:
+        raise VariantError(f"{path} has no Variant named {name!r}; it has: {', '.join(v.name for _, v in found)}")
+    return hit[0]

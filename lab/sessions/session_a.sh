@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# One GPU session (device tool, nvidia-h200-x2): the GPU tests, a real tritonparse trace, irlab ab on
+# the walkthrough's own kernel and on that trace, and the two timed experiments against Triton's tuned
+# best. Everything lands in $OUT/session_a.tgz (results) and $OUT/*.log.
+#   IRLAB_COMMIT=<sha> bash lab/sessions/session_a.sh 1   (then 2: the two timed experiments)
+set -u
+export PYTHONUNBUFFERED=1 TRITON_PRINT_AUTOTUNING=0
+R=/tmp/session_a; rm -rf $R; mkdir -p $R
+run() { local name=$1; shift; echo "== $name: $*" | tee -a $OUT/session.log; local t0=$(date +%s)
+        timeout ${LIMIT:-900} "$@" > $R/$name.log 2>&1; local rc=$?
+        echo "== $name: exit $rc after $(( $(date +%s) - t0 )) s" | tee -a $OUT/session.log; tail -3 $R/$name.log; }
+nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,power.limit --format=csv | tee $R/nvidia-smi.csv
+python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__, 'gpus', torch.cuda.device_count())" | tee -a $OUT/session.log
+PART=${1:-1}
+if [ "$PART" = 1 ]; then
+  LIMIT=200 run gpu_tests python3 -m pytest -q -m gpu tests/ -p no:cacheprovider
+  LIMIT=60 run record_trace python3 examples/record_trace.py $R/trace
+  TRACE=$(ls $R/trace/dedicated_log_triton_trace_* | head -1)
+  LIMIT=90 run ab_trace python3 -m irlab ab --kernel "$TRACE#matmul_bias_relu:0" --variants optimize-epilogue --rounds 11 --out $R/ab_trace
+  LIMIT=200 run ab_user_kernel python3 -m irlab ab --kernel docs/walkthrough/bias_relu_gemm.py --variants optimize-epilogue --shapes 4096x4096x4096 --out $R/ab_user_kernel
+else
+  LIMIT=330 run epilogue python3 -m irlab experiments epilogue --targets cuda:90 --out $R/optimize_epilogue
+  LIMIT=180 run interleave python3 -m irlab experiments interleave --targets cuda:90 --out $R/interleave_global_loads
+fi
+cp $R/*.log $OUT/ 2>/dev/null
+(cd $R && find . -name cache -prune -o -type f -print | tar czf $OUT/session_a$PART.tgz -T -)
+ls -la $OUT
