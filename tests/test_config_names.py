@@ -35,3 +35,11 @@ def test_configs_are_named_from_the_kernels_own_meta_parameters():
     split = [c.name for c in config_space(get("gemm_splitk"), (2,))]
     assert len(split) == len(set(split)) and "64x64x64-SPLIT_K8-w4-s2" in split and \
         "128x128x32-SPLIT_K4-w4-s2" in split
+
+
+def test_a_config_s_name_does_not_depend_on_the_order_its_options_were_given_in():
+    """Two configs with the same options given in another order are one config, one name (a name
+    is a cache and results key: ``--resume`` and ``--configs`` find a config by it)."""
+    a = config_name({"BLOCK_M": 64, "BLOCK_N": 32, "BLOCK_K": 16}, 4, 2, {"maxnreg": 128, "num_ctas": 2})
+    b = config_name({"BLOCK_M": 64, "BLOCK_N": 32, "BLOCK_K": 16}, 4, 2, {"num_ctas": 2, "maxnreg": 128})
+    assert a == b == "64x32x16-w4-s2-maxnreg128-num_ctas2"

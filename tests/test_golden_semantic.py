@@ -25,6 +25,22 @@ def test_renumbering_alone_is_no_change():
     assert "only SSA names, locations or comments differ" in semantic_diff(text, _renumber(text))
 
 
+def test_layouts_renamed_alone_is_no_change():
+    """An upgrade renames layouts (``#blocked1`` becomes ``#blocked7``, the names shuffled): the ops
+    use the same layouts, so nothing changed; a layout swapped for another is a change."""
+    text = (GOLDEN / "gemm_fp16" / "cuda-90" / "baseline.ttgir").read_text()
+    names = sorted(set(re.findall(r"^#(blocked\d*)\b", text, re.M)))
+    assert len(names) >= 2, names
+    shuffled = dict(zip(names, names[1:] + names[:1]))      # every name taken by another layout
+    renamed = re.sub(r"#(blocked\d*)\b", lambda m: "#" + shuffled.get(m.group(1), m.group(1)), text)
+    assert renamed != text
+    assert semantic_changes(text, _renumber(renamed)) == []
+    first_use = re.search(r"^ .*#(blocked\d*)>", text, re.M)
+    swapped = text.replace(first_use.group(0), first_use.group(0).replace("#" + first_use.group(1) + ">",
+                                                                          "#" + shuffled[first_use.group(1)] + ">"), 1)
+    assert semantic_changes(text, swapped)
+
+
 def test_a_one_op_edit_among_renumbered_values_is_one_change():
     text = (GOLDEN / "gemm_fp16" / "cuda-90" / "baseline.ttgir").read_text()
     edited = _renumber(text).replace("tt.return", "%9999 = arith.constant 7 : i32\n    tt.return", 1)

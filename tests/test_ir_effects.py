@@ -180,3 +180,24 @@ def test_a_volatile_load_synchronizes_so_no_load_crosses_it():
 ])
 def test_pure_ops_stay_pure(name):
     assert effects(ir.parse(f'"{name}"() : () -> ()\n').ops[0]) == Effect.NONE
+
+
+def test_the_direction_of_every_global_memory_row_follows_its_name():
+    """Each row of the effect table for an op that moves data between registers and global memory
+    says which way it goes, as its name does: a store or scatter writes global memory (and, unless
+    it also reduces, does not read it); a load or gather reads it and writes nothing. A store
+    marked as a read would let a pass move a load across it."""
+    from irlab.ir.effects import _EFFECT_OPS
+    from irlab.ir.effects import Effect as E
+    checked = 0
+    for name, eff in _EFFECT_OPS.items():
+        last = name.rsplit(".", 1)[-1]
+        if "atomic" in name or "local" in last or "tmem" in last or "shared" in last:
+            continue
+        if last.endswith(("store", "scatter")):
+            assert E.WRITE_GLOBAL in eff and E.READ_GLOBAL not in eff, f"{name}: {eff.describe()}"
+            checked += 1
+        elif last.endswith(("load", "gather")) and not (eff & (E.READ_SHARED | E.WRITE_SHARED)):
+            assert E.READ_GLOBAL in eff and not (eff & (E.WRITE_GLOBAL | E.WRITE_SHARED)), f"{name}: {eff.describe()}"
+            checked += 1
+    assert checked >= 8, checked

@@ -102,3 +102,16 @@ def test_replace_op_checks_a_hint_copied_from_the_replaced_op():
     text = st.text.strip().replace("#blocked", "#mma")
     new = rw.replace_op(st, text)[0]
     assert new.attributes["contiguity"] == 4
+
+
+def test_an_op_whose_types_take_two_layouts_is_bounded_by_the_shorter_run():
+    """Where the types written in an op take two layouts (runs of 4 and of 16 along the same dim),
+    one lane's access is contiguous only as far as both allow: the hint becomes 4, the shorter run."""
+    from irlab.ir.hints import stale_hints
+    m = ir.parse(HEAD + "    %a = arith.constant dense<0.0> : tensor<64x64xf16, #mma>\n"
+                 "    %b = arith.constant dense<0> : tensor<64x64xi32, #wide>\n" + STORE + TAIL)
+    st = m.first("amdg.buffer_store")
+    before = [st.operands[0].type]                       # tensor<64x64xf16, #blocked>: runs of 8
+    after = [op.result.type for op in m.walk() if op.name == "arith.constant"]
+    changes = stale_hints(st, before, after)
+    assert [(c.key, c.new_text) for c in changes] == [("contiguity", "4 : i32")]

@@ -177,8 +177,9 @@ def test_no_import_cycle():
     assert not found, "\n".join(lines)
 
 
-def test_imports_point_down_the_layers():
-    modules, edges = graph()
+def upward_imports(modules, edges) -> list[str]:
+    """Every import that points to a higher floor, and every Triton or torch import of a floor
+    that must not have one."""
     wrong = []
     for a in sorted(m for m in modules if layer_of(m) is not None):
         la = layer_of(a)
@@ -188,7 +189,27 @@ def test_imports_point_down_the_layers():
                              f"({FLOORS[layer_of(t)]}), a higher floor")
             elif t in HEAVY and FLOORS[la] in TRITON_FREE:
                 wrong.append(f"{_where(modules, a, line, fn)}: {a} ({FLOORS[la]}) imports {t}")
+    return wrong
+
+
+def test_imports_point_down_the_layers():
+    modules, edges = graph()
+    wrong = upward_imports(modules, edges)
     assert not wrong, "\n".join(wrong)
+
+
+def test_an_import_one_floor_up_is_caught():
+    """The check itself: an import from each floor to the next one up is refused, one to the same
+    floor or below is not, and Triton below the line is refused."""
+    modules = {f"irlab.{f}.m": ROOT / "irlab" / f / "m.py" for f in FLOORS if f not in ("passes", "entry")}
+    modules["irlab.passes.m"] = ROOT / "passes" / "m.py"
+    modules["irlab.cli.m"] = ROOT / "irlab" / "cli" / "m.py"
+    names = sorted(modules, key=layer_of)
+    for low, high in zip(names, names[1:]):
+        edges = defaultdict(list, {low: [(high, 1, False)], high: [(low, 2, True)]})
+        assert len(upward_imports(modules, edges)) == 1, (low, high)
+    edges = defaultdict(list, {"irlab.passes.m": [("triton", 3, True)], "irlab.bridge.m": [("triton", 3, False)]})
+    assert len(upward_imports(modules, edges)) == 1
 
 
 def test_the_walk_sees_imports_inside_functions():
