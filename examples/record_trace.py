@@ -11,7 +11,7 @@ import torch
 import tritonparse.structured_logging as sl
 
 sl.init(sys.argv[1], enable_trace_launch=True)   # before the first compile of this process
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "docs" / "walkthrough"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "docs" / "walkthrough"))
 from bias_relu_gemm import SPEC  # noqa: E402
 
 for shape in ({"M": 1024, "N": 1024, "K": 1024}, {"M": 2048, "N": 1024, "K": 512}):

@@ -16,7 +16,7 @@ from ..ir.locations import strip_locations
 from ..base.jsonio import write_json, write_text
 from ..base.targets import DEFAULT_TARGETS, Target
 
-REPO = Path(__file__).resolve().parent.parent   # the checkout's root, where irlab runs from a checkout
+REPO = Path(__file__).resolve().parents[2]   # the checkout's root, where irlab runs from a checkout
 
 
 def log(msg: str) -> None:
