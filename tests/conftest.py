@@ -1,7 +1,15 @@
-"""Shared fixtures: the compiled IR corpus, and a skip for GPU tests on machines without one."""
+"""Shared fixtures: the compiled IR corpus, and a skip for GPU tests on machines without one.
+
+The suite runs in parallel (pytest-xdist, ``-n auto --dist loadscope`` in pyproject.toml: a
+module's tests stay on one worker, so its module fixtures compile once). What the whole session
+shares -- the IR corpus -- is built once per run, by the first worker that needs it, and read by the
+others (:func:`built_once`)."""
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import getpass
+import json
 import os
 import tempfile
 from pathlib import Path
@@ -34,6 +42,38 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip)
+
+
+def pytest_xdist_auto_num_workers(config):
+    """``-n auto``: one worker per core, but none for GPU tests (``-m gpu``): they time kernels and
+    share one GPU, so they run one at a time in the main process."""
+    if "gpu" in (config.getoption("markexpr") or "") and "not gpu" not in config.getoption("markexpr"):
+        return 0
+    return min(os.cpu_count() or 1, 8)
+
+
+@contextlib.contextmanager
+def _locked(path: Path):
+    with open(path, "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def built_once(tmp_path_factory, name: str, build) -> dict:
+    """``build(folder)`` (returning JSON-able data) run once per test run, in a folder every
+    xdist worker sees; the other workers wait for it and read what it returned."""
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    folder, answer = shared / name, shared / f"{name}.json"
+    with _locked(shared / f"{name}.lock"):
+        if answer.exists():
+            return json.loads(answer.read_text())
+        data = build(folder)
+        answer.write_text(json.dumps(data))
+        return data
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -90,9 +130,12 @@ def corpus(tmp_path_factory):
     """Every repository kernel x the default targets (cuda:80, cuda:90, hip:gfx942, hip:gfx950) x num_stages 1-3, TTIR and TTGIR,
     with and without locations, compiled once per test session."""
     from irlab.bridge import corpus as corpus_mod
-    out = tmp_path_factory.mktemp("corpus")
-    built = corpus_mod.build(out)
-    return {"dir": out, "files": [Path(f) for f in built["files"]], "skipped": built["skipped"]}
+
+    def build(folder):
+        built = corpus_mod.build(folder)
+        return {"dir": str(folder), **built}
+    built = built_once(tmp_path_factory, "corpus", build)
+    return {"dir": Path(built["dir"]), "files": [Path(f) for f in built["files"]], "skipped": built["skipped"]}
 
 
 @pytest.fixture(scope="session")
