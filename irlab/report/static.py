@@ -81,6 +81,7 @@ class StaticReport:
                   "LDS writes (kernel)": _fmt_hist(k.get("lds_writes", {})),
                   **({"cross-lane permutes (kernel)": _fmt_hist(k.get("permutes", {}))}
                      if self.target.is_amd else {}),
+                  "matrix instructions (kernel)": _fmt_hist(k.get("matrix_kinds", {})),
                   "instructions (kernel)": k.get("instructions")})
         if self.loop:
             m.update({"hot loop instructions": lp.get("instructions"),
@@ -92,6 +93,7 @@ class StaticReport:
                       "hot loop LDS reads": _fmt_hist(lp.get("lds_reads", {})),
                       "hot loop LDS writes": _fmt_hist(lp.get("lds_writes", {})),
                       "hot loop matrix instructions": lp.get("matrix"),
+                      "hot loop matrix instruction kinds": _fmt_hist(lp.get("matrix_kinds", {})),
                       "hot loop barriers": lp.get("barriers")})
             if self.target.is_amd:
                 w = lp.get("s_waitcnt", {})
