@@ -47,6 +47,7 @@ _AMD_META = {
     "scratch": r"^\s*\.private_segment_fixed_size:\s*(\d+)", "wavefront_size": r"^\s*\.wavefront_size:\s*(\d+)",
     "arch_vgprs": r"^; NumVgprs:\s*(\d+)", "llvm_occupancy": r"^; Occupancy:\s*(\d+)",
     "code_bytes": r"^; codeLenInByte = (\d+)",
+    "max_flat_workgroup_size": r"^\s*\.max_flat_workgroup_size:\s*(\d+)",
 }
 
 
