@@ -191,12 +191,21 @@ class NvidiaTools(Protocol):
         """The path of the ptxas that assembles ``capability``'s PTX."""
 
 
-def cuobjdump_resources(cubin: bytes, tools: NvidiaTools) -> dict:
-    """REG, STACK, SHARED (static), LOCAL from ``cuobjdump -res-usage``."""
+def _run_on_cubin(cubin: bytes, tools: NvidiaTools, tool: str, flag: str) -> str:
+    """The output of ``tool flag CUBIN``; ValueError with what the tool said where it cannot read it."""
     with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
         f.write(cubin)
         f.flush()
-        out = subprocess.run([tools.tool("cuobjdump"), "-res-usage", f.name], capture_output=True, text=True, check=True).stdout
+        proc = subprocess.run([tools.tool(tool), flag, f.name], capture_output=True, text=True)
+    if proc.returncode != 0:
+        said = (proc.stderr or proc.stdout).strip().replace(f.name, "the cubin").splitlines()
+        raise ValueError(f"{tool} cannot read the cubin (exit {proc.returncode}): {said[0] if said else 'no message'}")
+    return proc.stdout
+
+
+def cuobjdump_resources(cubin: bytes, tools: NvidiaTools) -> dict:
+    """REG, STACK, SHARED (static), LOCAL from ``cuobjdump -res-usage``."""
+    out = _run_on_cubin(cubin, tools, "cuobjdump", "-res-usage")
     m = re.search(r"REG:(\d+)\s+STACK:(\d+)\s+SHARED:(\d+)\s+LOCAL:(\d+)", out)
     if not m:
         raise ValueError(f"unexpected cuobjdump -res-usage output:\n{out}")
@@ -228,10 +237,7 @@ def ptxas_spills(ptx: str, tools: NvidiaTools) -> dict:
 
 
 def sass_text(cubin: bytes, tools: NvidiaTools) -> str:
-    with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
-        f.write(cubin)
-        f.flush()
-        return subprocess.run([tools.tool("nvdisasm"), "-c", f.name], capture_output=True, text=True, check=True).stdout
+    return _run_on_cubin(cubin, tools, "nvdisasm", "-c")
 
 
 def from_cubin(cubin: bytes, ptx: str | None, shared_bytes: int, num_warps: int, capability: int,
