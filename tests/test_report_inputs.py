@@ -154,3 +154,25 @@ def test_a_kernel_triton_cannot_compile_for_the_target_is_one_line_at_the_users_
                            "error: Triton cannot compile this kernel for cuda:75: ", "must be floating-point-like",
                            "(in its pass ttgpuir.accelerate_matmul)")
     assert re.match(rf"my_gemm\.py:{dot}:\d+: error: ", line), line
+
+
+def test_a_diagnostic_is_placed_at_the_first_of_its_positions_in_the_users_files(tmp_path):
+    """Triton's error in a library function the kernel calls (tl.sum in triton/language) names
+    that position first and the user's call after it: the line printed is the user's; the
+    compact reason a search records for a compile error says the same."""
+    import triton
+
+    from irlab.user_errors import compact_reason, user_error
+    library = str(Path(triton.__file__).parent / "language" / "standard.py")
+    mine = tmp_path / "k.py"
+    mine.write_text("x\n" * 40)
+
+    class Failed(RuntimeError):
+        source_positions = [(library, 290, 36), (str(mine), 31, 12)]
+        source_message = "error: Triton cannot compile this kernel for cuda:75: no (in its pass p)"
+
+    assert user_error(Failed("x")) == f"{mine}:31:12: error: Triton cannot compile this kernel for cuda:75: no " \
+                                      "(in its pass p)"
+    assert f"{mine}:31:12: error: Triton cannot" in compact_reason(Failed("x"))
+    Failed.source_positions = [(library, 290, 36)]
+    assert user_error(Failed("x")) is None
