@@ -278,7 +278,8 @@ class KernelNotCompilable(PipelineError):
         said = errors[0][4].strip() if errors else (failed.detail.splitlines() or ["(no message)"])[0]
         self.target, self.pass_name, self.ir_path = target, failed.pass_name, failed.ir_path
         self.source_positions = [(f, int(line), int(col)) for f, line, col, _, _ in (errors[:1] + found)]
-        self.source_message = f"error: Triton cannot compile this kernel for {target}: {said} (in its pass {failed.pass_name})"
+        self.source_message = (f"error: Triton cannot compile this kernel for {target}: {said} "
+                               f"(in its pass {failed.pass_name})")
         super().__init__(f"{self.source_message}\n  {failed.detail}\n  its input IR is saved at {failed.ir_path}")
 
 

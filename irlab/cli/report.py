@@ -136,7 +136,8 @@ def sameness(a, b) -> str:
 def _amdgcn_arch(text: str) -> str | None:
     import re
     # amdgcn-amd-amdhsa--gfx942 (Triton 3.6), amdgpu9.42-amd-amdhsa-unknown-gfx942 (3.9)
-    m = re.search(r'\.amdgcn_target\s+"[^"]*?-(gfx[0-9a-f]+)\b', text) or re.search(r'amdhsa\S*?-(gfx[0-9a-f]+)\b', text)
+    m = (re.search(r'\.amdgcn_target\s+"[^"]*?-(gfx[0-9a-f]+)\b', text)
+         or re.search(r'amdhsa\S*?-(gfx[0-9a-f]+)\b', text))
     return m.group(1) if m else None
 
 

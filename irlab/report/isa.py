@@ -154,7 +154,8 @@ def amd_lds_width(op: str) -> str | None:
 
 def amd_counts(instrs: list[Instr]) -> dict:
     c: dict = {"global_loads": {}, "global_stores": {}, "lds_reads": {}, "lds_writes": {}, "matrix": 0,
-               "matrix_kinds": {}, "s_waitcnt": {"vmcnt": 0, "lgkmcnt": 0, "expcnt": 0, "total": 0}, "barriers": 0, "atomics": 0,
+               "matrix_kinds": {}, "s_waitcnt": {"vmcnt": 0, "lgkmcnt": 0, "expcnt": 0, "total": 0}, "barriers": 0,
+               "atomics": 0,
                "instructions": sum(not i.pseudo for i in instrs), "pins": {}, "permutes": {}}
     for i in instrs:
         op = i.opcode
@@ -263,7 +264,8 @@ def sass_is_matrix(op: str) -> bool:
 
 def sass_counts(instrs: list[Instr]) -> dict:
     c: dict = {"global_loads": {}, "global_stores": {}, "async_copies": {}, "lds_reads": {}, "lds_writes": {},
-               "matrix": 0, "matrix_kinds": {}, "barriers": 0, "atomics": 0, "local_memory": 0, "instructions": len(instrs)}
+               "matrix": 0, "matrix_kinds": {}, "barriers": 0, "atomics": 0, "local_memory": 0,
+               "instructions": len(instrs)}
     for i in instrs:
         cls = sass_class(i)
         base, _, width = cls.partition(".")

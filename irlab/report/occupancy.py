@@ -212,7 +212,8 @@ def amd_launch_fit(arch: str, waves_per_workgroup: int, vgprs: int | None, lds_b
         per_simd = math.ceil(waves_per_workgroup / a.simds_per_cu)
         if per_simd * alloc > a.vgprs_per_simd:
             over.append(f"{waves_per_workgroup} waves of {alloc} VGPRs put {per_simd} waves on each of the "
-                        f"{a.simds_per_cu} SIMDs, {per_simd * alloc} VGPRs over the {a.vgprs_per_simd} of its register file")
+                        f"{a.simds_per_cu} SIMDs, {per_simd * alloc} VGPRs over the {a.vgprs_per_simd} of its "
+                        "register file")
     else:
         unknown.append("VGPRs (not in the metadata)")
     return LaunchFit(tuple(over), tuple(unknown))
