@@ -39,7 +39,8 @@ def main(argv=None) -> int:
             res = compile_kernel(get(case.kernel), case.target, variant=get_variant(case.variant, case.target))
             rep = suite.check_access_widths(res)
             row.update(checked=rep.checked, unchecked=rep.unchecked, too_wide=len(rep.violations),
-                       violations=[str(v) for v in rep.violations])
+                       violations=[str(v) for v in rep.violations], not_checked=[s.why for s in rep.skipped],
+                       notes=rep.notes)
         except Exception as e:   # recorded: one failing compile never stops the table
             row["error"] = f"{type(e).__name__}: {e}".splitlines()[0][:300]
         rows.append(row)

@@ -53,12 +53,13 @@ def test_a_store_wider_than_the_layouts_run_is_reported():
     assert "buffer_store_dwordx4" in str(v) and "4 consecutive element(s) of 2 B" in str(v)
 
 
-def test_the_match_goes_by_source_line_and_kind():
+def test_the_match_goes_by_source_position_and_kind():
     # a 16-byte load is fine for the blocked load on line 10; the same width on the store's line is not
     rep = aw.check(ir.parse(TTGIR), _amdgcn("buffer_store_dwordx2", load="buffer_load_dwordx4"), "amdgcn")
     assert rep.ok
     swapped = _amdgcn("buffer_store_dwordx2").replace("1 10 5 ", "1 20 5 ").replace("k.py:10:5", "k.py:20:5")
-    assert aw.check(ir.parse(TTGIR), swapped, "amdgcn").ok     # no load on line 20: the kernel's widest load
+    rep = aw.check(ir.parse(TTGIR), swapped, "amdgcn")   # no load at 20:5: judged against every load (one)
+    assert rep.ok and rep.checked == 2
     rep = aw.check(ir.parse(TTGIR), _amdgcn("global_store_dwordx4"), "amdgcn")
     assert not rep.ok
 
@@ -73,7 +74,7 @@ def test_ptx_vector_width_and_inlined_locations():
     ])
     ins = aw.instructions(ptx, "ptx")
     assert [(i.kind, i.bytes) for i in ins] == [("store", 16), ("load", 16)]
-    assert ("k.py", 20) in ins[0].lines
+    assert ins[0].chain == (("standard.py", 43, 13), ("k.py", 20, 5)) and ins[1].chain == (("k.py", 10, 5),)
     rep = aw.check(ir.parse(TTGIR), ptx, "ptx")
     assert len(rep.violations) == 1 and rep.violations[0].instr.bytes == 16
 
@@ -82,6 +83,121 @@ def test_an_unmodelled_layout_is_not_checked_rather_than_guessed():
     text = TTGIR.replace("#ttg.amd_mfma<{version = 3,", "#ttg.amd_mfma<{version = 3, someNewParam = 1,")
     rep = aw.check(ir.parse(text), _amdgcn("buffer_store_dwordx4"), "amdgcn")
     assert rep.ok and rep.unchecked == 1 and rep.checked == 1
+
+
+# two stores of different layouts on one source line (columns 5 and 40), and a load
+ONE_LINE = """#blocked = #ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 8], warpsPerCTA = [4, 1], order = [1, 0]}>
+#mma = #ttg.amd_mfma<{version = 3, warpsPerCTA = [2, 2], instrShape = [32, 32, 8], isTransposed = true}>
+module attributes {"ttg.num-warps" = 4 : i32} {
+  tt.func public @k(%p: !tt.ptr<f16>, %o: tensor<64x64xi32, #blocked>, %o2: tensor<64x64xi32, #mma>, %v: tensor<64x64xf16, #mma>) {
+    %x = amdg.buffer_load %p[%o] : !tt.ptr<f16> -> tensor<64x64xf16, #blocked> loc(#loc1)
+    amdg.buffer_store %v, %p[%o2] : !tt.ptr<f16> -> tensor<64x64xf16, #mma> loc(STORE_MMA)
+    amdg.buffer_store %x, %p[%o] : !tt.ptr<f16> -> tensor<64x64xf16, #blocked> loc(STORE_BLOCKED)
+    tt.return
+  }
+}
+#loc1 = loc("/src/k.py":10:5)
+#loc2 = loc("/src/k.py":20:5)
+#loc3 = loc("/src/k.py":20:40)
+#loc4 = loc("/src/helper.py":7:5)
+#loc5 = loc("/src/helper.py":8:5)
+#loc6 = loc(callsite(#loc4 at #loc2))
+#loc7 = loc(callsite(#loc5 at #loc2))
+"""
+
+
+def _stores_on_one_line(mma_loc="#loc2", blocked_loc="#loc3"):
+    return ir.parse(ONE_LINE.replace("STORE_MMA", mma_loc).replace("STORE_BLOCKED", blocked_loc))
+
+
+def _two_stores(mma_loc: str, blocked_loc: str, mma_store="buffer_store_dwordx4") -> str:
+    """AMDGCN with the blocked layout's 16-byte store and the MFMA layout's store, each after the
+    .loc line given (text after ``.loc\\t``)."""
+    return "\n".join([
+        '\t.file\t1 "/src" "k.py"', '\t.file\t2 "/src" "helper.py"',
+        "\t.loc\t1 10 5                 ; k.py:10:5",
+        "\tbuffer_load_dwordx4 v[0:3], v1, s[0:3], 0 offen",
+        f"\t.loc\t{blocked_loc}",
+        "\tbuffer_store_dwordx4 v[0:3], v1, s[0:3], 0 offen",
+        f"\t.loc\t{mma_loc}",
+        f"\t{mma_store} v[4:7], v2, s[0:3], 0 offen",
+    ])
+
+
+def test_two_stores_on_one_line_are_told_apart_by_column():
+    """A5: the MFMA store's 16-byte instruction is too wide for its own layout (8 B), though the
+    blocked store on the same line may move 16 B: compared with the widest on the line, or in the
+    kernel, it would pass."""
+    rep = aw.check(_stores_on_one_line(), _two_stores("1 20 5 ; k.py:20:5", "1 20 40 ; k.py:20:40"), "amdgcn")
+    assert [(v.instr.bytes, v.limit) for v in rep.violations] == [(16, 8)]
+    assert [a.op.line for a in rep.violations[0].against] == [6] and rep.checked == 3
+    fine = _two_stores("1 20 5 ; k.py:20:5", "1 20 40 ; k.py:20:40", mma_store="buffer_store_dwordx2")
+    assert aw.check(_stores_on_one_line(), fine, "amdgcn").ok
+
+
+def test_two_stores_of_one_inlined_helper_are_told_apart_by_their_own_lines():
+    """Both stores are inlined at the same call (k.py:20:5); the AMDGCN's .loc names the helper's
+    line and its comment the call site."""
+    m = _stores_on_one_line("#loc6", "#loc7")
+    isa = _two_stores("2 7 5 ; helper.py:7:5 @[ k.py:20:5 ]", "2 8 5 ; helper.py:8:5 @[ k.py:20:5 ]")
+    assert [i.chain for i in aw.instructions(isa, "amdgcn")][1:] == [
+        (("helper.py", 8, 5), ("k.py", 20, 5)), (("helper.py", 7, 5), ("k.py", 20, 5))]
+    rep = aw.check(m, isa, "amdgcn")
+    assert [(v.instr.bytes, v.limit, v.against[0].op.line) for v in rep.violations] == [(16, 8, 6)]
+    # the same helper line inlined at another call is another op
+    other_call = isa.replace("@[ k.py:20:5 ]\n\tbuffer_store_dwordx4 v[4:7]", "@[ k.py:30:5 ]\n\tbuffer_store_dwordx4 v[4:7]")
+    rep = aw.check(m, other_call, "amdgcn")
+    assert not rep.violations and rep.undecided   # judged against both stores: 8 < 16 <= 16, undecided
+
+
+def test_ptx_inline_assembly_keeps_the_location_of_its_op():
+    """LLVM counts the .loc line up for each line of an inline-assembly block: the load in the
+    fifth line of its block is the op's (line 10), not line 14's."""
+    ptx = "\n".join([
+        "\t.loc\t1 10 5", "\t// begin inline asm", "\t.loc\t1 10 5", "\tmov.u32 %r1, 0x0;",
+        "\t.loc\t1 11 5", "\tmov.u32 %r2, 0x0;", "\t.loc\t1 14 5",
+        "\tld.global.v4.b32 { %r1, %r2, %r3, %r4 }, [ %rd1 + 0 ];", "\t// end inline asm",
+        "\t.loc\t1 20 5", "\tst.global.v2.b32 [ %rd2 + 0 ], { %r1, %r2 };",
+        '\t.file\t1 "/src/k.py"',
+    ])
+    ins = aw.instructions(ptx, "ptx")
+    assert [i.chain for i in ins] == [(("k.py", 10, 5),), (("k.py", 20, 5),)]
+
+
+def test_one_location_shared_by_ops_of_different_widths_is_undecided_until_relocated():
+    """Two stores with one location: a 16-byte instruction there is fine for one and too wide for
+    the other. The check says so rather than guessing; a recompile whose line info names each op
+    settles it."""
+    m = _stores_on_one_line("#loc2", "#loc2")
+    isa = _two_stores("1 20 5 ; k.py:20:5", "1 20 5 ; k.py:20:5")
+    rep = aw.check(m, isa, "amdgcn")
+    assert rep.ok and len(rep.undecided) == 2 and "allow 8 to 16 B" in rep.undecided[0].why
+    relocation = aw.relocate(m)
+    stores = [op for op in relocation.ops if op.name == "amdg.buffer_store"]
+    lines = {op: relocation.base + relocation.ops.index(op) * relocation.stride for op in relocation.ops}
+    assert relocation.base > 40 and len(set(lines.values())) == 3
+    for op in relocation.ops:
+        assert f'loc("/src/k.py":{lines[op]}:1)' in relocation.text
+    assert ir.parse(relocation.text)   # still IR
+    relocated = _two_stores(f"1 {lines[stores[0]]} 1", f"1 {lines[stores[1]]} 1")
+    found = aw.identify(relocation, isa, relocated, "amdgcn")
+    assert sorted(found.values(), key=lambda op: op.line) == stores
+    rep = aw.check(m, isa, "amdgcn", identified=found)
+    assert [(v.instr.bytes, v.limit) for v in rep.violations] == [(16, 8)] and not rep.undecided
+    # a recompile whose code differs says nothing
+    assert isinstance(aw.identify(relocation, isa, relocated.replace("v[4:7], v2", "v[4:7], v3"), "amdgcn"), str)
+
+
+def test_an_instruction_its_line_info_places_nowhere_is_judged_against_every_op_of_its_kind():
+    """Line 0 (a location LLVM lost): too wide only if wider than every store allows, fine only if
+    no wider than any allows."""
+    nowhere = _two_stores("1 0 0 ; :0:0", "1 20 40 ; k.py:20:40")
+    rep = aw.check(_stores_on_one_line(), nowhere, "amdgcn")
+    assert rep.ok and len(rep.undecided) == 1 and "names no op" in rep.undecided[0].why
+    rep = aw.check(ir.parse(TTGIR), _amdgcn("buffer_store_dwordx4").replace("1 20 5 ", "1 0 0 "), "amdgcn")
+    assert [(v.instr.bytes, v.limit) for v in rep.violations] == [(16, 8)]
+    rep = aw.check(ir.parse(TTGIR), _amdgcn("buffer_store_dwordx2").replace("1 20 5 ", "1 0 0 "), "amdgcn")
+    assert rep.ok and rep.checked == 2
 
 
 @pytest.mark.skipif(not TRITON_VERSION.startswith("3.9"), reason="Triton 3.9 writes the contiguity hint on AMD")
@@ -160,3 +276,107 @@ def test_optimize_epilogue_stores_no_wider_than_the_mfma_layout_allows(kernel, t
     assert not wide or target == "hip:gfx950"
     if target == "hip:gfx942":
         assert _store_hints(compile_kernel(spec, target)) == {4}
+
+
+# ------------------------------------------------------------------------------------------------
+# compiled kernels whose stores of different layouts share a line (tests/kernels/shared_line_stores.py)
+
+SHARED_LINE_KERNELS = ("one_line", "one_helper", "in_loop")
+# the 128-element fp16 vector's store moves 2 B per lane; planted in its place, an 8-byte store is
+# no wider than the other stores on its line (and in the kernel) allow
+NARROW_TO_WIDE = {"amdgcn": ("buffer_store_short ", "buffer_store_dwordx2 "),
+                  "ptx": ("st.global.b16 ", "st.global.v2.b32 ")}
+
+
+def _compile_shared_line(kernel: str, target: str):
+    from tests.kernels import shared_line_stores as k
+    return compile_kernel(k.KERNELS[kernel], target, args=k.ARGS, constexprs=k.CONSTEXPRS, options={"num_warps": 4})
+
+
+def _isa(res) -> str:
+    return "amdgcn" if res.target.is_amd else "ptx"
+
+
+def _stores_sharing_one_location(ttgir: str, store: str) -> str:
+    """``ttgir`` with every ``store`` op given the location of the first."""
+    first = re.search(rf"^\s*{re.escape(store)} [^\n]*(loc\(#loc\d+\))$", ttgir, re.M).group(1)
+    return re.sub(rf"^(\s*{re.escape(store)} [^\n]*)loc\(#loc\d+\)$", lambda m: m.group(1) + first, ttgir, flags=re.M)
+
+
+@pytest.mark.parametrize("target", ["hip:gfx942", "cuda:90"])
+@pytest.mark.parametrize("kernel", SHARED_LINE_KERNELS)
+def test_a_store_too_wide_for_its_own_op_is_caught_beside_wider_stores(kernel, target):
+    """The compiled kernel passes; with the vector store's instructions widened to 8 B (what a stale
+    hint on it would make), each widened instruction is reported against the vector store's own
+    2 B -- not against the 8 or 16 B that the other stores on its line, or in its helper, allow."""
+    res = _compile_shared_line(kernel, target)
+    rep = check_access_widths(res)
+    assert rep.ok and rep.unchecked == 0 and rep.checked >= 6
+    isa = _isa(res)
+    narrow, wide = NARROW_TO_WIDE[isa]
+    text = res.asm[isa]
+    planted = text.count(narrow)
+    assert planted >= 1
+    rep = aw.check(ir.parse(res.asm["ttgir"]), text.replace(narrow, wide), isa)
+    assert len(rep.violations) == planted and not rep.undecided
+    assert all((v.instr.bytes, v.limit) == (8, 2) for v in rep.violations)
+    assert all(_stored_shape(a.op) == (128,) for v in rep.violations for a in v.against)
+
+
+def _stored_shape(op) -> tuple:
+    return op.named_operands()["value"].type.shape
+
+
+@pytest.mark.parametrize("target", ["hip:gfx942", "cuda:90"])
+def test_stores_that_share_one_location_are_placed_by_a_relocated_recompile(target):
+    """All three stores given one location: their line info cannot tell them apart, the recompile
+    with one location per access op does (its code is the same), and a widened vector store is then
+    caught against its own op."""
+    from irlab.bridge.access_check import _recompile
+    res = _compile_shared_line("one_line", target)
+    isa = _isa(res)
+    store = "amdg.buffer_store" if res.target.is_amd else "tt.store"
+    shared = recompile(_stores_sharing_one_location(res.asm["ttgir"], store), target, stage="ttgir")
+    module = ir.parse(shared.asm["ttgir"])
+    assert aw.check(module, shared.asm[isa], isa).undecided
+    rep = check_access_widths(shared)
+    assert rep.ok and rep.unchecked == 0 and any("placed on their op by a recompile" in n for n in rep.notes)
+    # the same widening planted in both compiles keeps their code alike: the relocated one names the op
+    relocation = aw.relocate(module)
+    again = _recompile(relocation.text, shared)
+    narrow, wide = NARROW_TO_WIDE[isa]
+    found = aw.identify(relocation, shared.asm[isa].replace(narrow, wide), again.asm[isa].replace(narrow, wide), isa)
+    assert isinstance(found, dict)
+    planted = shared.asm[isa].replace(narrow, wide)
+    assert not aw.check(module, planted, isa).violations        # undecided by line info alone
+    rep = aw.check(module, planted, isa, identified=found)
+    assert len(rep.violations) == shared.asm[isa].count(narrow) and all(v.limit == 2 for v in rep.violations)
+
+
+def _stale_mfma_store_hint(ttgir: str) -> str:
+    """The MFMA-layout store's ``contiguity = 4`` (its layout's run) raised to 8."""
+    out, n = re.subn(r"amdg\.buffer_store [^\n]*\{contiguity = 4 : i32\}[^\n]*#mma>",
+                     lambda m: m.group(0).replace("contiguity = 4", "contiguity = 8"), ttgir)
+    assert n >= 1
+    return out
+
+
+@pytest.mark.skipif(not TRITON_VERSION.startswith("3.9"), reason="Triton 3.9 writes the contiguity hint on AMD")
+@pytest.mark.parametrize("shared_location", [False, True])
+@pytest.mark.parametrize("kernel", SHARED_LINE_KERNELS)
+def test_a_planted_stale_hint_beside_a_legitimate_wide_store_is_caught(kernel, shared_location):
+    """gfx942: the MFMA store's hint raised from 4 to 8 makes 16-byte stores of two 4-element runs;
+    the blocked store on its line (or in its helper, or in its loop) legitimately moves 16 B. Each
+    stale instruction is reported against the MFMA store; with every store at one location, after
+    the relocated recompile."""
+    res = _compile_shared_line(kernel, "hip:gfx942")
+    ttgir = _stale_mfma_store_hint(res.asm["ttgir"])
+    if shared_location:
+        ttgir = _stores_sharing_one_location(ttgir, "amdg.buffer_store")
+    bad = recompile(ttgir, "hip:gfx942", stage="ttgir")
+    rep = check_access_widths(bad)
+    assert rep.violations and not rep.undecided
+    assert all((v.instr.bytes, v.limit) == (16, 8) and "#mma" in v.against[0].why for v in rep.violations)
+    assert len(rep.violations) == bad.asm["amdgcn"].count("buffer_store_dwordx4") - \
+        res.asm["amdgcn"].count("buffer_store_dwordx4")
+    assert shared_location == any("placed on their op by a recompile" in n for n in rep.notes)

@@ -68,7 +68,7 @@ def test_search_prunes_screens_and_measures_the_winners_head_to_head(tmp_path, m
     assert rows[0]["own"]["ratio_to_baseline"]["ratio"] < 1   # measured head to head in the headline cell
     readme = (tmp_path / "README.md").read_text()
     assert "## Headline: against Triton's tuned best" in readme and "library" in readme
-    assert "128x128x32-w4-s12 | baseline | pruned: needs" in readme
+    assert "128x128x32-w4-s12 | baseline | pruned: does not launch on cuda:80: needs" in readme
     # resuming recompiles and retimes nothing
     before = (tmp_path / "static.jsonl").read_text()
     again = Search("gemm_fp16", Target.parse("cuda:80"), [{"M": 512, "N": 512, "K": 512}], configs, variants,

@@ -25,7 +25,8 @@ def test_static_only_lists_the_cells_a_gpu_run_would_time_and_what_is_pruned(tmp
     assert "would screen 1 cell(s)" in out, out
     assert "  2048x2048x2048 64x128x32-w4-s5: baseline, optimize-epilogue\n" in out, out
     for variant in ("baseline", "optimize-epilogue", "identity"):
-        assert f"not timed: 128x256x64-w8-s5 {variant}: pruned: needs 196608 B of shared memory" in out, out
+        assert (f"not timed: 128x256x64-w8-s5 {variant}: pruned: does not launch on cuda:80: needs 196608 B of shared "
+                "memory, over the 166912 B a block may have on sm_80") in out, out
     assert "not timed: 64x128x32-w4-s5 identity: same binary as baseline: no change" in out, out
     readme = (tmp_path / "out" / "README.md").read_text()
     assert "## What a GPU run would time" in readme

@@ -8,12 +8,18 @@ derived from it. An instruction wider than that stores elements that are not adj
 were -- the miscompile a stale ``contiguity`` hint produces on AMD (two 4-element runs 8 columns
 apart written by one ``buffer_store_dwordx4``).
 
-ISA instructions are matched to TTGIR ops through the kernel's source lines: the ``.loc``
-directives of the AMDGCN and PTX (with their inlined-at chains) against the ops' ``loc(...)``.
-An instruction is compared with the widest access of its kind (load or store) that TTGIR has on
-the same source line, or, when no op of that kind shares its line, with the widest in the
-kernel. An op whose layout irlab does not model, or a scalar access, bounds nothing: lines that
-hold one are reported as not checked rather than guessed.
+Each ISA instruction is matched with the TTGIR op that produced it through the debug line info:
+the ``.loc`` directive of the AMDGCN or PTX names the file, line and column of its op and the
+chain of call sites the op was inlined at, and that chain is compared whole with each op's
+``loc(...)`` (its ``callsite(... at ...)`` nesting). Two ops on one line differ by column, two
+calls of one helper by their call sites. Where the chain still names several ops whose bounds
+differ, the instruction is too wide only if it is wider than all of them and fine only if it is
+no wider than any; in between it is undecided, and :func:`relocate` gives every access op a
+location of its own for a recompile whose line info then names the op itself (the caller checks
+that the recompile's code is the original's, instruction for instruction, and passes what it
+found back as ``identified``). An op whose layout irlab does not model, or a scalar access, bounds
+nothing: its instructions are reported as not checked rather than guessed, and so are undecided
+ones, each with the reason.
 
 The bound holds where a lane's elements have distinct addresses that follow the layout. Address
 math that repeats or folds addresses (integer division, remainder, shifts, min/max, select, a
@@ -31,7 +37,7 @@ from dataclasses import dataclass, field
 
 from irlab.ir import Module, Operation, TensorType
 from irlab.ir.layouts import lane_run
-from irlab.ir.locations import resolve
+from irlab.ir.locations import position_chains
 from irlab.ir.traits import BROADCAST, BUFFER_ACCESS, GLOBAL_LOAD, LAYOUT_CONVERSION
 from irlab.ir.types import PointerType, ScalarType
 
@@ -43,6 +49,9 @@ ACCESS_OPS = {
 }
 
 
+Position = tuple[str, int, int]        # (file name, line, column) in the kernel's source
+
+
 @dataclass
 class Access:
     """A global access of the TTGIR and the most bytes one lane may move in one instruction for it
@@ -51,7 +60,7 @@ class Access:
     kind: str
     limit: int | None
     why: str
-    where: tuple[str, int] | None     # (file name, line) in the kernel's source
+    chains: frozenset = frozenset()   # the position chains its location stands for (innermost first)
 
 
 @dataclass
@@ -60,7 +69,16 @@ class Instruction:
     text: str
     kind: str            # load | store
     bytes: int
-    lines: frozenset     # {(file name, line)} of its .loc and inlined-at chain
+    chain: tuple = ()    # its .loc: (file, line, column), then the call sites it was inlined at
+
+
+@dataclass
+class Skipped:
+    """An instruction the check did not judge, and why. ``placeable``: the reason is that its line
+    info names no single op (a recompile with one location per op can settle it)."""
+    instr: Instruction
+    why: str
+    placeable: bool = False
 
 
 @dataclass
@@ -79,7 +97,7 @@ class Violation:
 class Report:
     isa: str
     checked: int = 0
-    unchecked: int = 0
+    skipped: list[Skipped] = field(default_factory=list)
     violations: list[Violation] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
@@ -87,10 +105,23 @@ class Report:
     def ok(self) -> bool:
         return not self.violations
 
+    @property
+    def unchecked(self) -> int:
+        return len(self.skipped)
+
+    @property
+    def undecided(self) -> list[Skipped]:
+        """The instructions left unjudged because their line info names no single op."""
+        return [s for s in self.skipped if s.placeable]
+
     def summary(self) -> str:
         head = (f"access widths ({self.isa}): {self.checked} global access instruction(s) checked, "
                 f"{self.unchecked} not checked, {len(self.violations)} too wide")
-        return "\n".join([head] + [f"  {v}" for v in self.violations])
+        why: dict[str, int] = {}
+        for s in self.skipped:
+            why[s.why] = why.get(s.why, 0) + 1
+        return "\n".join([head] + [f"  {v}" for v in self.violations]
+                         + [f"  not checked ({n}): {w}" for w, n in why.items()] + [f"  note: {n}" for n in self.notes])
 
 
 # ------------------------------------------------------------------------------------------------
@@ -113,13 +144,9 @@ def accesses(module: Module) -> list[Access]:
         if limit is not None and folding is not None:
             limit, why = None, (f"its address math folds addresses ({folding.name}, TTGIR line {folding.line}); "
                                 "the backend may merge a lane's separate elements")
-        where = None
-        loc = op.loc
-        if loc:
-            hit = resolve(module, loc)
-            if hit:
-                where = (os.path.basename(hit[0]), hit[1])
-        out.append(Access(op, kind, limit, why, where))
+        chains = frozenset(tuple((os.path.basename(f), line, col) for f, line, col in chain)
+                           for chain in position_chains(module, op.loc)) if op.loc else frozenset()
+        out.append(Access(op, kind, limit, why, chains))
     return out
 
 
@@ -203,11 +230,15 @@ def _limit(op: Operation, t) -> tuple[int | None, str]:
 # ------------------------------------------------------------------------------------------------
 # ISA
 
-_LOC_COMMENT = re.compile(r"([\w.\-]+\.\w+):(\d+):\d+")
+_COMMENT_POSITION = re.compile(r"([^\s@\[\]]+):(\d+):(\d+)")
 _PTX_FILE = re.compile(r'^\s*\.file\s+(\d+)\s+"([^"]*)"(?:\s*,.*)?$')
 _AMD_FILE = re.compile(r'^\s*\.file\s+(\d+)\s+"([^"]*)"(?:\s+"([^"]*)")?')
-_LOC = re.compile(r"^\s*\.loc\s+(\d+)\s+(\d+)\s+\d+(.*)$")
-_INLINED = re.compile(r"inlined_at\s+(\d+)\s+(\d+)\s+\d+")
+_LOC = re.compile(r"^\s*\.loc\s+(\d+)\s+(\d+)\s+(\d+)(.*)$")
+_INLINED = re.compile(r"inlined_at\s+(\d+)\s+(\d+)\s+(\d+)")
+# inline assembly: LLVM writes a .loc for each of its lines, counting the line number up from the
+# op's own, so inside it the .loc before the block is the instruction's (PTX, AMDGCN markers)
+_ASM_BEGIN = ("// begin inline asm", ";;#ASMSTART")
+_ASM_END = ("// end inline asm", ";;#ASMEND")
 _PTX_ACCESS = re.compile(r"\b(ld|st)\.global((?:\.[\w:]+)*)")
 _PTX_CP_ASYNC = re.compile(r"\bcp\.async\.(?:ca|cg)\.shared\.global\S*\s+\[[^\]]*\],\s*\[[^\]]*\],\s*(0x[0-9a-fA-F]+|\d+)")
 _AMD_ACCESS = re.compile(r"^\s*((?:global|buffer|flat)_(load|store)_\w+)")
@@ -230,26 +261,49 @@ def _amd_bytes(mnemonic: str) -> int | None:
     return None
 
 
+def _loc_chain(m: re.Match, files: dict, isa: str) -> tuple:
+    """The position chain of a ``.loc`` directive: its own position, then (PTX) its ``inlined_at``
+    or (AMDGCN) the call sites its comment lists after ``@[``."""
+    chain = [(files.get(m.group(1), "?"), int(m.group(2)), int(m.group(3)))]
+    rest = m.group(4)
+    if isa == "ptx":
+        chain += [(files.get(f, "?"), int(ln), int(col)) for f, ln, col in _INLINED.findall(rest)]
+    elif ";" in rest:
+        found = _COMMENT_POSITION.findall(rest.split(";", 1)[1])
+        chain += [(os.path.basename(f), int(ln), int(col)) for f, ln, col in found[1:]]
+    return tuple(chain)
+
+
+def _files(isa_text: str, isa: str) -> dict[str, str]:
+    """File number -> file name of the ``.file`` directives (PTX lists them after the code)."""
+    rx = _PTX_FILE if isa == "ptx" else _AMD_FILE
+    files = {}
+    for line in isa_text.splitlines():
+        m = rx.match(line)
+        if m:
+            files[m.group(1)] = os.path.basename(m.group(2) if isa == "ptx" else (m.group(3) or m.group(2)))
+    return files
+
+
 def instructions(isa_text: str, isa: str) -> list[Instruction]:
-    """The global loads and stores of AMDGCN or PTX text, each with the source lines it maps to."""
-    files: dict[str, str] = {}
-    current: frozenset = frozenset()
+    """The global loads and stores of AMDGCN or PTX text, each with the position chain of its
+    ``.loc``."""
+    files = _files(isa_text, isa)
+    current: tuple = ()
+    in_asm = False
     out = []
     for n, line in enumerate(isa_text.splitlines(), 1):
-        m = (_PTX_FILE if isa == "ptx" else _AMD_FILE).match(line)
-        if m:
-            files[m.group(1)] = os.path.basename(m.group(3) or m.group(2)) if isa != "ptx" else \
-                os.path.basename(m.group(2))
+        stripped = line.strip()
+        if stripped.startswith(_ASM_BEGIN):
+            in_asm = True
+            continue
+        if stripped.startswith(_ASM_END):
+            in_asm = False
             continue
         m = _LOC.match(line)
         if m:
-            lines = {(files.get(m.group(1), "?"), int(m.group(2)))}
-            rest = m.group(3)
-            for f, ln in _INLINED.findall(rest):
-                lines.add((files.get(f, "?"), int(ln)))
-            comment = rest.split(";", 1)[1] if ";" in rest else (rest.split("//", 1)[1] if "//" in rest else "")
-            lines.update((f, int(ln)) for f, ln in _LOC_COMMENT.findall(comment))
-            current = frozenset(lines)
+            if not in_asm:
+                current = _loc_chain(m, files, isa)
             continue
         code = line.split("//", 1)[0] if isa == "ptx" else line.split(";", 1)[0]
         if isa == "ptx":
@@ -269,25 +323,123 @@ def instructions(isa_text: str, isa: str) -> list[Instruction]:
     return out
 
 
+def code_lines(isa_text: str, isa: str) -> list[str]:
+    """The instructions of AMDGCN or PTX text in order, without directives, labels, comments and
+    line info: what two compiles that differ only in their locations have in common."""
+    comment = "//" if isa == "ptx" else ";"
+    out = []
+    for line in isa_text.splitlines():
+        code = line.split(comment, 1)[0].strip()
+        if not code or code.startswith(".") or re.fullmatch(r"[\w$.@]+:", code) or code in "{}":
+            continue
+        out.append(" ".join(code.split()))
+    return out
+
+
 # ------------------------------------------------------------------------------------------------
 # the check
 
-def check(ttgir: Module, isa_text: str, isa: str) -> Report:
+def _names(chain: tuple, op_chain: tuple) -> bool:
+    """Whether an instruction's position chain names an op's: the same positions, from the
+    innermost out, as far as the instruction's line info goes (PTX writes one call site)."""
+    return bool(chain) and len(chain) <= len(op_chain) and all(a == b for a, b in zip(chain, op_chain))
+
+
+def _judge(rep: Report, ins: Instruction, against: list[Access], placed: bool) -> None:
+    """Judge ``ins`` against the ops it may come from: too wide if wider than every one allows,
+    fine if no wider than any allows, else undecided."""
+    if not against:
+        rep.skipped.append(Skipped(ins, f"the TTGIR has no global {ins.kind} it can come from"))
+        return
+    unbounded = [a for a in against if a.limit is None]
+    if unbounded:
+        a = unbounded[0]
+        rep.skipped.append(Skipped(ins, f"{a.op.name} (TTGIR line {a.op.line}): {a.why}"))
+        return
+    low, high = min(a.limit for a in against), max(a.limit for a in against)
+    if ins.bytes > high:
+        rep.checked += 1
+        rep.violations.append(Violation(ins, high, [a for a in against if a.limit == high]))
+    elif ins.bytes <= low:
+        rep.checked += 1
+    else:
+        what = "names" if placed else "names no op; the kernel has"
+        rep.skipped.append(Skipped(ins, f"its line info {what} {len(against)} global {ins.kind}s that allow "
+                                        f"{low} to {high} B per lane", placeable=True))
+
+
+def check(ttgir: Module, isa_text: str, isa: str, identified: dict | None = None) -> Report:
     """Compare every global access of ``isa_text`` (``"amdgcn"`` or ``"ptx"``) with the layouts of
-    the TTGIR it was compiled from (parsed with locations)."""
+    the TTGIR it was compiled from (parsed with locations). ``identified`` maps an instruction's
+    line in ``isa_text`` to the op a recompile with one location per op found it came from
+    (:func:`relocate`, :func:`identify`); the others are placed by their line info."""
     ops = accesses(ttgir)
     rep = Report(isa)
-    if not any(o.where for o in ops) and ops:
-        rep.notes.append("the TTGIR has no source locations: every access is compared with the kernel's widest")
+    if ops and not any(a.chains for a in ops):
+        rep.notes.append("the TTGIR has no source locations: each access is judged against every op of its kind")
+    identified = identified or {}
     for ins in instructions(isa_text, isa):
         same_kind = [a for a in ops if a.kind == ins.kind]
-        on_line = [a for a in same_kind if a.where and a.where in ins.lines]
-        against = on_line or same_kind
-        if not against or any(a.limit is None for a in against):
-            rep.unchecked += 1
-            continue
-        rep.checked += 1
-        limit = max(a.limit for a in against)
-        if ins.bytes > limit:
-            rep.violations.append(Violation(ins, limit, [a for a in against if a.limit == limit]))
+        op = identified.get(ins.index)
+        against = [a for a in same_kind if a.op is op] if op is not None else []
+        if not against:
+            against = [a for a in same_kind if any(_names(ins.chain, c) for c in a.chains)]
+        placed = bool(against)
+        _judge(rep, ins, against or same_kind, placed)
     return rep
+
+
+# ------------------------------------------------------------------------------------------------
+# one location per access op
+
+@dataclass
+class Relocation:
+    """TTGIR text in which access op ``ops[k]`` has the location line ``base + k * stride``, a
+    line no op of the kernel's source has: the line info of code compiled from it names the op."""
+    text: str
+    ops: list
+    base: int
+    stride: int = 100     # room for the lines LLVM counts up inside an op's inline assembly
+
+    def op_at(self, line: int):
+        k = (line - self.base) // self.stride
+        return self.ops[k] if line >= self.base and 0 <= k < len(self.ops) else None
+
+
+_POSITION = re.compile(r'"((?:[^"\\]|\\.)*)":(\d+):\d+')
+
+
+def relocate(module: Module) -> Relocation:
+    """The module's text with every global access op given a location of its own."""
+    text = module.source.text
+    found = [(m.group(1), int(m.group(2))) for m in _POSITION.finditer(text)]
+    file = found[0][0] if found else "kernel"
+    base = 10 ** (len(str(max((line for _, line in found), default=0))) + 1)
+    ops = [op for op in module.walk() if op.name in ACCESS_OPS and op.source is module.source]
+    edits = []
+    for k, op in enumerate(ops):
+        new = f'loc("{file}":{base + k * Relocation.stride}:1)'
+        g = op.items[-1] if op.items else None
+        if g is not None and getattr(g, "kind", None) == "loc":
+            edits.append((g.start, g.end, new))
+        else:
+            edits.append((op.end, op.end, " " + new))
+    for start, end, new in sorted(edits, reverse=True):
+        text = text[:start] + new + text[end:]
+    return Relocation(text, ops, base)
+
+
+def identify(relocation: Relocation, isa_text: str, relocated_isa: str, isa: str) -> dict | str:
+    """``{line in isa_text: op}`` for each access instruction whose relocated line info names an
+    op, or why the relocated compile cannot say (its code is not the original's)."""
+    if code_lines(isa_text, isa) != code_lines(relocated_isa, isa):
+        return "the recompile with one location per access op produced other code"
+    mine, theirs = instructions(isa_text, isa), instructions(relocated_isa, isa)
+    if [i.text for i in mine] != [i.text for i in theirs]:
+        return "the recompile with one location per access op has other access instructions"
+    out = {}
+    for a, b in zip(mine, theirs):
+        op = relocation.op_at(b.chain[0][1]) if b.chain else None
+        if op is not None:
+            out[a.index] = op
+    return out

@@ -147,11 +147,24 @@ def user_frame(e: BaseException):
     return None
 
 
+def diagnostic_at(e: BaseException) -> str | None:
+    """``file:line:col: message`` of an error that names source positions of the kernel (its
+    ``source_positions``, innermost first, and ``source_message``: a compiler pass's diagnostic),
+    at the first of them in the user's own files; None when ``e`` names none there."""
+    positions = getattr(e, "source_positions", None) or []
+    mine = [p for p in positions if is_user_file(p[0])]
+    if not mine:
+        return None
+    file, line, col = mine[0]
+    return f"{shown_path(file)}:{line}:{col}: {getattr(e, 'source_message', '') or _one_line(str(e))}"
+
+
 def user_error(e: BaseException) -> str | None:
     """One line placing ``e`` in the user's code -- ``file:line:col: message`` for a kernel that
-    does not compile, ``file:line: in FUNCTION: Type: message`` for an exception raised in the
-    user's Python -- or None when ``e`` did not come from the user's code."""
-    located = compilation_error_at(e)
+    does not compile (in Triton's front end or in one of its passes), ``file:line: in FUNCTION:
+    Type: message`` for an exception raised in the user's Python -- or None when ``e`` did not
+    come from the user's code."""
+    located = compilation_error_at(e) or diagnostic_at(e)
     if located:
         return located
     if _is_compilation_error(e):

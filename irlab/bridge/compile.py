@@ -25,7 +25,8 @@ from triton.compiler.compiler import ASTSource
 
 from ..base.targets import Target
 from . import compat
-from .pipeline import PassCall, PipelineError, PipelineSession, Snapshot, VerifierError, split_occurrence
+from .pipeline import (KernelNotCompilable, PassCall, PassFailed, PipelineError, PipelineSession, Snapshot,
+                       VerifierError, split_occurrence)
 from .compat import captured_stderr
 from .services import save_rejected
 from .specialize import Specialization, specialize
@@ -268,8 +269,13 @@ def compile_kernel(kernel, target: str | Target, *, args: dict | None = None, co
                               work_dir=Path(work_dir) if work_dir else None)
     t0 = time.perf_counter()
     cache = str(Path(cache_dir) / f"{variant.name}-{variant_key(variant)}") if cache_dir else None
-    with isolated_triton(session, keep_nodebug, cache_dir=cache) as hook:
-        compiled = triton.compile(_source(fn, spec), target=tname.gpu_target(), options=options)
+    try:
+        with isolated_triton(session, keep_nodebug, cache_dir=cache) as hook:
+            compiled = triton.compile(_source(fn, spec), target=tname.gpu_target(), options=options)
+    except PassFailed as e:
+        if not variant.is_baseline:   # the variant's edits may be the cause: said as such
+            raise
+        raise KernelNotCompilable(tname, e) from None
     seconds = time.perf_counter() - t0
     if hook.calls:
         _check_edits(session, tname)

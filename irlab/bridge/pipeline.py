@@ -253,6 +253,36 @@ class PipelineError(RuntimeError):
     """A variant could not be applied, or a pass produced IR that Triton rejects."""
 
 
+class PassFailed(PipelineError):
+    """A Triton pass failed on the module; ``detail`` is what Triton printed (its diagnostics at
+    the kernel's source lines)."""
+
+    def __init__(self, pass_name: str, stage: str, detail: str, ir_path: str):
+        self.pass_name, self.stage, self.detail, self.ir_path = pass_name, stage, detail.strip(), ir_path
+        super().__init__(f"Triton pass {pass_name} failed in stage {stage}: {self.detail}\n"
+                         f"  its input IR is saved at {ir_path}")
+
+
+_DIAGNOSTIC = re.compile(r"^(.+?):(\d+):(\d+): (error|note|warning): (.*)$", re.M)
+
+
+class KernelNotCompilable(PipelineError):
+    """Triton's own pipeline, unedited, cannot compile a kernel for a target (a dot of int8 before
+    sm_80, say): Triton's error, placed at the kernel's source positions its diagnostic names.
+    ``source_positions`` lists them, the error's own first (then the call sites of a called
+    function); ``source_message`` is the line to print after one of them."""
+
+    def __init__(self, target, failed: PassFailed):
+        found = _DIAGNOSTIC.findall(failed.detail)
+        errors = [f for f in found if f[3] == "error" and "Failures have been detected" not in f[4]]
+        said = errors[0][4].strip() if errors else (failed.detail.splitlines() or ["(no message)"])[0]
+        self.target, self.pass_name, self.ir_path = target, failed.pass_name, failed.ir_path
+        self.source_positions = [(f, int(line), int(col)) for f, line, col, _, _ in (errors[:1] + found)]
+        self.source_message = (f"error: Triton cannot compile this kernel for {target}: {said} "
+                               f"(in its pass {failed.pass_name})")
+        super().__init__(f"{self.source_message}\n  {failed.detail}\n  its input IR is saved at {failed.ir_path}")
+
+
 class VerifierError(PipelineError):
     """Triton's parser or verifier rejected IR; names the pass that produced it and where it is saved."""
 
@@ -442,8 +472,7 @@ class PipelineSession:
             if found is not None:
                 culprit, culprit_input = found, text
         path = save_rejected(culprit_input, f"before-{culprit.name}", stage, self.work_dir)
-        raise PipelineError(f"Triton pass {culprit.describe()} failed in stage {stage}: "
-                            f"{(err[0] if err else '').strip() or failed}\n  its input IR is saved at {path}")
+        raise PassFailed(culprit.describe(), stage, (err[0] if err else "").strip() or str(failed), str(path))
 
     def _find_failing(self, calls, before_text, context, label, stage):
         mod = triton_parse(before_text, context, self.work_dir, "replay", stage)

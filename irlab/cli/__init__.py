@@ -94,6 +94,7 @@ def _main(argv: list[str] | None) -> int:
     from ..kernels.spec import KernelError
     from ..passkit.pass_api import PassError
     from ..bridge.compat import OptionError, SeamError
+    from ..bridge.pipeline import KernelNotCompilable
     from ..base.targets import TargetError
     from ..passkit.variant import VariantError
     try:
@@ -104,6 +105,12 @@ def _main(argv: list[str] | None) -> int:
     except SeamError as e:
         err(f"irlab: error: {e}")
         return EXIT_FAIL
+    except KernelNotCompilable as e:   # Triton's own pipeline cannot compile the kernel for the target
+        from ..base.user_errors import shown_path, user_error
+        at = e.source_positions[0] if e.source_positions else None
+        err(user_error(e) or (f"{shown_path(at[0])}:{at[1]}:{at[2]}: {e.source_message}" if at else
+                              f"irlab: {e.source_message}"))
+        return EXIT_USAGE
     except BrokenPipeError:   # the reader of our output went away (| head)
         try:
             sys.stdout.close()

@@ -48,17 +48,50 @@ def report_file(path: Path, args):
     try:
         if path.suffix == ".amdgcn":
             text = path.read_text()
-            arch = args.arch or _amdgcn_arch(text) or "gfx942"
+            arch = _one_architecture(path, _amdgcn_arch(text), args.arch, "--arch", meta, source) or "gfx942"
             rep = report.from_amdgcn(text, shared, warps, arch, path.stem, str(path))
         else:
+            data = path.read_bytes()
+            cap = _one_architecture(path, _cubin_capability(path, data), args.capability, "--capability", meta, source)
             ptx = path.with_suffix(".ptx")
-            cap = args.capability or int(str(meta.get("target", "cuda:90")).split(":")[-1] or 90)
             from ..bridge.compat import NVIDIA_TOOLS
-            rep = report.from_cubin(path.read_bytes(), ptx.read_text() if ptx.is_file() else None, shared, warps, cap,
+            rep = report.from_cubin(data, ptx.read_text() if ptx.is_file() else None, shared, warps, cap,
                                     path.stem, str(path), tools=NVIDIA_TOOLS)
     except (OSError, ValueError) as e:
         raise UsageError(f"{path}: {e}") from None
     return rep, f"{path}: shared memory {shared} B (from {from_shared}), {warps} warps (from {from_warps})"
+
+
+def _cubin_capability(path: Path, data: bytes) -> int:
+    """The SM the cubin's ELF header names; a UsageError where it is not a complete cubin."""
+    from ..report.elf import cuda_capability, sections
+    if sections(data) is None:
+        raise UsageError(f"{path}: not a complete ELF object ({len(data)} bytes: cut short, or not a cubin)")
+    cap = cuda_capability(data)
+    if cap is None:
+        raise UsageError(f"{path}: an ELF object, but not one for an NVIDIA GPU")
+    return cap
+
+
+def _one_architecture(path: Path, own, option, flag: str, meta: dict, source: Path | None):
+    """The architecture of a binary: its own (the cubin's header, the AMDGCN's target line), which
+    an option or the metadata beside it may repeat but not contradict (a contradiction is a
+    UsageError: the report would describe another target than the binary's)."""
+    said = [(option, flag)]
+    target = str(meta.get("target", ""))
+    if ":" in target:
+        arch = target.split(":", 1)[1]
+        said.append((int(arch) if arch.isdigit() else arch, f"the metadata beside it ({source})"))
+    for value, where in said:
+        if value is None or own is None or str(value) == str(own):
+            continue
+        theirs = f"sm_{value}" if flag == "--capability" else value
+        mine = f"sm_{own}" if flag == "--capability" else own
+        raise UsageError(f"{path}: the binary is for {mine}, but {where} says {theirs}: report it for {mine} (drop "
+                         f"{flag}) or give the binary built for {theirs}")
+    if own is not None:
+        return own
+    return next((value for value, _ in said if value is not None), None)
 
 
 def what_passes_did(res, remarks: int = 6) -> list[str]:
@@ -102,7 +135,9 @@ def sameness(a, b) -> str:
 
 def _amdgcn_arch(text: str) -> str | None:
     import re
-    m = re.search(r'amdgcn-amd-amdhsa--(gfx[0-9a-f]+)', text)
+    # amdgcn-amd-amdhsa--gfx942 (Triton 3.6), amdgpu9.42-amd-amdhsa-unknown-gfx942 (3.9)
+    m = (re.search(r'\.amdgcn_target\s+"[^"]*?-(gfx[0-9a-f]+)\b', text)
+         or re.search(r'amdhsa\S*?-(gfx[0-9a-f]+)\b', text))
     return m.group(1) if m else None
 
 
@@ -186,7 +221,8 @@ def register(sub) -> None:
     g = c.add_argument_group("reports on files: what the binary alone does not say (default: the metadata JSON "
                              "beside it)")
     g.add_argument("--shared", type=int, default=None, help="shared memory (LDS) bytes per block")
-    g.add_argument("--arch", default=None, help="AMD architecture (default: read from the AMDGCN)")
-    g.add_argument("--capability", type=int, default=None, help="NVIDIA capability (default: from the metadata, "
-                   "else 90)")
+    g.add_argument("--arch", default=None, help="AMD architecture (default: read from the AMDGCN; one that "
+                   "contradicts it is refused)")
+    g.add_argument("--capability", type=int, default=None, help="NVIDIA capability (default: read from the cubin's "
+                   "ELF header; one that contradicts it is refused)")
     c.set_defaults(func=cmd_report)

@@ -228,15 +228,10 @@ def judge_compile(res) -> tuple[str | None, dict]:
 
 
 def check_access_widths(res):
-    """The static access-width check of a compile (:mod:`irlab.analysis.access_width`), or None
-    where the compile has no TTGIR or no AMDGCN/PTX to compare."""
-    from ..analysis import access_width
-    from ..ir import parse
-    isa = "amdgcn" if res.target.is_amd else "ptx"
-    ttgir, text = res.asm.get("ttgir"), res.asm.get(isa)
-    if not isinstance(ttgir, str) or not isinstance(text, str):
-        return None
-    return access_width.check(parse(ttgir), text, isa)
+    """The static access-width check of a compile (:func:`irlab.bridge.access_check.check_compile`),
+    or None where the compile has no TTGIR or no AMDGCN/PTX to compare."""
+    from ..bridge.access_check import check_compile
+    return check_compile(res)
 
 
 def compile_resources(res) -> dict:

@@ -47,6 +47,66 @@ def resolve(module, loc_text: str, depth: int = 0):
     return None
 
 
+def position_chains(module, loc_text: str, depth: int = 0) -> frozenset:
+    """Every ``((file, line, col), ...)`` chain a location can stand for, innermost first: an
+    inlined call's own position, then the call site it was inlined at, and so on out to the
+    kernel -- the chain the debug line info of the compiled code writes for an instruction. A
+    name is read through, a call site joins its callee's chains to its caller's, a fused location
+    may stand for any of its parts; unknown locations (and ones nested too deep) stand for none."""
+    if depth > 64:
+        return frozenset()
+    body = _inner(loc_text)
+    m = _ALIAS.match(body)
+    if m:
+        alias = module.aliases.get(m.group(1))
+        if alias is None or not alias.is_location:
+            return frozenset()
+        g = alias.items[0]
+        return position_chains(module, module.source.text[g.start:g.end], depth + 1)
+    m = _FILE_LINE_COL.match(body)
+    if m:
+        return frozenset({((m.group(1), int(m.group(2)), int(m.group(3))),)})
+    m = _NAME.match(body)
+    if m:
+        return position_chains(module, m.group(2), depth + 1)
+    if body.startswith("callsite(") and body.endswith(")"):
+        parts = _split_top(body[len("callsite("):-1], " at ")
+        if len(parts) != 2:
+            return frozenset()
+        callee, caller = (position_chains(module, p, depth + 1) for p in parts)
+        return frozenset(a + b for a in callee for b in caller)
+    if body.startswith("fused"):
+        start, end = body.find("["), body.rfind("]")
+        if start < 0 or end < start:
+            return frozenset()
+        return frozenset().union(*[position_chains(module, p, depth + 1)
+                                   for p in _split_top(body[start + 1:end], ",")])
+    return frozenset()
+
+
+def _split_top(text: str, sep: str) -> list[str]:
+    """``text`` split at each ``sep`` outside strings, parentheses, brackets and angle brackets."""
+    out, depth, start, i, n = [], 0, 0, 0, len(text)
+    while i < n:
+        ch = text[i]
+        if ch == '"':
+            i += 1
+            while i < n and text[i] != '"':
+                i += 2 if text[i] == "\\" else 1
+        elif ch in "([<{":
+            depth += 1
+        elif ch in ")]>}":
+            depth -= 1
+        elif depth == 0 and text.startswith(sep, i):
+            out.append(text[start:i].strip())
+            i += len(sep)
+            start = i
+            continue
+        i += 1
+    out.append(text[start:].strip())
+    return [p for p in out if p]
+
+
 def describe_location(module, loc_text: str) -> str | None:
     hit = resolve(module, loc_text)
     if hit is None:

@@ -25,9 +25,11 @@ def sections(data: bytes) -> list[tuple[str, int, bytes]] | None:
     if len(data) < 64 or data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
         return None
     try:
-        (shoff,) = struct.unpack_from("<Q", data, 0x28)
-        shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3A)
+        (phoff, shoff) = struct.unpack_from("<QQ", data, 0x20)
+        phentsize, phnum, shentsize, shnum, shstrndx = struct.unpack_from("<HHHHH", data, 0x36)
         if shentsize < 64 or shoff + shnum * shentsize > len(data) or shstrndx >= shnum:
+            return None
+        if phnum and phoff + phnum * phentsize > len(data):     # the program headers cut off
             return None
         heads = []
         for i in range(shnum):
@@ -79,6 +81,22 @@ def code_digest(data: bytes, source_paths=()) -> str | None:
         h.update(name.encode() + b"\0" + struct.pack("<IQ", kind, len(body)))
         h.update(body)
     return h.hexdigest()
+
+
+EM_CUDA = 190            # e_machine of an NVIDIA cubin
+_OSABI_CUDA_12_8 = 0x41  # the header CUDA 12.8 introduced: the SM moved from e_flags' low byte to the next
+
+
+def cuda_capability(data: bytes) -> int | None:
+    """The SM a cubin was built for (90 for sm_90 and sm_90a), from its ELF header; None where
+    ``data`` is not a complete ELF object for an NVIDIA GPU."""
+    if sections(data) is None:
+        return None
+    (machine,) = struct.unpack_from("<H", data, 0x12)
+    if machine != EM_CUDA:
+        return None
+    (flags,) = struct.unpack_from("<I", data, 0x30)
+    return (flags >> 8) & 0xFF if data[7] == _OSABI_CUDA_12_8 else flags & 0xFF
 
 
 _SYMTAB = 2

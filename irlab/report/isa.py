@@ -47,6 +47,7 @@ _AMD_META = {
     "scratch": r"^\s*\.private_segment_fixed_size:\s*(\d+)", "wavefront_size": r"^\s*\.wavefront_size:\s*(\d+)",
     "arch_vgprs": r"^; NumVgprs:\s*(\d+)", "llvm_occupancy": r"^; Occupancy:\s*(\d+)",
     "code_bytes": r"^; codeLenInByte = (\d+)",
+    "max_flat_workgroup_size": r"^\s*\.max_flat_workgroup_size:\s*(\d+)",
 }
 
 
@@ -99,9 +100,10 @@ def amd_class(i: Instr) -> str:
 
 
 def amd_is_key(op: str) -> bool:
-    return op.startswith(("global_load", "global_store", "global_atomic", "buffer_load", "buffer_store",
-                          "buffer_atomic", "ds_read", "ds_write", "ds_load", "ds_store", "v_mfma", "s_barrier",
-                          "s_setprio", "s_sched_barrier", "flat_load", "flat_store") + AMD_PINS)
+    return amd_is_matrix(op) or op.startswith(
+        ("global_load", "global_store", "global_atomic", "buffer_load", "buffer_store", "buffer_atomic", "ds_read",
+         "ds_write", "ds_load", "ds_store", "s_barrier", "s_setprio", "s_sched_barrier", "flat_load", "flat_store")
+        + AMD_PINS)
 
 
 # data moved between lanes without a trip through LDS memory (ds_bpermute uses the LDS crossbar
@@ -109,8 +111,16 @@ def amd_is_key(op: str) -> bool:
 AMD_PERMUTES = ("v_permlane", "ds_bpermute", "ds_permute", "ds_swizzle")
 
 
+# AMD's matrix instructions name their kind, the result type and the M x N x K shape:
+# v_mfma_f32_32x32x8_f16, v_mfma_i32_32x32x16_i8, v_mfma_f32_32x32x16_fp8_fp8,
+# v_mfma_scale_f32_32x32x64_f8f6f4 (CDNA3/4), v_smfmac_* (sparse), v_wmma_i32_16x16x16_iu8 and
+# v_swmmac_* (RDNA 3/4). The rule, not a list, so the next variant is counted too; an MFMA-named
+# helper without a shape (gfx950's v_mfma_ld_scale_b32 loads scales) is not one.
+_AMD_MATRIX = re.compile(r"^v_(?:s?mfma|s?wmma|smfmac|swmmac)(?:_scale)?_[a-z0-9]+_\d+x\d+x\d+")
+
+
 def amd_is_matrix(op: str) -> bool:
-    return op.startswith(("v_mfma", "v_wmma", "v_smfmac"))
+    return bool(_AMD_MATRIX.match(op))
 
 
 _AMD_WIDTH = (("dwordx4", 128), ("dwordx3", 96), ("dwordx2", 64), ("dword", 32), ("short", 16), ("ushort", 16),
@@ -144,7 +154,8 @@ def amd_lds_width(op: str) -> str | None:
 
 def amd_counts(instrs: list[Instr]) -> dict:
     c: dict = {"global_loads": {}, "global_stores": {}, "lds_reads": {}, "lds_writes": {}, "matrix": 0,
-               "s_waitcnt": {"vmcnt": 0, "lgkmcnt": 0, "expcnt": 0, "total": 0}, "barriers": 0, "atomics": 0,
+               "matrix_kinds": {}, "s_waitcnt": {"vmcnt": 0, "lgkmcnt": 0, "expcnt": 0, "total": 0}, "barriers": 0,
+               "atomics": 0,
                "instructions": sum(not i.pseudo for i in instrs), "pins": {}, "permutes": {}}
     for i in instrs:
         op = i.opcode
@@ -168,6 +179,7 @@ def amd_counts(instrs: list[Instr]) -> dict:
             c["lds_writes"][w] = c["lds_writes"].get(w, 0) + 1
         elif amd_is_matrix(op):
             c["matrix"] += 1
+            c["matrix_kinds"][op] = c["matrix_kinds"].get(op, 0) + 1
         elif op == "s_barrier":
             c["barriers"] += 1
         elif op == "s_waitcnt":
@@ -222,7 +234,7 @@ def sass_class(i: Instr) -> str:
     if base == "LDSM":  # ldmatrix: .M88.4 = x4, .MT88 = transposed
         m = re.search(r"\.M(T?)88\.(\d)", op)
         return f"LDSM{'.T' if m and m.group(1) else ''}.x{m.group(2) if m else 1}"
-    if base in ("HMMA", "HGMMA", "IMMA", "QGMMA"):
+    if sass_is_matrix(op):
         return op
     if base == "BAR":
         return "BAR.SYNC" if "SYNC" in op else op
@@ -234,18 +246,26 @@ def sass_class(i: Instr) -> str:
 
 
 def sass_is_key(cls: str) -> bool:
-    return cls.split(".")[0] in ("LDG", "STG", "LDGSTS", "LDS", "STS", "LDSM", "HMMA", "HGMMA", "IMMA", "QGMMA",
-                                 "BAR", "DEPBAR", "WARPGROUP", "UTMALDG", "UTMASTG", "RED", "ATOMG", "LDL", "STL",
-                                 "SYNCS")
+    return sass_is_matrix(cls) or cls.split(".")[0] in (
+        "LDG", "STG", "LDGSTS", "LDS", "STS", "LDSM", "BAR", "DEPBAR", "WARPGROUP", "UTMALDG", "UTMASTG", "RED",
+        "ATOMG", "LDL", "STL", "SYNCS")
+
+
+# NVIDIA's matrix instructions end their opcode in MMA, the letters before it naming the inputs
+# and the unit: HMMA/IMMA/QMMA/BMMA/DMMA (mma.sync: fp16-bf16-tf32, integer, fp8, binary, fp64),
+# HGMMA/IGMMA/QGMMA (Hopper's warpgroup wgmma), UTCHMMA/UTCIMMA/UTCQMMA/UTCOMMA (Blackwell's
+# tcgen05). The rule, not a list, so the next variant is counted too.
+_SASS_MATRIX = re.compile(r"[A-Z]*MMA")
 
 
 def sass_is_matrix(op: str) -> bool:
-    return op.startswith(("HMMA", "HGMMA", "IMMA", "QGMMA"))
+    return bool(_SASS_MATRIX.fullmatch(op.split(".", 1)[0]))
 
 
 def sass_counts(instrs: list[Instr]) -> dict:
     c: dict = {"global_loads": {}, "global_stores": {}, "async_copies": {}, "lds_reads": {}, "lds_writes": {},
-               "matrix": 0, "barriers": 0, "atomics": 0, "local_memory": 0, "instructions": len(instrs)}
+               "matrix": 0, "matrix_kinds": {}, "barriers": 0, "atomics": 0, "local_memory": 0,
+               "instructions": len(instrs)}
     for i in instrs:
         cls = sass_class(i)
         base, _, width = cls.partition(".")
@@ -256,6 +276,7 @@ def sass_counts(instrs: list[Instr]) -> dict:
             c[key][label] = c[key].get(label, 0) + 1
         elif sass_is_matrix(i.opcode):
             c["matrix"] += 1
+            c["matrix_kinds"][i.opcode] = c["matrix_kinds"].get(i.opcode, 0) + 1
         elif base == "BAR":
             c["barriers"] += 1
         elif base in ("RED", "ATOMG"):

@@ -17,6 +17,14 @@ AMD (MI300X, gfx942; the same rules on MI350-series, gfx950, except its LDS), af
 NVIDIA (the CUDA occupancy calculator's rules): registers are allocated per warp in units of 256
 (registers per thread x 32, rounded up) out of 64 K per SM; shared memory per block is rounded
 up to 128 bytes plus 1 KiB the driver reserves per block; at most 64 warps and 32 blocks per SM.
+
+Before any of that, whether one work-group (block) can be launched at all (:func:`amd_launch_fit`,
+:func:`nvidia_launch_fit`): at most 1024 work-items (threads) in it, and no more than the binary
+itself states (AMD's ``.max_flat_workgroup_size``: LLVM clamps a 2048-item request to 1024, and the
+runtime refuses the launch); its LDS or shared memory within what one work-group may have; its
+registers within the register file (an AMD work-group's waves share the CU's four SIMDs, 512
+VGPRs each; an NVIDIA block's warps the SM's 64 K registers). A config that fails one of these
+has no occupancy: it does not run.
 """
 from __future__ import annotations
 
@@ -31,8 +39,9 @@ class AmdArch:
     vgpr_granule: int = 8
     max_waves_per_simd: int = 8
     simds_per_cu: int = 4
-    lds_per_cu: int = 65536
+    lds_per_cu: int = 65536           # also the most one work-group may have
     max_waves_per_cu: int = 32
+    max_workgroup_size: int = 1024
 
 
 @dataclass(frozen=True)
@@ -47,6 +56,7 @@ class NvidiaArch:
     smem_per_block_max: int = 0
     smem_alloc_unit: int = 128
     smem_reserved_per_block: int = 1024
+    max_threads_per_block: int = 1024
 
 
 AMD_ARCHS = {"gfx942": AmdArch("gfx942"), "gfx90a": AmdArch("gfx90a"), "gfx950": AmdArch("gfx950", lds_per_cu=163840)}
@@ -148,3 +158,88 @@ def nvidia_occupancy(registers: int, smem_bytes: int, warps_per_block: int, capa
     warps = blocks * warps_per_block
     return NvidiaOccupancy(registers, regs_warp, smem_bytes, per_block, warps_per_block, blocks_regs, blocks_smem,
                            blocks_warps, blocks, warps, warps / a.max_warps_per_sm, limiter)
+
+
+# ------------------------------------------------------------------------------------------------
+# whether one work-group can launch at all
+
+@dataclass(frozen=True)
+class LaunchFit:
+    """Whether a compiled kernel can be launched on its target: every launch limit it exceeds (none:
+    it fits), and the limits that were not known for the target and so not checked."""
+    over: tuple = ()
+    unknown: tuple = ()
+
+    @property
+    def fits(self) -> bool:
+        return not self.over
+
+    def __bool__(self) -> bool:
+        return self.fits
+
+    def why(self) -> str:
+        """``""`` where it fits, else every limit it exceeds, on one line."""
+        return "; ".join(self.over)
+
+    def explain(self) -> str:
+        text = "fits" if self.fits else f"DOES NOT LAUNCH: {self.why()}"
+        return text + (f" (not checked: {', '.join(self.unknown)})" if self.unknown else "")
+
+    def to_json(self) -> dict:
+        return {"fits": self.fits, "over": list(self.over), "unknown": list(self.unknown)}
+
+
+def amd_launch_fit(arch: str, waves_per_workgroup: int, vgprs: int | None, lds_bytes: int, wavefront_size: int = 64,
+                   max_flat_workgroup_size: int | None = None) -> LaunchFit:
+    """Whether one work-group of ``waves_per_workgroup`` waves fits an AMD CU: its size within the
+    hardware's 1024 work-items and the binary's ``max_flat_workgroup_size``, its LDS within the
+    architecture's, its VGPRs within the SIMDs' register files."""
+    a, over, unknown = AMD_ARCHS.get(arch), [], []
+    items = waves_per_workgroup * wavefront_size
+    limit, source = AmdArch().max_workgroup_size, "the hardware's maximum"
+    if max_flat_workgroup_size is not None and max_flat_workgroup_size <= limit:
+        limit, source = max_flat_workgroup_size, "the binary's max_flat_workgroup_size"
+    if items > limit:
+        over.append(f"a work-group of {items} work-items ({waves_per_workgroup} waves x {wavefront_size} lanes) "
+                    f"is over {source} of {limit}")
+    if a is None:
+        unknown.extend([f"LDS and VGPR limits of {arch}"])
+        return LaunchFit(tuple(over), tuple(unknown))
+    if lds_bytes > a.lds_per_cu:
+        over.append(f"needs {lds_bytes} B of LDS, over the {a.lds_per_cu} B a work-group may have on {arch}")
+    if vgprs:
+        alloc = math.ceil(vgprs / a.vgpr_granule) * a.vgpr_granule
+        per_simd = math.ceil(waves_per_workgroup / a.simds_per_cu)
+        if per_simd * alloc > a.vgprs_per_simd:
+            over.append(f"{waves_per_workgroup} waves of {alloc} VGPRs put {per_simd} waves on each of the "
+                        f"{a.simds_per_cu} SIMDs, {per_simd * alloc} VGPRs over the {a.vgprs_per_simd} of its "
+                        "register file")
+    else:
+        unknown.append("VGPRs (not in the metadata)")
+    return LaunchFit(tuple(over), tuple(unknown))
+
+
+def nvidia_launch_fit(capability: int, warps_per_block: int, registers: int | None, smem_bytes: int,
+                      threads: int | None = None) -> LaunchFit:
+    """Whether one block fits an NVIDIA SM: at most 1024 threads, its registers within the SM's
+    register file, its shared memory within what a block may have (known for the capabilities
+    :data:`NVIDIA_ARCHS` models; the others are not checked and the answer says so)."""
+    a, over, unknown = NVIDIA_ARCHS.get(capability), [], []
+    base = a or NvidiaArch(f"sm_{capability}")
+    threads = threads or warps_per_block * 32
+    if threads > base.max_threads_per_block:
+        over.append(f"a block of {threads} threads ({warps_per_block} warps) is over the {base.max_threads_per_block} "
+                    "a block may have")
+    if registers:
+        per_warp = math.ceil(registers * 32 / base.reg_alloc_unit) * base.reg_alloc_unit
+        if per_warp * warps_per_block > base.regs_per_sm:
+            over.append(f"{warps_per_block} warps x {per_warp} registers need {per_warp * warps_per_block} registers, "
+                        f"over the {base.regs_per_sm} of an SM")
+    else:
+        unknown.append("registers (not reported)")
+    if a is None:
+        unknown.append(f"the shared memory a block may have on sm_{capability}")
+    elif smem_bytes > a.smem_per_block_max:
+        over.append(f"needs {smem_bytes} B of shared memory, over the {a.smem_per_block_max} B a block may have on "
+                    f"{a.name}")
+    return LaunchFit(tuple(over), tuple(unknown))

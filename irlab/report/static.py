@@ -8,6 +8,7 @@ from Triton's metadata, occupancy per SM. Both: the hot loop's schedule and inst
 """
 from __future__ import annotations
 
+import math
 import re
 import subprocess
 import tempfile
@@ -17,7 +18,7 @@ from typing import Protocol
 
 from ..base.targets import Target
 from . import isa
-from .occupancy import amd_occupancy, nvidia_occupancy
+from .occupancy import LaunchFit, amd_launch_fit, amd_occupancy, nvidia_launch_fit, nvidia_occupancy
 
 
 @dataclass
@@ -27,9 +28,10 @@ class StaticReport:
     variant: str
     num_warps: int
     resources: dict
-    occupancy: object
+    occupancy: object               # None where the kernel cannot launch on its target
     loop: dict | None
     counts: dict = field(default_factory=dict)    # {"kernel": {...}, "loop": {...}}
+    launch: LaunchFit = field(default_factory=LaunchFit)
 
     @property
     def modelled(self) -> bool:
@@ -39,6 +41,8 @@ class StaticReport:
         return self.target.arch in AMD_ARCHS if self.target.is_amd else self.target.capability in NVIDIA_ARCHS
 
     def not_modelled(self) -> str:
+        if not self.launch.fits:
+            return f"does not launch on {self.target}"
         return f"not modelled for {self.target}"
 
     # --- flat metrics, in display order --------------------------------------------------------
@@ -46,16 +50,19 @@ class StaticReport:
         m = self._metrics()
         occupancy = ("VGPRs allocated", "waves/EU (VGPR limit)", "workgroups/CU", "waves/EU", "blocks/SM",
                      "warps/SM", "occupancy", "occupancy limited by")
+        no_occupancy = not self.modelled or self.occupancy is None
         for key, value in m.items():
-            if value is None or (not self.modelled and key in occupancy):
-                m[key] = self.not_modelled() if not self.modelled else "-"
+            if value is None or (no_occupancy and key in occupancy):
+                m[key] = self.not_modelled() if no_occupancy and key in occupancy else "-"
         if not self.loop:
             m["hot loop"] = "no loop"
         return m
 
     def _metrics(self) -> dict:
         r, occ = self.resources, self.occupancy
-        m: dict = {}
+        if occ is None:     # the occupancy rows say why there is none
+            occ = _NoOccupancy()
+        m: dict = {"launches": "yes" if self.launch.fits else f"NO: {self.launch.why()}"}
         if self.target.is_amd:
             m.update({"VGPRs": r.get("vgpr_count"), "AGPRs": r.get("agpr_count"), "SGPRs": r.get("sgpr_count"),
                       "VGPR spills": r.get("vgpr_spill_count"), "SGPR spills": r.get("sgpr_spill_count"),
@@ -68,7 +75,7 @@ class StaticReport:
                       "spill loads (B)": r.get("spill_loads"), "local memory (B)": r.get("local"),
                       "shared bytes": r.get("shared"), "warps/block": self.num_warps,
                       "blocks/SM": occ.blocks_per_sm, "warps/SM": occ.warps_per_sm,
-                      "occupancy": f"{occ.occupancy:.1%}", "occupancy limited by": occ.limiter})
+                      "occupancy": None if occ.occupancy is None else f"{occ.occupancy:.1%}", "occupancy limited by": occ.limiter})
             if "wgmma_serialized" in r:
                 m["wgmma serialized by ptxas"] = f"YES: {r['wgmma_serialized']}" if r["wgmma_serialized"] else "no"
         k, lp = self.counts.get("kernel", {}), self.counts.get("loop", {})
@@ -81,6 +88,7 @@ class StaticReport:
                   "LDS writes (kernel)": _fmt_hist(k.get("lds_writes", {})),
                   **({"cross-lane permutes (kernel)": _fmt_hist(k.get("permutes", {}))}
                      if self.target.is_amd else {}),
+                  "matrix instructions (kernel)": _fmt_hist(k.get("matrix_kinds", {})),
                   "instructions (kernel)": k.get("instructions")})
         if self.loop:
             m.update({"hot loop instructions": lp.get("instructions"),
@@ -92,6 +100,7 @@ class StaticReport:
                       "hot loop LDS reads": _fmt_hist(lp.get("lds_reads", {})),
                       "hot loop LDS writes": _fmt_hist(lp.get("lds_writes", {})),
                       "hot loop matrix instructions": lp.get("matrix"),
+                      "hot loop matrix instruction kinds": _fmt_hist(lp.get("matrix_kinds", {})),
                       "hot loop barriers": lp.get("barriers")})
             if self.target.is_amd:
                 w = lp.get("s_waitcnt", {})
@@ -100,15 +109,21 @@ class StaticReport:
         return m
 
     def to_json(self) -> dict:
+        occ = self.occupancy
         return {"kernel": self.kernel, "target": self.target.name, "variant": self.variant, "num_warps": self.num_warps,
-                "resources": self.resources, "occupancy": self.occupancy.to_json(),
-                "occupancy_explained": self.occupancy.explain(), "loop": self.loop, "counts": self.counts}
+                "resources": self.resources, "launch": self.launch.to_json(),
+                "occupancy": occ.to_json() if occ is not None else None,
+                "occupancy_explained": occ.explain() if occ is not None else self.not_modelled(),
+                "loop": self.loop, "counts": self.counts}
 
     def render(self) -> str:
         lines = [f"{self.kernel} for {self.target} [{self.variant}]"]
         for k, v in self.metrics().items():
             lines.append(f"  {k:38s} {v}")
-        lines.append(f"  occupancy: {self.occupancy.explain() if self.modelled else self.not_modelled()}")
+        if self.launch.unknown:
+            lines.append(f"  launch limits not checked: {', '.join(self.launch.unknown)}")
+        ok = self.modelled and self.occupancy is not None
+        lines.append(f"  occupancy: {self.occupancy.explain() if ok else self.not_modelled()}")
         if self.loop:
             lines.append(f"  hot loop ({self.loop['label']}, {self.loop['length']} instructions):")
             lines.append("    " + isa.format_schedule(self.loop["schedule"], "\n    "))
@@ -117,6 +132,13 @@ class StaticReport:
         else:
             lines.append("  hot loop: no loop in this kernel")
         return "\n".join(lines)
+
+
+class _NoOccupancy:
+    """Stands in for the occupancy of a kernel that cannot launch: every figure None."""
+
+    def __getattr__(self, name):
+        return None
 
 
 def _fmt_hist(h: dict) -> str:
@@ -147,10 +169,12 @@ def from_amdgcn(amdgcn: str, shared_bytes: int, num_warps: int, arch: str = "gfx
     res["shared"] = shared_bytes
     if "vgpr_count" not in res:
         raise ValueError("no .vgpr_count in the AMDGCN text: is this a complete kernel?")
-    occ = amd_occupancy(res["vgpr_count"], shared_bytes, num_warps, arch)
+    fit = amd_launch_fit(arch, num_warps, res["vgpr_count"], shared_bytes + res.get("lds_static", 0),
+                         res.get("wavefront_size", 64), res.get("max_flat_workgroup_size"))
+    occ = amd_occupancy(res["vgpr_count"], shared_bytes, num_warps, arch) if fit.fits else None
     loop, loop_counts = _loop_info(prog)
     return StaticReport(kernel, Target("hip", arch), variant, num_warps, res, occ, loop,
-                        {"kernel": isa.amd_counts(prog.instrs), "loop": loop_counts})
+                        {"kernel": isa.amd_counts(prog.instrs), "loop": loop_counts}, fit)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -167,12 +191,21 @@ class NvidiaTools(Protocol):
         """The path of the ptxas that assembles ``capability``'s PTX."""
 
 
-def cuobjdump_resources(cubin: bytes, tools: NvidiaTools) -> dict:
-    """REG, STACK, SHARED (static), LOCAL from ``cuobjdump -res-usage``."""
+def _run_on_cubin(cubin: bytes, tools: NvidiaTools, tool: str, flag: str) -> str:
+    """The output of ``tool flag CUBIN``; ValueError with what the tool said where it cannot read it."""
     with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
         f.write(cubin)
         f.flush()
-        out = subprocess.run([tools.tool("cuobjdump"), "-res-usage", f.name], capture_output=True, text=True, check=True).stdout
+        proc = subprocess.run([tools.tool(tool), flag, f.name], capture_output=True, text=True)
+    if proc.returncode != 0:
+        said = (proc.stderr or proc.stdout).strip().replace(f.name, "the cubin").splitlines()
+        raise ValueError(f"{tool} cannot read the cubin (exit {proc.returncode}): {said[0] if said else 'no message'}")
+    return proc.stdout
+
+
+def cuobjdump_resources(cubin: bytes, tools: NvidiaTools) -> dict:
+    """REG, STACK, SHARED (static), LOCAL from ``cuobjdump -res-usage``."""
+    out = _run_on_cubin(cubin, tools, "cuobjdump", "-res-usage")
     m = re.search(r"REG:(\d+)\s+STACK:(\d+)\s+SHARED:(\d+)\s+LOCAL:(\d+)", out)
     if not m:
         raise ValueError(f"unexpected cuobjdump -res-usage output:\n{out}")
@@ -204,10 +237,7 @@ def ptxas_spills(ptx: str, tools: NvidiaTools) -> dict:
 
 
 def sass_text(cubin: bytes, tools: NvidiaTools) -> str:
-    with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
-        f.write(cubin)
-        f.flush()
-        return subprocess.run([tools.tool("nvdisasm"), "-c", f.name], capture_output=True, text=True, check=True).stdout
+    return _run_on_cubin(cubin, tools, "nvdisasm", "-c")
 
 
 def from_cubin(cubin: bytes, ptx: str | None, shared_bytes: int, num_warps: int, capability: int,
@@ -218,10 +248,18 @@ def from_cubin(cubin: bytes, ptx: str | None, shared_bytes: int, num_warps: int,
         res.update(ptxas_spills(ptx, tools))
     res["shared"] = shared_bytes
     prog = isa.parse_sass(sass if sass is not None else sass_text(cubin, tools), res)
-    occ = nvidia_occupancy(res["registers"], shared_bytes + res.get("static_shared", 0), num_warps, capability)
+    smem = shared_bytes + res.get("static_shared", 0)
+    fit = nvidia_launch_fit(capability, num_warps, res["registers"], smem, _ptx_threads(ptx))
+    occ = nvidia_occupancy(res["registers"], smem, num_warps, capability) if fit.fits else None
     loop, loop_counts = _loop_info(prog)
     return StaticReport(kernel, Target("cuda", str(capability)), variant, num_warps, res, occ, loop,
-                        {"kernel": isa.sass_counts(prog.instrs), "loop": loop_counts})
+                        {"kernel": isa.sass_counts(prog.instrs), "loop": loop_counts}, fit)
+
+
+def _ptx_threads(ptx: str | None) -> int | None:
+    """The threads per block the PTX requires (``.reqntid x[, y[, z]]``), or None."""
+    m = re.search(r"^\s*\.reqntid\s+(\d+)(?:\s*,\s*(\d+))?(?:\s*,\s*(\d+))?", ptx or "", re.M)
+    return math.prod(int(g) for g in m.groups() if g) if m else None
 
 
 # ------------------------------------------------------------------------------------------------

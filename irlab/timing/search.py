@@ -6,15 +6,17 @@ baseline first), and answers "which combination is fastest, and by how much agai
 a user would pick":
 
 1. **Static pruning** (no GPU, in parallel on the host's cores): every config x variant is
-   compiled for the target; what spills registers, needs more shared memory than a block may
-   have, or fits no block on an SM/CU is dropped with the reason, and so is what fails to compile
-   or what Triton's verifier rejects, and what crashed the compiler (a signal such as SIGABRT from
-   an LLVM assertion, recorded with the compiler's last message: each compile runs in a process
-   of its own, so a crash costs that candidate only). A variant whose binary is byte for byte the
-   baseline's (or an earlier variant's) on a config is "same binary: no change", with the reason
-   its passes gave for doing nothing, and is never timed there: timing a binary against itself
-   measures only the order of the rounds. The compiles land in a per-variant cache the GPU
-   worker reuses.
+   compiled for the target; what spills registers, or cannot launch there (a work-group over the
+   target's or the binary's maximum size, more shared memory or registers than one work-group may
+   have: the static report's launch check, :func:`irlab.report.occupancy.amd_launch_fit` and
+   :func:`~irlab.report.occupancy.nvidia_launch_fit`) is dropped with the reason, and so is what
+   fails to compile or what Triton's verifier rejects, and what crashed the compiler (a signal
+   such as SIGABRT from an LLVM assertion, recorded with the compiler's last message: each
+   compile runs in a process of its own, so a crash costs that candidate only). A variant whose
+   binary is byte for byte the baseline's (or an earlier variant's) on a config is "same binary:
+   no change", with the reason its passes gave for doing nothing, and is never timed there:
+   timing a binary against itself measures only the order of the rounds. The compiles land in a
+   per-variant cache the GPU worker reuses.
 2. **Screening**: every survivor is timed in a few interleaved rounds (the variants of one config
    in one cell), after its output matched the reference. The fastest baseline configs per shape
    are the finalists for Triton's tuned best; each variant's fastest config is its best.
@@ -473,7 +475,6 @@ def _static_one(job) -> dict:
     from ..kernels import get
     from ..program.launches import is_launch_ref, load as load_launch
     from ..report import from_compile
-    from ..report.occupancy import AMD_ARCHS, NVIDIA_ARCHS
     variant = Variant.from_json(variant_json)
     rec = {"key": key, "config": config_name, "tile": tile, "variant": variant_json}
     try:
@@ -492,20 +493,16 @@ def _static_one(job) -> dict:
     r, occ, t = rep.resources, rep.occupancy, Target.parse(target)
     rec.update(registers=r.get("registers") or r.get("vgpr_count"), shared=r.get("shared"),
                spills=(r.get("spill_stores") or 0) + (r.get("spill_loads") or 0) + (r.get("vgpr_spill_count") or 0),
-               occupancy=occ.to_json(), python_passes=[str(d) for _, p in res.python_results for d in p.diagnostics],
+               occupancy=occ.to_json() if occ is not None else None, launch=rep.launch.to_json(),
+               python_passes=[str(d) for _, p in res.python_results for d in p.diagnostics],
                passes=[{"pass": p.name, "changed": p.changed,
                         "notes": [d.message for d in p.diagnostics if d.severity in ("note", "warning")]}
                        for _, p in res.python_results],
                binary_sha256=res.binary_sha256)
-    limit = (AMD_ARCHS.get(t.arch) or AMD_ARCHS["gfx942"]).lds_per_cu if t.is_amd else \
-        (NVIDIA_ARCHS.get(t.capability) or NVIDIA_ARCHS[90]).smem_per_block_max
-    fits = occ.workgroups_per_cu if t.is_amd else occ.blocks_per_sm
+    if not rep.launch.fits:
+        return {**rec, "status": "pruned", "reason": f"does not launch on {t}: {rep.launch.why()}"}
     if rec["spills"]:
         return {**rec, "status": "pruned", "reason": f"spills {rec['spills']} bytes of registers"}
-    if (rec["shared"] or 0) > limit:
-        return {**rec, "status": "pruned", "reason": f"needs {rec['shared']} B of shared memory, over the {limit} B limit"}
-    if not fits:
-        return {**rec, "status": "pruned", "reason": f"no block fits on a {'CU' if t.is_amd else 'SM'} ({occ.limiter})"}
     return {**rec, "status": "ok"}
 
 
