@@ -250,9 +250,11 @@ def test_the_hand_written_kernel_is_rewritten():
      "scf.if (line 24) branches on a value computed from the program id"),
     (before_store("    %ok = arith.cmpi slt, %offs, %nn : tensor<1024xi32>\n"
                   "    %r = \"tt.reduce\"(%ok) <{axis = 0 : i32}> ({\n"
-                  "    ^bb0(%a: i1, %b: i1):\n      %o = arith.ori %a, %b : i1\n      tt.reduce.return %o : i1\n"
-                  "    }) : (tensor<1024xi1>) -> i1\n"),
-     "computes with a mask that depends on the program id"),
+                  "    ^bb0(%a: i1, %b: i1):\n      %o = arith.andi %a, %b : i1\n      tt.reduce.return %o : i1\n"
+                  "    }) : (tensor<1024xi1>) -> i1\n"
+                  "    %rs = tt.splat %r : i1 -> tensor<1024xi1>\n"
+                  "    %v2 = arith.select %rs, %v, %zeros : tensor<1024xi1>, tensor<1024xf32>\n", value="%v2"),
+     "(line 24) computes with a mask that depends on the program id"),
     # a store whose tile is at other coordinates: the work of programs past the tile count
     (before_store("    %past = arith.subi %pid, %tiles : i32\n"
                   "    %start2 = arith.muli %past, %c1024 : i32\n"
