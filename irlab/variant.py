@@ -187,9 +187,9 @@ def check_tile_grid(grid, ttir: str, args) -> None:
     count = tile_count(expr, args)
     g = _grid_tuple(grid)
     if g != (count, 1, 1):
-        raise VariantError(f"the launch grid {g} is not one program per tile ({expr} = {count}, 1, 1): the persistent "
-                           "kernel computes exactly the tiles 0 .. num_tiles-1, so launched on this grid it would not do "
-                           "what the tile-per-program kernel does")
+        raise VariantError(f"the launch grid {g} is not one program per tile ({expr} = {count}, 1, 1): the "
+                           "persistent kernel computes exactly the tiles 0 .. num_tiles-1, so launched on this grid it "
+                           "would not do what the tile-per-program kernel does")
 
 
 def tile_count(expr: str, args) -> int:

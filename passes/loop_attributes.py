@@ -9,8 +9,9 @@ innermost loop over K; a dot in an ``scf.if`` of the loop counts) -- so a varian
 without editing the kernel. A loop around a K loop (a persistent kernel's loop over tiles, which
 ``persistent-tiles`` writes) is left alone unless ``loops=all``: the hints are for the loop Triton
 pipelines and warp-specializes over K, and the tile loop has options of its own in
-``persistent-tiles`` (``flatten``, ``warp_specialize``). Run it at the end of TTIR (``Insert("loop-attributes", stage="ttir", at="end",
-options={...})``) or at the start of TTGIR: the passes that read the hints run later in TTGIR.
+``persistent-tiles`` (``flatten``, ``warp_specialize``). Run it at the end of TTIR
+(``Insert("loop-attributes", stage="ttir", at="end", options={...})``) or at the start of TTGIR:
+the passes that read the hints run later in TTGIR.
 
 Hypotheses it serves:
 
@@ -81,7 +82,8 @@ class LoopAttributes(ModulePass):
             return
         loops = with_dot
         if self.loops == "k":
-            loops = [op for op in with_dot if not any(_holds_dot(o) for o in op.walk() if o is not op and o.name in _LOOPS)]
+            loops = [op for op in with_dot
+                     if not any(_holds_dot(o) for o in op.walk() if o is not op and o.name in _LOOPS)]
             for outer in (op for op in with_dot if op not in loops):
                 ctx.note(f"{describe(outer)} holds a K loop: left alone (loops=all puts the hints on it too)", outer)
         for loop in loops:

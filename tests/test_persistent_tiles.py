@@ -215,7 +215,8 @@ def test_the_hand_written_kernel_is_rewritten():
     (edited("arith.addi %n, %c1023", "arith.addi %n, %c1022"), "does not compute cdiv(%n, 1024)"),
     (edited("arith.addi %n, %c1023", "arith.addi %n, %c1024"), "does not compute cdiv(%n, 1024)"),
     (edited("%tiles = arith.divsi %sum, %c1024", "%tiles = arith.divsi %n, %c1024"), "does not compute cdiv(%n, 1024)"),
-    (edited("%tiles = arith.divsi %sum, %c1024", "%tiles = arith.divui %sum, %c1024"), "does not compute cdiv(%n, 1024)"),
+    (edited("%tiles = arith.divsi %sum, %c1024", "%tiles = arith.divui %sum, %c1024"),
+     "does not compute cdiv(%n, 1024)"),
     # tiles that overlap or leave gaps: the start is not a multiple of the tile's size
     (edited("%start = arith.muli %pid, %c1024", "%start = arith.muli %pid, %c1023"),
      "the store's tile start %start along axis 0 is not a multiple of the tile size 1024"),
@@ -534,7 +535,8 @@ def test_the_timing_runner_refuses_a_grid_other_than_the_tile_count(monkeypatch,
     monkeypatch.setattr(gpu, "is_launch_ref", lambda kernel: captured)
     monkeypatch.setattr(gpu, "load_launch", lambda ref: WiderLaunch(res))
     runner = gpu.GpuRunner(torch=FakeTorch(FakeCuda()))
-    p = runner.prepare(Cell("t", "fake", {"N": 1}, "c", []), Entry("persistent-tma", variant_spec=PERSISTENT_TMA.to_json()))
+    entry = Entry("persistent-tma", variant_spec=PERSISTENT_TMA.to_json())
+    p = runner.prepare(Cell("t", "fake", {"N": 1}, "c", []), entry)
     with pytest.raises(VariantError, match="not one program per tile"):
         p.check_launch(p.workload.copies[0])
     assert res.compiled.grids == []

@@ -93,7 +93,8 @@ def copy_num_programs(x_ptr, y_ptr, z_ptr, n, BLOCK: tl.constexpr):
     tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=mask), mask=mask)
     extra = tl.num_programs(0) - num_tiles
     zoffs = (pid - num_tiles) * BLOCK + tl.arange(0, BLOCK)
-    tl.store(z_ptr + zoffs, tl.zeros([BLOCK], dtype=tl.float32), mask=(zoffs >= 0) & (zoffs < extra * BLOCK) & (zoffs < n))
+    keep = (zoffs >= 0) & (zoffs < extra * BLOCK) & (zoffs < n)
+    tl.store(z_ptr + zoffs, tl.zeros([BLOCK], dtype=tl.float32), mask=keep)
 
 
 @triton.jit
