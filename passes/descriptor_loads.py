@@ -23,6 +23,12 @@ column plus its offset through one descriptor of the subtile's box: the staging 
 memory shrinks with it (tutorial 09's epilogue subtiling). A subtile past N is clipped by TMA as
 the whole tile's columns were; a subtile below TMA's 16-byte inner box is refused.
 
+A fill ``other = -0.0`` is refused unless the epilogue makes every zero one value (``acc + c`` with
+a constant ``c`` other than -0.0, ``max(acc, c > 0)``, ``min(acc, c < 0)``): TMA fills with +0.0,
+and a product with a filled element is then a zero of the other sign, which can reach C (its
+sign, or what a later division or min/max makes of it). Triton 3.6 writes ``other=-0.0`` as +0.0
+in TTIR already; 3.9 keeps the sign.
+
 Refused, with the reason: a TMA limit the tile does not meet or the IR does not prove
 (:mod:`irlab.analysis.tma`: box sizes, base and row pitch alignment from ``tt.divisibility`` read
 as Triton reads it, element types); a cache modifier, eviction policy or ``isVolatile`` a TMA copy
@@ -37,13 +43,14 @@ the launch needs ``triton.set_allocator`` (irlab's GPU runner installs one).
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import ClassVar
 
 from irlab.analysis import divisibility, tma
 from irlab.analysis.accumulator import stored_accumulator
-from irlab.analysis.index_expr import (Unmatched, has_bound, int_constant, is_scalar, is_zero, tile_address,
-                                       tile_bounds, tile_walk, walked_extent)
+from irlab.analysis.index_expr import (Unmatched, float_constant, has_bound, int_constant, is_scalar, is_zero,
+                                       tile_address, tile_bounds, tile_walk, walked_extent)
 from irlab.ir import Effect, Operation, RewriteError, TensorType, describe, effects
 from irlab.ir.queries import derived_from
 from irlab.passkit.pass_api import ModulePass, PassContext, option
@@ -154,6 +161,11 @@ class DescriptorLoads(ModulePass):
         acc = stored_accumulator(loop, ld.result)
         if (acc.operand == "a") != (w.axis == 1):
             raise Refuse("the tile is not the dot's A operand (K along axis 1) or B operand (K along axis 0)")
+        if (fill := float_constant(ld.other) if ld.other is not None else None) is not None and \
+                math.copysign(1.0, fill) < 0 and not zero_sign_erased(acc):
+            raise Refuse("`other` is -0.0 and TMA fills out-of-bounds elements with +0.0: a product with one of them "
+                         "is a zero of the other sign, which can reach the stored accumulator (a zero's sign, and "
+                         "what a later division or min/max makes of it); nothing in the epilogue makes every zero +0.0")
         if acc.store.mask is None:
             raise Refuse("the epilogue store has no mask: wrapped rows would be stored")
         if not has_bound(acc.store.mask, 1 - w.axis, other.start, other.wrap):
@@ -310,6 +322,27 @@ class DescriptorLoads(ModulePass):
                 halves += [(f"%{lo}", first, half), (f"%{hi}", first + half, half)]
             parts = halves
         return [(ref, first) for ref, first, _ in parts]
+
+
+def zero_sign_erased(acc) -> bool:
+    """Whether the accumulator's epilogue makes every zero +0.0 before the store, so that filling
+    with +0.0 where the kernel filled with -0.0 cannot show. The fill changes dot products only in
+    the sign of zeros (a product with a zero is a zero, or NaN either way; adding a zero leaves a
+    non-zero sum as it is); the epilogue's elementwise ops keep "equal up to the sign of zero"
+    (a cast, a product with a uniform value, min/max), and ``x + c`` with a constant ``c`` other
+    than -0.0, ``max(x, c)`` with ``c > 0`` or ``min(x, c)`` with ``c < 0`` gives the same value for
+    +0.0 and -0.0."""
+    for op in acc.chain:
+        c = next((float_constant(v) for v in op.operands if float_constant(v) is not None), None)
+        if c is None or c != c:
+            continue
+        if op.name == "arith.addf" and not (c == 0.0 and math.copysign(1.0, c) < 0):
+            return True
+        if op.name in ("arith.maxnumf", "arith.maximumf") and c > 0:
+            return True
+        if op.name in ("arith.minnumf", "arith.minimumf") and c < 0:
+            return True
+    return False
 
 
 def is_tile_loop(op) -> bool:

@@ -4,9 +4,14 @@
 attributes on the ``scf.for`` (``tt.num_stages``, ``tt.warp_specialize``,
 ``tt.disallow_acc_multi_buffer``, ``tt.flatten``) that Triton's pipeliner, its loop fusion and
 its warp specialization read. A kernel written with a plain ``range`` has none; this pass adds them
-to every ``scf.for`` that contains a dot (the K loops), so a variant can try them without editing
-the kernel. Run it at the end of TTIR (``Insert("loop-attributes", stage="ttir", at="end",
-options={...})``) or at the start of TTGIR: the passes that read the hints run later in TTGIR.
+to the K loops -- each ``scf.for`` that contains a dot and no loop that contains one (the
+innermost loop over K; a dot in an ``scf.if`` of the loop counts) -- so a variant can try them
+without editing the kernel. A loop around a K loop (a persistent kernel's loop over tiles, which
+``persistent-tiles`` writes) is left alone unless ``loops=all``: the hints are for the loop Triton
+pipelines and warp-specializes over K, and the tile loop has options of its own in
+``persistent-tiles`` (``flatten``, ``warp_specialize``). Run it at the end of TTIR
+(``Insert("loop-attributes", stage="ttir", at="end", options={...})``) or at the start of TTGIR:
+the passes that read the hints run later in TTGIR.
 
 Hypotheses it serves:
 
@@ -20,7 +25,8 @@ Hypotheses it serves:
 * ``disallow_acc_multi_buffer=true``: keep one accumulator buffer (matters with warp specialization).
 
 It changes no semantics: these are scheduling hints. Refusals: no loop with a dot; a hint that is
-already set to another value is overwritten only with ``overwrite=true``.
+already set to another value is overwritten only with ``overwrite=true``. Each loop around a K
+loop that ``loops=k`` leaves alone gets a note saying so.
 """
 from __future__ import annotations
 
@@ -36,7 +42,8 @@ from irlab.passkit.registry import register
 @dataclass(frozen=True)
 class LoopAttributes(ModulePass):
     name: ClassVar[str] = "loop-attributes"
-    summary: ClassVar[str] = "set tl.range hints (warp_specialize, num_stages, ...) on the K loops (scf.for with a dot)"
+    summary: ClassVar[str] = ("set tl.range hints (warp_specialize, num_stages, ...) on the K loops (the innermost "
+                              "scf.for around each dot; loops=all: every loop that contains a dot)")
     stage: ClassVar[str] = "ttir"
 
     warp_specialize: bool = option(False, "add tt.warp_specialize (automatic warp specialization)")
@@ -44,6 +51,9 @@ class LoopAttributes(ModulePass):
     disallow_acc_multi_buffer: bool = option(False, "add tt.disallow_acc_multi_buffer")
     flatten: bool = option(False, "add tt.flatten (fuse the loop nest starting at this loop)")
     overwrite: bool = option(False, "replace a hint the kernel already set to another value")
+    loops: str = option("k", "which loops get the hints: k, the K loops (an scf.for holding a dot and no loop that "
+                             "holds one); all, every scf.for that holds a dot (a persistent kernel's tile loop too)",
+                        choices=("k", "all"))
 
     def __post_init__(self):
         if self.num_stages is not None and self.num_stages < 1:
@@ -66,11 +76,16 @@ class LoopAttributes(ModulePass):
         if not wanted:
             ctx.note("no hint asked for (options: warp_specialize, num_stages, disallow_acc_multi_buffer, flatten)")
             return
-        loops = [op for op in ctx.module.walk() if op.name == "scf.for"
-                 and any(o.name in DOT for o in op.walk() if o is not op)]
-        if not loops:
+        with_dot = [op for op in ctx.module.walk() if op.name == "scf.for" and _holds_dot(op)]
+        if not with_dot:
             ctx.note("no scf.for contains a dot: nothing to annotate")
             return
+        loops = with_dot
+        if self.loops == "k":
+            loops = [op for op in with_dot
+                     if not any(_holds_dot(o) for o in op.walk() if o is not op and o.name in _LOOPS)]
+            for outer in (op for op in with_dot if op not in loops):
+                ctx.note(f"{describe(outer)} holds a K loop: left alone (loops=all puts the hints on it too)", outer)
         for loop in loops:
             have = loop.attributes
             for key, (text, value) in wanted.items():
@@ -82,3 +97,11 @@ class LoopAttributes(ModulePass):
                     continue
                 ctx.rewriter.set_attribute(loop, key, text, reason="loop hint")
                 ctx.remark(f"{key}{'' if text == 'unit' else ' = ' + text} on {describe(loop)}", loop)
+
+
+# ops whose bodies run repeatedly: a dot inside one of them is that loop's, not the enclosing loop's
+_LOOPS = ("scf.for", "scf.while")
+
+
+def _holds_dot(op) -> bool:
+    return any(o.name in DOT for o in op.walk() if o is not op)

@@ -14,10 +14,20 @@ value, holding exactly one ``tt.get_program_id x`` (at the top level), where
 * the output tiles are the ``tt.store``\\ s: each store's pointer is ``splat(base) + one index
   term per axis`` (:mod:`irlab.analysis.index_expr`); an axis whose start depends on the program
   id has the start ``c * T`` (``T`` the tile's size along it, ``c`` anything), no wrap, and a
-  mask conjunct ``start + range(T) < B`` with ``B`` independent of the program id;
+  mask conjunct ``start + range(T) < B`` with ``B`` independent of the program id; every store
+  starts its tile at the same ``c * T`` (one tile per program);
 * the kernel itself computes ``cdiv(B, T)`` (``(B + T-1) / T``, as ``tl.cdiv`` writes it) for
   each such axis -- tutorial 03's ``num_pid_m``/``num_pid_n`` -- and every store names the same
-  ones. The number of tiles is their product, ``cdiv(M, BM) * cdiv(N, BN)``.
+  ones. The number of tiles is their product, ``cdiv(M, BM) * cdiv(N, BN)``; a floor-divided
+  count (``(B + anything else) / T``) would skip the last, partial tile and is not accepted;
+* **the program id picks the tile and does nothing else** (:mod:`irlab.analysis.program_id`):
+  every op that reads a value computed from it is index, address or data computation, or a load
+  or store (its pointer, value, mask); the only decisions such a value reaches are the tiles'
+  bounds ``c * T + range(T) < B`` above (conjoined into masks and select conditions). No branch,
+  loop bound, other compare (``pid < num_tiles``, ``offs >= 0``), widened mask (``arith.ori``)
+  or mask used as data is keyed to it: each of those is work that some programs do and others do
+  not -- typically programs launched past the tile count that zero another buffer -- which a loop
+  over the tiles would never run.
 
 **What it does.** Ops that are pure, have no regions and do not depend on the program id stay
 where they are (constants, splats, ``make_range``, ``num_pid_m``...); every other op after it --
@@ -27,34 +37,42 @@ the per-tile work, including each op with an effect -- moves, in order, into::
     %num_tiles = arith.muli %num_pid_m, %num_pid_n : i32
     scf.for %tile = %pid to %num_tiles step %num_programs : i32 {
       ... the per-tile work, with %tile wherever it used %pid ...
-    } {irlab.persistent_tiles}
+    } {irlab.persistent_tiles, irlab.tile_count = "cdiv(arg3, 128) * cdiv(arg4, 128)"}
 
 Masks at tile remainders are computed from the tile's coordinates inside the loop, so they follow
 the tile. The loop covers tiles ``0 .. num_tiles-1`` whatever grid it is launched with: with
 ``num_tiles`` programs each program runs one tile (the old kernel exactly); with fewer, each runs
 several. ``irlab.persistent_tiles`` marks the loop so that a launcher can see, in the compiled
-TTIR, that the kernel was transformed (:func:`irlab.passkit.variant.launch_grid`).
+TTIR, that the kernel was transformed, and ``irlab.tile_count`` says how the tile count follows
+from the kernel's arguments (``argN``: the N-th argument of the TTIR function), so that the
+launch can check its grid (:func:`irlab.passkit.variant.launch_grid`); a tile count whose bounds are not
+computed from the arguments by ``+ - * /`` is refused.
 
-**The launch.** A variant declares ``Launch(grid="persistent")`` (:class:`irlab.passkit.variant.Launch`;
+**The launch contract.** The new kernel does what the old one did exactly when the old one was
+launched on ``(num_tiles, 1, 1)`` programs: with more, the old kernel's extra programs ran (the
+pass refuses the kernels whose extra programs visibly do work, but cannot see through every tile
+mapping: the GROUP_M swizzle of an extra program divides by a group size of zero or less); with
+fewer, it left tiles unwritten that the loop writes; programs along y or z repeated work the loop
+does once. A variant declares ``Launch(grid="persistent")`` (:class:`irlab.passkit.variant.Launch`;
 naming the pass on its own, ``--variant persistent-tiles``, adds it): every irlab launcher then
-launches ``(min(#SMs, grid_x), 1, 1)`` programs (:func:`irlab.passkit.variant.persistent_grid`) -- but only
-when the compiled kernel carries the marker (a refused kernel still needs its own grid). The
-equivalence assumes what a tile-per-program launcher does: ``grid_x`` equal to the kernel's tile
-count. With fewer programs the old kernel would leave tiles unwritten that the new one writes;
-with more, the old kernel's extra programs run past the tile grid (the GROUP_M swizzle then divides
-by a group size of zero or less), which the new one never does. Programs along y and z, which the
-kernel never reads, only repeated the same work. A launcher outside irlab (a program under
-``irlab run``, ``jit_variant``) keeps its own grid: still correct, one tile per program.
+gives the grid it computed and its argument values to :func:`irlab.passkit.variant.launch_grid`, which
+raises unless the grid is ``(tile count, 1, 1)`` for those values, and launches
+``(min(#SMs, num_tiles), 1, 1)`` programs (:func:`irlab.passkit.variant.persistent_grid`) -- only when
+the compiled kernel carries the marker (a refused kernel keeps its own grid). A launcher outside
+irlab (a program under ``irlab run``, ``jit_variant``) keeps its own grid, which irlab cannot
+check: the kernel is still the old one when that grid is one program per tile.
 
-**What it refuses** (a note names the reason; the IR is unchanged): a module with layouts (run it
-on TTIR) or with several functions; a function of several blocks, a ``tt.return`` elsewhere than
-at the end of its body or with a value; no program id, several, one inside a region, or one along
-y or z; ``tt.get_num_programs`` (its value would change); an op that synchronizes, may do
-anything (calls, prints, asserts, unknown ops) or writes global memory other than by ``tt.store``
-(atomics, ``tt.descriptor_store``: run this pass before ``descriptor-loads``); a store whose
-pointer does not move with the program id, whose base or strides do, or whose form the match above
-does not describe; a tile count the kernel does not compute; a loop already started at the
-program id (a kernel that is persistent already).
+**What it refuses** (a note names the reason at the op; the IR is unchanged): a module with
+layouts (run it on TTIR) or with several functions; a function of several blocks (an early
+``return`` is one), a ``tt.return`` elsewhere than at the end of its body or with a value; no
+program id, several, one inside a region, or one along y or z (a 2-D or 3-D grid);
+``tt.get_num_programs`` (its value would change); a use of the program id beyond picking the
+tile (above); an op that synchronizes, may do anything (calls, prints, asserts, unknown ops) or
+writes global memory other than by ``tt.store`` (atomics, ``tt.descriptor_store``: run this pass
+before ``descriptor-loads``); a store whose pointer does not move with the program id, whose base
+or strides do, or whose form the match above does not describe; stores at different tile
+coordinates; a tile count the kernel does not compute or that is not computed from its
+arguments; a loop already started at the program id (a kernel that is persistent already).
 
 Options (what ``tl.range(..., flatten=, warp_specialize=)`` writes): ``flatten`` puts
 ``tt.flatten`` on the tile loop. Triton 3.6 and 3.9 run ``fuse_nested_loops`` for sm_80/sm_90 and
@@ -81,11 +99,13 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from irlab.analysis.index_expr import Unmatched, bound, conjuncts, int_constant, pointer_terms
+from irlab.analysis.program_id import KeyedWork, program_id_slice
 from irlab.ir import BlockArgument, Effect, Operation, RewriteError, TensorType, Value, describe, effects
 from irlab.ir.effects import own_effects, what_it_does
 from irlab.passkit.pass_api import ModulePass, PassContext, option
 from irlab.passkit.registry import register
 from irlab.passkit.variant import PERSISTENT_MARKER as MARKER
+from irlab.passkit.variant import TILE_COUNT_ATTR
 
 
 class Refuse(Exception):
@@ -103,6 +123,7 @@ class Plan:
     moved: list            # the top-level ops that go into the loop, in order
     factors: list          # cdiv values whose product is the tile count
     why: str               # the tile count in words, for the remark
+    count: str             # the tile count from the kernel's arguments, for the launch to check its grid
 
 
 @register
@@ -143,6 +164,11 @@ class PersistentTiles(ModulePass):
     def plan(self, fn: Operation) -> Plan:
         region = fn.regions[0]
         if len(region.blocks) != 1:
+            early = [b.ops[-1] for b in region.blocks[:-1] if b.ops and b.ops[-1].name == "tt.return"]
+            if early:
+                raise Refuse(f"the kernel returns early, at {describe(early[0])}: some programs end before the "
+                             "others' work, and a return inside a loop over tiles would end every later tile too",
+                             early[0])
             raise Refuse("the function has several blocks (unstructured control flow)", fn)
         block = region.entry
         ret = block.ops[-1] if block.ops else None
@@ -169,17 +195,23 @@ class PersistentTiles(ModulePass):
                 raise Refuse(f"{describe(op)} {what_it_does(op)}", op)
         if not pids:
             raise Refuse("the kernel reads no program id: there is no tile per program", fn)
+        for p in pids:
+            if _axis(p) != "x":
+                raise Refuse(f"the program id is read along {_axis(p)}; only a 1-D grid (axis x) is handled: "
+                             "programs along y and z would do work a loop over the x tiles never does", p)
         if len(pids) > 1:
             raise Refuse(f"the kernel reads the program id {len(pids)} times; only one tt.get_program_id x is handled",
                          pids[1])
         pid = pids[0]
-        if _axis(pid) != "x":
-            raise Refuse(f"the program id is read along {_axis(pid)}; only a 1-D grid (axis x) is handled", pid)
         if pid.parent is not block:
             raise Refuse("the program id is read inside a region", pid)
         for op in fn.walk():
             if op.name == "scf.for" and op.lower_bound is pid.result:
                 raise Refuse("a loop already starts at the program id: the kernel is persistent already", op)
+        try:
+            uses = program_id_slice(fn, pid.result)
+        except KeyedWork as e:
+            raise Refuse(f"{e}: work keyed to the program id beyond picking its tile", e.op) from None
         moved = self.per_tile_ops(block, pid, ret)
         stores = [o for o in fn.walk() if o.name == "tt.store"]
         if not stores:
@@ -193,7 +225,56 @@ class PersistentTiles(ModulePass):
             if [f for f, _ in c] != [f for f, _ in first]:
                 raise Refuse("the stores do not agree on the number of tiles "
                              f"({_product(first)} vs {_product(c)})", st)
-        return Plan(pid, ret, moved, [f for f, _ in first], _product(first))
+        factors = [f for f, _ in first]
+        for cmp in uses.compares:
+            self.tile_bound(cmp, pid.result, factors, hoisted)
+        self.same_tiles(stores, pid.result)
+        return Plan(pid, ret, moved, factors, _product(first), self.launch_count(first, fn))
+
+    def same_tiles(self, stores: list, pid: Value) -> None:
+        """Every store writes the tile at the same coordinates: the starts that move with the program
+        id are one value per axis (a store at other coordinates, ``(pid - num_tiles) * T`` say, is
+        work of programs other than the tile's)."""
+        starts = [{t.axis: t.start for t in pointer_terms(st.ptr)[1] if t.start is not None and
+                   _depends_on(t.start, pid)} for st in stores]
+        for st, s in zip(stores[1:], starts[1:]):
+            for axis, v in s.items():
+                if starts[0].get(axis) is not v:
+                    other = starts[0].get(axis)
+                    raise Refuse(f"the stores write tiles at different coordinates along axis {axis} ({v.ref} vs "
+                                 f"{other.ref if other is not None else 'none'}): not one tile per program", st)
+
+    def tile_bound(self, cmp: Operation, pid: Value, factors: list, hoisted: list) -> None:
+        """A compare of a value computed from the program id must be a tile's bound ``c * T +
+        range(T) < B`` whose ``cdiv(B, T)`` is one of the tile counts: it tells the tile's own
+        elements from those past the tensor's edge, and nothing else."""
+        why = (f"{describe(cmp)} compares a value computed from the program id and is not a tile's bound "
+               "`c * T + range(T) < B` with cdiv(B, T) among the tile counts: a decision keyed to the program id "
+               "beyond picking its tile")
+        try:
+            b = bound(cmp.result)
+        except Unmatched:
+            raise Refuse(why, cmp) from None
+        t = b.index
+        if not t.plain or t.start is None or _depends_on(b.limit, pid) or _times_constant(t.start) != t.size:
+            raise Refuse(why, cmp)
+        if _find_cdiv(b.limit, t.size, hoisted) not in factors:
+            raise Refuse(why, cmp)
+
+    def launch_count(self, factors: list, fn: Operation) -> str:
+        """The tile count as an expression of the kernel's arguments (``cdiv(arg3, 128) *
+        cdiv(arg4, 128)``): what a launch compares its grid with (:func:`irlab.passkit.variant.launch_grid`)."""
+        parts = []
+        for cdiv, _ in factors:
+            add = cdiv.defining_op.lhs.defining_op
+            size = int_constant(cdiv.defining_op.rhs)
+            limit = add.lhs if int_constant(add.rhs) == size - 1 else add.rhs
+            text = _argument_expr(limit, fn)
+            if text is None:
+                raise Refuse(f"the tile count's bound {limit.ref} is not computed from the kernel's arguments: a "
+                             "launch could not check that its grid is the tile count", cdiv.defining_op)
+            parts.append(f"cdiv({text}, {size})")
+        return " * ".join(parts)
 
     def per_tile_ops(self, block, pid: Operation, ret: Operation) -> list:
         """The top-level ops that go into the loop: every op with an effect or a region, and every op
@@ -283,7 +364,7 @@ class PersistentTiles(ModulePass):
             rw.insert_before(p.ret, f"%{name} = arith.muli {tiles}, {f.ref} : i32", reason="the number of tiles")
             tiles = f"%{name}"
         iv = rw.fresh_name("tile", p.ret)
-        attrs = [MARKER] + (["tt.flatten"] if self.flatten else []) + \
+        attrs = [MARKER, f'{TILE_COUNT_ATTR} = "{p.count}"'] + (["tt.flatten"] if self.flatten else []) + \
             (["tt.warp_specialize"] if self.warp_specialize else [])
         indent = p.ret.lead.rsplit("\n", 1)[-1]
         loop = rw.insert_before(p.ret, f"scf.for %{iv} = {p.pid.result.ref} to {tiles} step %{nprog}  : i32 {{\n"
@@ -346,6 +427,32 @@ def _find_cdiv(limit: Value, size: int, ops: list) -> Value | None:
             continue
         if (d.lhs is limit and int_constant(d.rhs) == size - 1) or (d.rhs is limit and int_constant(d.lhs) == size - 1):
             return op.result
+    return None
+
+
+_ARG_OPS = {"arith.addi": "+", "arith.subi": "-", "arith.muli": "*"}
+
+
+def _argument_expr(value: Value, fn: Operation, depth: int = 0) -> str | None:
+    """``value`` as an expression of the function's arguments (``argN``) and integer constants, in
+    the forms :func:`irlab.passkit.variant.tile_count` evaluates; None when it is computed otherwise."""
+    if depth > 16:
+        return None
+    if isinstance(value, BlockArgument):
+        args = fn.regions[0].entry.arguments
+        return f"arg{args.index(value)}" if value in args else None
+    if (c := int_constant(value)) is not None:
+        return str(c)
+    d = value.defining_op
+    if d is None:
+        return None
+    if d.name in ("arith.extsi", "arith.index_cast"):
+        return _argument_expr(d.src, fn, depth + 1)
+    if d.name in _ARG_OPS or d.name == "arith.divsi":
+        a, b = _argument_expr(d.lhs, fn, depth + 1), _argument_expr(d.rhs, fn, depth + 1)
+        if a is None or b is None:
+            return None
+        return f"div({a}, {b})" if d.name == "arith.divsi" else f"({a} {_ARG_OPS[d.name]} {b})"
     return None
 
 

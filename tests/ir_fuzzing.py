@@ -27,6 +27,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tests import fuzz_launch_contract as launch_contract
+
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = ROOT / "golden"
 VERSIONS = ("3.6.0", "3.9.0")
@@ -317,7 +319,7 @@ def command_name(name: str, options: tuple) -> str:
 def run_input(campaign: Campaign, seed: int, src: Source, work: Path, services, verify_every: int = VERIFY_SAMPLE):
     from irlab import ir
     rng = random.Random(seed)
-    kind, text = mutate(src.text, rng)
+    src, kind, text = launch_contract.contract_input(seed) or (src, *mutate(src.text, rng))
     path = work / f"m{seed}{src.path.suffix}"
     path.write_bytes(text.encode("latin-1", "replace") if not text.isascii() else text.encode())
     reproducer = f"seed {seed}: {kind} of {src.name}"
@@ -358,6 +360,7 @@ def run_input(campaign: Campaign, seed: int, src: Source, work: Path, services, 
         changed = any(r["changed"] for r in json.loads(result.read_text()))
         record(command, code, "rewritten" if changed else "declined")
         produced = output.read_text()
+        launch_contract.after_pass(record, campaign.problems, name, kind, changed, produced, reproducer, seed)
         if not changed:
             if produced != text:
                 campaign.problems.append(f"{command} on {reproducer}: it says it changed nothing, but its output "
@@ -531,7 +534,7 @@ def _write_readme(out: Path) -> None:
              "whose `axis` is outside [0, rank] (three of the first 600 inputs, all attribute-value mutations). irlab now "
              "refuses such an op at its line before Triton sees it (`irlab/ir/triton_guards.py`), and the campaign "
              "runs each input in a child process with a time limit, so a crash or hang of native code is counted "
-             "under *other* instead of ending the run.\n"]
+             "under *other* instead of ending the run.\n", launch_contract.README]
     for path in sorted(out.glob("counts-triton-*.json")):
         d = json.loads(path.read_text())
         c = Campaign()

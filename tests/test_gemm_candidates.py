@@ -64,7 +64,7 @@ def test_every_persistent_candidate_matches_the_baseline_on_the_gpu(cand, mnk):
         res = compile_or_xfail_warp_specialization(gemm, target, variant, shape=shape, config=cand.config)
         inputs = gemm.make_inputs(shape, "cuda", seed=5)
         grid, values = gemm.launch_call(inputs, shape, cand.config, target)
-        res.compiled[res.launch_grid(grid)](*values)
+        res.compiled[res.launch_grid(grid, args=values)](*values)
         torch.cuda.synchronize()
         outs[label] = inputs["c"].float()
         if variant is cand.variant:

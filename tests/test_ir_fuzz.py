@@ -10,6 +10,7 @@ import re
 
 import pytest
 
+from tests import fuzz_launch_contract as launch_contract
 from tests import ir_fuzzing as fuzz
 
 
@@ -76,7 +77,11 @@ def check(c: fuzz.Campaign, n_inputs: int) -> None:
     assert not c.problems, "\n\n".join(c.problems[:5])
     counts = c.counts()
     commands = ["ir check"] + [fuzz.command_name(n, o) for n, o in fuzz.PASSES]
-    assert list(counts) == commands
+    assert [k for k in counts if k not in launch_contract.COMMANDS] == commands
+    contract_inputs = sum(launch_contract.is_contract_seed(s) for s in range(n_inputs))
+    assert sum(counts[launch_contract.COMMAND].values()) == contract_inputs
+    assert counts[launch_contract.COMMAND]["rewritten"] == 0, "a kernel that works outside its tiles was rewritten"
+    assert counts[launch_contract.GRID_COMMAND]["ok"] == sum(counts[launch_contract.GRID_COMMAND].values())
     for command in commands[1:]:
         assert sum(counts[command].values()) == n_inputs
     assert all(r.code in (0, 1, 2) for r in c.runs)
@@ -98,4 +103,64 @@ def test_fuzz_campaign_600_inputs(sources, tmp_path):
     # every pass acted on some mutated input, and inputs of both versions went through
     for name, options in fuzz.PASSES:
         assert counts[fuzz.command_name(name, options)]["rewritten"] > 0, name
-    assert {r.source.split("/")[0] for r in c.runs} == {f"triton-{v}" for v in fuzz.VERSIONS}
+    assert {r.source.split("/")[0] for r in c.runs} >= {f"triton-{v}" for v in fuzz.VERSIONS}
+    assert counts[launch_contract.GRID_COMMAND]["ok"] > 0
+
+
+# --- launch-contract inputs (tests/fuzz_launch_contract.py) ---------------------------------------
+
+@pytest.fixture(scope="module")
+def contract_sources():
+    return launch_contract.sources()
+
+
+def test_the_launch_contract_sources_are_rewritten_as_they_are(contract_sources):
+    """Each source keeps the contract: persistent-tiles rewrites it unmutated, so a refusal of its
+    mutants is the mutation's doing."""
+    from irlab import ir
+    from irlab.bridge.pass_runner import run_pass
+    from irlab.passkit.registry import make_pass
+    assert {s.name.split("/")[0] for s in contract_sources} >= {f"triton-{v}" for v in fuzz.VERSIONS}
+    for src in contract_sources:
+        res = run_pass(make_pass("persistent-tiles", {}), ir.parse(src.text, src.name))
+        assert res.changed and res.verified, src.name
+
+
+@pytest.mark.parametrize("kind", launch_contract.KINDS)
+def test_each_launch_contract_mutation_is_valid_ir_that_persistent_tiles_refuses(contract_sources, kind):
+    """Every mutant is IR the installed Triton accepts (so the refusal is about the work outside the
+    tiles, not a broken input), and persistent-tiles leaves it unchanged, with a note at an op."""
+    from irlab import ir
+    from irlab.bridge.pass_runner import run_pass
+    from irlab.bridge.services import TritonServices
+    from irlab.passkit.registry import make_pass
+    services = TritonServices()
+    for src in contract_sources:
+        for seed in range(2):
+            text = launch_contract.mutate(src.text, kind, random.Random(seed))
+            assert text != src.text and services.verify(text, src.name) is None, (kind, src.name)
+            res = run_pass(make_pass("persistent-tiles", {}), ir.parse(text, src.name))
+            assert not res.changed, f"{kind} of {src.name} (seed {seed}) was rewritten"
+            assert any(d.message.startswith("refused:") and d.line for d in res.diagnostics), (kind, src.name)
+
+
+def test_a_launch_contract_seed_is_one_in_eight_and_spans_kinds_and_sources():
+    picked = [launch_contract.contract_input(s) for s in range(600)]
+    inputs = [p for p in picked if p is not None]
+    assert len(inputs) == 75 and all(launch_contract.is_contract_seed(s) == (p is not None)
+                                     for s, p in enumerate(picked))
+    assert {k for _, k, _ in inputs} == set(launch_contract.KINDS)
+    assert len({src.name for src, _, _ in inputs}) == len(launch_contract.sources())
+
+
+def test_the_grid_check_refuses_every_grid_but_one_program_per_tile():
+    from irlab import ir
+    from irlab.bridge.pass_runner import run_pass
+    from irlab.passkit.registry import make_pass
+    src = launch_contract.sources()[-1]
+    m = ir.parse(src.text, src.name)
+    assert run_pass(make_pass("persistent-tiles", {}), m).changed
+    assert launch_contract.check_grids(str(m), random.Random(0)) is None
+    # a kernel whose tile count the launch cannot read is reported
+    assert "names no tile count" in launch_contract.check_grids(str(m).replace("irlab.tile_count", "x.y"),
+                                                                random.Random(0))

@@ -3,6 +3,8 @@
 compute the same thing."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from irlab import ir, report
@@ -15,6 +17,7 @@ from irlab.kernels import KERNELS
 from irlab.passkit.registry import make_pass
 from irlab.passkit.variant import Insert, Variant
 
+ROOT = Path(__file__).resolve().parent.parent
 BEST = TileConfig("128x256x64-w8-s3", {"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "GROUP_M": 8}, 8, 3)
 TMA = Insert("descriptor-loads", stage="ttir", at="end", cleanup=("canonicalize",))
 TMA_STORE = Insert("descriptor-loads", stage="ttir", at="end", options={"store": True}, cleanup=("canonicalize",))
@@ -201,6 +204,65 @@ def test_refuses_a_nonzero_other(ttir):
     m, res = apply(ttir.replace(zero, "arith.constant dense<1.000000e+00> : tensor<128x64xf16>"))
     assert "`other` is not zero" in notes(res)
     assert names(m, m.first("scf.for")).count("tt.descriptor_load") == 1   # B is still converted
+
+
+NEG_ZERO = "arith.constant dense<-0.000000e+00> : tensor<128x64xf16>"
+
+
+def with_epilogue(text: str, op: str, constant: str) -> str:
+    """``text`` with ``acc = op(acc, splat(constant))`` between the K loop and the epilogue's truncf."""
+    line = next(ln for ln in text.splitlines() if "arith.truncf" in ln)
+    acc = line.split("arith.truncf ")[1].split(" ")[0]
+    extra = (f"    %fill = arith.constant {constant} : f32\n"
+             "    %fills = tt.splat %fill : f32 -> tensor<128x256xf32>\n"
+             f"    %edited = {op} {acc}, %fills : tensor<128x256xf32>\n")
+    return text.replace(line + "\n", extra + line.replace(f"arith.truncf {acc}", "arith.truncf %edited") + "\n")
+
+
+@pytest.mark.parametrize("op, constant, shows", [
+    (None, None, True),                              # the accumulator is stored as it is (through truncf)
+    ("arith.mulf", "-1.000000e+00", True),           # a product keeps a zero's sign difference
+    ("arith.maxnumf", "-1.000000e+00", True),        # max(-0.0, -1) and max(+0.0, -1) differ in sign
+    ("arith.addf", "-0.000000e+00", True),           # x + -0.0 keeps x's sign
+    ("arith.addf", "1.000000e+00", False),           # either zero becomes 1.0
+    ("arith.addf", "0.000000e+00", False),           # -0.0 + +0.0 and +0.0 + +0.0 are both +0.0
+    ("arith.maxnumf", "5.000000e-01", False),        # either zero becomes 0.5
+    ("arith.minimumf", "-2.000000e+00", False),      # either zero becomes -2.0
+])
+def test_a_negative_zero_fill_is_refused_where_its_sign_can_show(ttir, op, constant, shows):
+    """TMA fills with +0.0; where the kernel fills A with -0.0, products differ in the sign of a zero,
+    which reaches C unless the epilogue makes every zero the same value."""
+    zero = "arith.constant dense<0.000000e+00> : tensor<128x64xf16>"
+    text = ttir.replace(zero, NEG_ZERO)
+    if op is not None:
+        text = with_epilogue(text, op, constant)
+    m, res = apply(text)
+    assert res.verified is not False, notes(res)
+    converted = names(m, m.first("scf.for")).count("tt.descriptor_load")
+    if shows:
+        assert "`other` is -0.0 and TMA fills out-of-bounds elements with +0.0" in notes(res)
+        assert converted == 1   # B, whose fill is +0.0, is still converted
+    else:
+        assert "`other` is -0.0" not in notes(res) and converted == 2, notes(res)
+
+
+def test_a_negative_zero_fill_from_triton_itself():
+    """tests/kernels/negative_zero_gemm.py writes ``other=-0.0`` on A: Triton 3.9 keeps the sign in its
+    TTIR and descriptor-loads leaves A's load alone; Triton 3.6 writes +0.0 there (the sign is gone
+    before any pass sees it), so both loads convert. The FileCheck test holds 3.9's TTIR."""
+    import triton
+
+    from tests.kernels.negative_zero_gemm import SPEC
+    text = compile_kernel(SPEC, "cuda:90", config="64x64x32-w4").text("ttir", locations=False)
+    m, res = apply(text)
+    kept_sign = "dense<-0.000000e+00>" in text
+    assert kept_sign == triton.__version__.startswith("3.9")
+    assert names(m, m.first("scf.for")).count("tt.descriptor_load") == (1 if kept_sign else 2), notes(res)
+    held = (ROOT / "passes" / "tests" / "descriptor-loads" / "negative_zero_other.mlir").read_text()
+    first = "\n".join(x for x in held.split("// -----")[0].splitlines() if not x.lstrip().startswith("//"))
+    expected = text if kept_sign else text.replace("dense<0.000000e+00> : tensor<64x32xf16>",
+                                                   "dense<-0.000000e+00> : tensor<64x32xf16>")
+    assert first.strip("\n") + "\n" == expected
 
 
 def test_refuses_when_wrapped_rows_could_be_stored(ttir):

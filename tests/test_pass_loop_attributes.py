@@ -103,3 +103,52 @@ def test_a_string_that_looks_like_a_hint_is_not_read_or_edited_as_one():
     m, res = apply(BRACES, num_stages=2, overwrite=True, warp_specialize=True)
     assert res.changed and res.verified
     assert str(m) == BRACES.replace('tt.num_stages = 3 : i32}', 'tt.num_stages = 2 : i32, tt.warp_specialize}')
+
+
+@pytest.fixture(scope="module")
+def persistent_ttir():
+    """The tutorial GEMM's TTIR made persistent: a loop over tiles around the K loop."""
+    from irlab.passkit.variant import Insert, Variant
+    v = Variant("p", (Insert("persistent-tiles", stage="ttir", at="end"),))
+    return compile_kernel(KERNELS["gemm_fp16"], "cuda:90", variant=v).text("ttir", locations=False)
+
+
+def test_only_the_k_loop_of_a_persistent_kernel_gets_the_hints(persistent_ttir):
+    m, res = apply(persistent_ttir, warp_specialize=True, num_stages=2)
+    assert res.changed and res.verified, notes(res)
+    tile, k = [o for o in m.walk() if o.name == "scf.for"]
+    assert tile.attr("irlab.persistent_tiles") is True and k.enclosing("scf.for") is tile
+    assert k.attributes.get("tt.warp_specialize") is True and k.attributes.get("tt.num_stages") == 2
+    assert "tt.warp_specialize" not in tile.attributes and "tt.num_stages" not in tile.attributes
+    assert "holds a K loop: left alone (loops=all" in notes(res)
+
+
+def test_loops_all_puts_the_hints_on_every_loop_around_a_dot(persistent_ttir):
+    m, res = apply(persistent_ttir, warp_specialize=True, loops="all")
+    assert res.changed and res.verified, notes(res)
+    assert all(o.attributes.get("tt.warp_specialize") is True for o in m.walk() if o.name == "scf.for")
+    with pytest.raises(Exception, match="loops must be one of k, all"):
+        make_pass("loop-attributes", {"loops": "tiles"})
+
+
+def test_a_dot_under_an_if_in_the_loop_makes_it_a_k_loop():
+    text = """module {
+  tt.func public @f(%a: tensor<16x16xf16>, %b: tensor<16x16xf16>, %n: i32, %p: i1) {
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    %z = arith.constant dense<0.000000e+00> : tensor<16x16xf32>
+    %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %z) -> (tensor<16x16xf32>)  : i32 {
+      %d = scf.if %p -> (tensor<16x16xf32>) {
+        %e = tt.dot %a, %b, %acc, inputPrecision = tf32 : tensor<16x16xf16> * tensor<16x16xf16> -> tensor<16x16xf32>
+        scf.yield %e : tensor<16x16xf32>
+      } else {
+        scf.yield %acc : tensor<16x16xf32>
+      }
+      scf.yield %d : tensor<16x16xf32>
+    }
+    tt.return
+  }
+}
+"""
+    m, res = apply(text, num_stages=3)
+    assert res.changed and m.first("scf.for").attributes.get("tt.num_stages") == 3, notes(res)

@@ -5,6 +5,7 @@ grid each one launches with). On a GPU: outputs of baseline and variant compared
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -16,16 +17,18 @@ from irlab.bridge import compile as bridge_compile
 from irlab.bridge.compile import CompileResult, compile_kernel
 from irlab.bridge.pass_runner import run_pass
 from irlab.bridge.variant_identity import variant_key
-from irlab.kernels.spec import TileConfig
+from irlab.kernels.spec import TileConfig, parameters
 from irlab.kernels import KERNELS
 from irlab.bridge.named_variants import PERSISTENT_TMA, PERSISTENT_TMA_FLATTEN, PERSISTENT_TMA_SPLIT, PERSISTENT_TMA_WS, PERSISTENT_TMA_WS_SPLIT, get_variant, resolve, variants_for
 from irlab.passkit.registry import make_pass
 from irlab.base.targets import Target
-from irlab.passkit.variant import PERSISTENT_MARKER, Insert, Launch, Variant, VariantError, is_persistent, launch_grid, persistent_grid
+from tests.kernels import launch_contract as lc
+from irlab.passkit.variant import PERSISTENT_MARKER, TILE_COUNT_ATTR, Insert, Launch, Variant, VariantError, is_persistent, launch_grid, persistent_grid, tile_count
 
 ROOT = Path(__file__).resolve().parent.parent
 GEMM = KERNELS["gemm_fp16"]
-MARKED = f"scf.for %t = %pid to %n step %p : i32 {{\n}} {{{PERSISTENT_MARKER}}}"
+# a loop over tiles as persistent-tiles marks it: cdiv(arg1, 1) tiles (the fakes below launch 1000)
+MARKED = f'scf.for %t = %pid to %n step %p : i32 {{\n}} {{{PERSISTENT_MARKER}, {TILE_COUNT_ATTR} = "cdiv(arg1, 1)"}}'
 
 
 def notes(res):
@@ -102,6 +105,223 @@ def test_kernels_it_does_not_fit_are_refused_unchanged(kernel, reason):
     assert "refused" in notes(res) and reason in notes(res), notes(res)
 
 
+# --- the launch contract: the program id picks the tile and nothing else -------------------------
+
+LIT = ROOT / "passes" / "tests" / "persistent-tiles"
+
+
+def lit_modules(path: Path) -> dict:
+    """The modules of a FileCheck file by kernel name, without the file's comment lines."""
+    out = {}
+    for part in path.read_text().split("// -----"):
+        lines = [x for x in part.splitlines() if not x.lstrip().startswith("//")]
+        text = "\n".join(lines).strip("\n") + "\n"
+        out[text.split("tt.func public @", 1)[1].split("(", 1)[0]] = text
+    return out
+
+
+def test_the_filecheck_inputs_are_what_triton_writes():
+    """The launch-contract FileCheck files hold Triton's own TTIR of tests/kernels/launch_contract.py
+    (on the installed Triton: run on 3.6 and 3.9, which write the same)."""
+    held = {**lit_modules(LIT / "extra_programs.mlir"), **lit_modules(LIT / "tile_copy_2d.mlir")}
+    specs = {lc.KEEPS.name: lc.KEEPS, **lc.BREAKS}
+    assert set(held) == set(specs)
+    for name, spec in specs.items():
+        assert compile_kernel(spec, "cuda:90").text("ttir", locations=False) == held[name], name
+
+
+@pytest.mark.parametrize("kernel, reason", [
+    ("copy_or_fill", "scf.if (line 10) branches on a value computed from the program id"),
+    ("copy_and_clear", "%18 = arith.cmpi (line 26) compares a value computed from the program id and is not a tile's "
+                       "bound"),
+    ("copy_grid_2d", "the program id is read along y"),
+    ("copy_num_programs", "the kernel reads tt.get_num_programs"),
+    ("copy_early_return", "the kernel returns early, at tt.return (line 18)"),
+])
+def test_kernels_whose_programs_work_outside_their_tiles_are_refused(kernel, reason):
+    text = compile_kernel(lc.BREAKS[kernel], "cuda:90").text("ttir", locations=False)
+    m, res = apply(text)
+    assert not res.changed and str(m) == text
+    assert "refused" in notes(res) and reason in notes(res), notes(res)
+
+
+def test_the_kernel_that_keeps_the_contract_loops_and_names_its_tile_count():
+    res = compile_kernel(lc.KEEPS, "cuda:90", variant=resolve("persistent-tiles", "cuda:90"))
+    ttir = res.asm["ttir"]
+    assert is_persistent(ttir) and f'{TILE_COUNT_ATTR} = "cdiv(arg2, 32) * cdiv(arg3, 64)"' in ttir
+    shape, cfg = lc.KEEPS.default_shape, lc.KEEPS.config()
+    tiles = -(-shape["M"] // 32) * -(-shape["N"] // 64)
+    p = lc.KEEPS.problem(shape, cfg)
+    values = [{**p.args, **p.constexprs}[name] for name, _ in parameters(lc.KEEPS.fn)]
+    assert res.launch_grid((tiles, 1, 1), num_sms=132, args=values) == (min(132, tiles), 1, 1)
+    for grid in ((tiles + 1, 1, 1), (tiles - 1, 1, 1), (tiles, 2, 1)):
+        with pytest.raises(VariantError, match="not one program per tile"):
+            res.launch_grid(grid, num_sms=132, args=values)
+
+
+# a tile-per-program kernel written by hand, and edits of it that each break one thing the pass proves
+BASE = """module {
+  tt.func public @copy(%x: !tt.ptr<f32> {tt.divisibility = 16 : i32}, %y: !tt.ptr<f32> {tt.divisibility = 16 : i32}, %n: i32 {tt.divisibility = 16 : i32}) {
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    %c1022 = arith.constant 1022 : i32
+    %c1023 = arith.constant 1023 : i32
+    %c1024 = arith.constant 1024 : i32
+    %zeros = arith.constant dense<0.000000e+00> : tensor<1024xf32>
+    %pid = tt.get_program_id x : i32
+    %sum = arith.addi %n, %c1023 : i32
+    %tiles = arith.divsi %sum, %c1024 : i32
+    %start = arith.muli %pid, %c1024 : i32
+    %range = tt.make_range {end = 1024 : i32, start = 0 : i32} : tensor<1024xi32>
+    %s = tt.splat %start : i32 -> tensor<1024xi32>
+    %offs = arith.addi %s, %range : tensor<1024xi32>
+    %nn = tt.splat %n : i32 -> tensor<1024xi32>
+    %mask = arith.cmpi slt, %offs, %nn : tensor<1024xi32>
+    %xb = tt.splat %x : !tt.ptr<f32> -> tensor<1024x!tt.ptr<f32>>
+    %xp = tt.addptr %xb, %offs : tensor<1024x!tt.ptr<f32>>, tensor<1024xi32>
+    %v = tt.load %xp, %mask : tensor<1024x!tt.ptr<f32>>
+    %yb = tt.splat %y : !tt.ptr<f32> -> tensor<1024x!tt.ptr<f32>>
+    %yp = tt.addptr %yb, %offs : tensor<1024x!tt.ptr<f32>>, tensor<1024xi32>
+    tt.store %yp, %v, %mask : tensor<1024x!tt.ptr<f32>>
+    tt.return
+  }
+}
+"""
+STORE = "    tt.store %yp, %v, %mask : tensor<1024x!tt.ptr<f32>>\n"
+
+
+def edited(old: str, new: str) -> str:
+    assert BASE.count(old) == 1, old
+    return BASE.replace(old, new)
+
+
+def before_store(lines: str, mask: str = "%mask", value: str = "%v") -> str:
+    return edited(STORE, lines + f"    tt.store %yp, {value}, {mask} : tensor<1024x!tt.ptr<f32>>\n")
+
+
+def test_the_hand_written_kernel_is_rewritten():
+    m, res = apply(BASE)
+    assert res.changed and res.verified, notes(res)
+    assert f'{TILE_COUNT_ATTR} = "cdiv(arg2, 1024)"' in str(m)
+    # the cdiv's operands in the other order are the same count
+    m, res = apply(edited("arith.addi %n, %c1023", "arith.addi %c1023, %n"))
+    assert res.changed and res.verified, notes(res)
+
+
+@pytest.mark.parametrize("text, reason", [
+    # the tile count must be the ceil-div (n + T-1) / T: a floor-divided count skips the last, partial tile
+    (edited("arith.addi %n, %c1023", "arith.addi %n, %c1022"), "does not compute cdiv(%n, 1024)"),
+    (edited("arith.addi %n, %c1023", "arith.addi %n, %c1024"), "does not compute cdiv(%n, 1024)"),
+    (edited("%tiles = arith.divsi %sum, %c1024", "%tiles = arith.divsi %n, %c1024"), "does not compute cdiv(%n, 1024)"),
+    (edited("%tiles = arith.divsi %sum, %c1024", "%tiles = arith.divui %sum, %c1024"),
+     "does not compute cdiv(%n, 1024)"),
+    # tiles that overlap or leave gaps: the start is not a multiple of the tile's size
+    (edited("%start = arith.muli %pid, %c1024", "%start = arith.muli %pid, %c1023"),
+     "the store's tile start %start along axis 0 is not a multiple of the tile size 1024"),
+    (edited("%start = arith.muli %pid, %c1024", "%start = arith.addi %pid, %c1024"),
+     "the store's tile start %start along axis 0 is not a multiple of the tile size 1024"),
+    # a mask keyed to the program id other than by the tile's bound
+    (before_store("    %lo = arith.cmpi sge, %offs, %nn : tensor<1024xi32>\n"
+                  "    %m2 = arith.andi %mask, %lo : tensor<1024xi1>\n", "%m2"),
+     "%lo = arith.cmpi (line 23) compares a value computed from the program id and is not a tile's bound"),
+    (before_store("    %g = arith.cmpi slt, %pid, %tiles : i32\n"
+                  "    %gs = tt.splat %g : i1 -> tensor<1024xi1>\n"
+                  "    %m2 = arith.andi %mask, %gs : tensor<1024xi1>\n", "%m2"),
+     "%g = arith.cmpi (line 23) compares a value computed from the program id and is not a tile's bound"),
+    (before_store("    %all = arith.cmpi slt, %range, %nn : tensor<1024xi32>\n"
+                  "    %m2 = arith.ori %mask, %all : tensor<1024xi1>\n", "%m2"),
+     "%m2 = arith.ori (line 24) computes with a mask that depends on the program id"),
+    (before_store("    %f = arith.uitofp %mask : tensor<1024xi1> to tensor<1024xf32>\n", value="%f"),
+     "%f = arith.uitofp (line 23) computes with a mask that depends on the program id"),
+    (before_store("    %pf = arith.sitofp %offs : tensor<1024xi32> to tensor<1024xf32>\n"
+                  "    %neg = arith.cmpf olt, %pf, %zeros : tensor<1024xf32>\n"
+                  "    %v2 = arith.select %neg, %zeros, %v : tensor<1024xi1>, tensor<1024xf32>\n", value="%v2"),
+     "%neg = arith.cmpf (line 24) compares a value computed from the program id as a float"),
+    (before_store("    %t1 = arith.trunci %start : i32 to i1\n"
+                  "    %ts = tt.splat %t1 : i1 -> tensor<1024xi1>\n"
+                  "    %m2 = arith.andi %mask, %ts : tensor<1024xi1>\n", "%m2"),
+     "%t1 = arith.trunci (line 23) makes a condition from the program id other than by a compare"),
+    # control flow keyed to the program id
+    (before_store("    scf.for %i = %c0 to %pid step %c1  : i32 {\n      scf.yield\n    }\n"),
+     "scf.for (line 23) runs a number of iterations computed from the program id"),
+    (before_store("    %g = arith.cmpi slt, %pid, %tiles : i32\n"
+                  "    scf.if %g {\n      tt.store %yp, %zeros, %mask : tensor<1024x!tt.ptr<f32>>\n    }\n"),
+     "scf.if (line 24) branches on a value computed from the program id"),
+    (before_store("    %ok = arith.cmpi slt, %offs, %nn : tensor<1024xi32>\n"
+                  "    %r = \"tt.reduce\"(%ok) <{axis = 0 : i32}> ({\n"
+                  "    ^bb0(%a: i1, %b: i1):\n      %o = arith.andi %a, %b : i1\n      tt.reduce.return %o : i1\n"
+                  "    }) : (tensor<1024xi1>) -> i1\n"
+                  "    %rs = tt.splat %r : i1 -> tensor<1024xi1>\n"
+                  "    %v2 = arith.select %rs, %v, %zeros : tensor<1024xi1>, tensor<1024xf32>\n", value="%v2"),
+     "(line 24) computes with a mask that depends on the program id"),
+    # a store whose tile is at other coordinates: the work of programs past the tile count
+    (before_store("    %past = arith.subi %pid, %tiles : i32\n"
+                  "    %start2 = arith.muli %past, %c1024 : i32\n"
+                  "    %s2 = tt.splat %start2 : i32 -> tensor<1024xi32>\n"
+                  "    %offs2 = arith.addi %s2, %range : tensor<1024xi32>\n"
+                  "    %mask2 = arith.cmpi slt, %offs2, %nn : tensor<1024xi32>\n"
+                  "    %zp = tt.addptr %xb, %offs2 : tensor<1024x!tt.ptr<f32>>, tensor<1024xi32>\n"
+                  "    tt.store %zp, %zeros, %mask2 : tensor<1024x!tt.ptr<f32>>\n"),
+     "the stores write tiles at different coordinates along axis 0 (%start vs %start2)"),
+    # an atomic keyed to the program id
+    (before_store("    %old = tt.atomic_rmw fadd, relaxed, gpu, %yp, %v, %mask : (tensor<1024x!tt.ptr<f32>>, "
+                  "tensor<1024xf32>, tensor<1024xi1>) -> tensor<1024xf32>\n"),
+     "%old = tt.atomic_rmw (line 23) reads global memory, writes global memory, synchronizes"),
+    # a tile count a launch cannot compute from the kernel's arguments
+    (edited("%sum = arith.addi %n, %c1023 : i32", "%ni = arith.maxsi %n, %c0 : i32\n"
+            "    %sum = arith.addi %ni, %c1023 : i32").replace("%nn = tt.splat %n :", "%nn = tt.splat %ni :"),
+     "the tile count's bound %ni is not computed from the kernel's arguments"),
+], ids=["floor-T-2", "floor-T", "no-addend", "unsigned", "start-1023", "start-add", "lower-bound",
+        "pid-guard", "ori", "mask-as-data", "cmpf", "trunci", "loop-bound", "branch", "reduce", "other-tile",
+        "atomic", "loaded-bound"])
+def test_what_the_pass_cannot_prove_is_refused(text, reason):
+    m, res = apply(text)
+    assert not res.changed and str(m) == text, notes(res)
+    assert "refused" in notes(res) and reason in notes(res), notes(res)
+
+
+def test_the_tile_count_expression():
+    assert tile_count("cdiv(arg3, 128) * cdiv(arg4, 128)", [0, 0, 0, 1000, 4096]) == 8 * 32
+    # division rounds toward zero, as arith.divsi does: cdiv of a negative extent is not negative tiles
+    assert tile_count("cdiv(arg0, 4)", [-3]) == 0 and tile_count("div((arg0 - 9), 4)", [0]) == -2
+    assert tile_count("cdiv((arg0 * arg1), 64)", [10, 13]) == 3
+    for expr, args, why in [("arg2", [1], "reads argument 2"), ("cdiv(arg0, 4)", ["*fp16"], "not an integer"),
+                            ("cdiv(arg0, 4)", [True], "not an integer"), ("cdiv(arg0, arg1)", [4, 0], "zero"),
+                            ("arg0 ** 2", [3], "not an expression"), ("__import__('os')", [], "not an expression"),
+                            ("cdiv(arg0)", [3], "not an expression"), ("(", [], "not an expression")]:
+        with pytest.raises(VariantError, match=re.escape(why)):
+            tile_count(expr, args)
+
+
+def test_a_persistent_launch_is_checked_against_the_tile_count():
+    sms = lambda: 132   # noqa: E731
+    assert launch_grid(PERSISTENT_TMA, (1000,), MARKED, sms, args=[None, 1000]) == (132, 1, 1)
+    for grid in ((1001, 1, 1), (999,), (1000, 2, 1), (1000, 1, 3)):
+        with pytest.raises(VariantError, match=r"not one program per tile \(cdiv\(arg1, 1\) = 1000, 1, 1\)"):
+            launch_grid(PERSISTENT_TMA, grid, MARKED, sms, args=[None, 1000])
+    with pytest.raises(VariantError, match="argument values"):
+        launch_grid(PERSISTENT_TMA, (1000,), MARKED, sms)
+    unmarked_count = MARKED.replace(f', {TILE_COUNT_ATTR} = "cdiv(arg1, 1)"', "")
+    assert is_persistent(unmarked_count)
+    with pytest.raises(VariantError, match="does not say how many"):
+        launch_grid(PERSISTENT_TMA, (1000,), unmarked_count, sms, args=[None, 1000])
+
+
+def test_the_launch_values_are_matched_to_the_kernels_own_arguments():
+    """A compile from source is launched with every parameter's value; its TTIR keeps the ones that
+    are not constexprs (or specialized to 1), in order: what the tile count's argN count."""
+    res = compile_kernel(GEMM, "cuda:90", config="128x128x64-w8", variant=PERSISTENT_TMA)
+    cfg = GEMM.config("128x128x64-w8")
+    values = gemm_values(cfg)
+    kept = res.kernel_arguments(values)
+    assert kept[3:6] == [4096, 4096, 4096] and len(kept) == 9   # M, N, K after the three pointers
+    assert res.launch_grid((1024, 1, 1), num_sms=132, args=values) == (132, 1, 1)
+    with pytest.raises(VariantError, match="not one program per tile"):
+        res.launch_grid((1024, 1, 1), num_sms=132, args=gemm_values(cfg, {"M": 4096, "N": 2048, "K": 64}))
+    with pytest.raises(VariantError, match="16 parameters"):
+        res.launch_grid((1024, 1, 1), num_sms=132, args=values[:-1])
+
+
 # --- the named variant, cross-compiled -----------------------------------------------------------
 
 @pytest.mark.parametrize("config", list(GEMM.configs))
@@ -117,8 +337,17 @@ def test_persistent_tma_compiles_every_gemm_config_for_hopper(config, variant):
     # descriptors are built once per program, before the loop over tiles
     assert ttir.rindex("tt.make_tensor_descriptor") < ttir.index("scf.for")
     assert "ttng.async_tma_copy_global_to_local" in res.asm["ttgir"]
-    assert res.launch_grid((1024, 1, 1), num_sms=132) == (132, 1, 1)
+    cfg = GEMM.config(config)
+    tiles = -(-4096 // cfg.meta["BLOCK_M"]) * -(-4096 // cfg.meta["BLOCK_N"])
+    assert res.launch_grid((tiles, 1, 1), num_sms=132, args=gemm_values(cfg)) == (min(132, tiles), 1, 1)
     assert res.summary()["launch"] == {"grid": "persistent", "applies": True}
+
+
+def gemm_values(cfg, shape=None):
+    """A launch's values for the GEMM (one per parameter, constexprs included; pointers as their types)."""
+    p = GEMM.problem(shape, cfg)
+    values = {**p.args, **p.constexprs}
+    return [values[name] for name, _ in parameters(GEMM.fn)]
 
 
 def test_a_refused_kernel_keeps_its_grid():
@@ -200,7 +429,7 @@ def test_launch_grid_applies_only_to_a_declared_and_transformed_kernel():
     assert launch_grid(PERSISTENT_TMA, (1024, 1, 1), "module {}", sms) == (1024, 1, 1)  # refused: no marker
     assert launch_grid(PERSISTENT_TMA, (1024, 1, 1), None, sms) == (1024, 1, 1)         # no TTIR (Gluon)
     assert not asked   # the SM count is asked only for a persistent launch
-    assert launch_grid(PERSISTENT_TMA, (1024, 1, 1), MARKED, sms) == (132, 1, 1) and asked
+    assert launch_grid(PERSISTENT_TMA, (1024, 1, 1), MARKED, sms, args=[None, 1024]) == (132, 1, 1) and asked
     # a path or a location naming the pass is no marker
     assert not is_persistent('loc("/x/passes/persistent_tiles.py":1:1) irlab.persistent_tiles_x')
 
@@ -232,7 +461,7 @@ class FakeSpec:
         return {"x": FakeTensor(64, 0)}
 
     def launch_call(self, inputs, shape, cfg, target=None):
-        return (1000, 1, 1), [inputs["x"], 7]
+        return (1000, 1, 1), [inputs["x"], 1000]
 
     def config(self, name=None):
         return TileConfig("c", {}, 4, 2)
@@ -257,7 +486,7 @@ class FakeLaunch:
         return dict(inputs)
 
     def launch_values(self, inputs):
-        return [inputs["x"]]
+        return [inputs["x"], 1000]
 
 
 @pytest.fixture
@@ -281,6 +510,34 @@ def test_the_timing_runner_launches_the_declared_grid(monkeypatch, sm_count, mar
     p = runner.prepare(cell, Entry("persistent-tma", variant_spec=PERSISTENT_TMA.to_json()))
     p.check_launch(p.workload.copies[0])
     assert res.compiled.grids == [expected]
+
+
+@pytest.mark.parametrize("captured", [False, True])
+def test_the_timing_runner_refuses_a_grid_other_than_the_tile_count(monkeypatch, sm_count, captured):
+    """A launcher whose grid is not one program per tile (here 1001 programs for cdiv(1000, 1)
+    tiles) gets the reason, never the persistent kernel on a grid it does not fit."""
+    from fakes.fake_cuda import FakeCuda, FakeTorch
+    from irlab.timing import gpu
+    from irlab.timing.plan import Cell, Entry
+
+    class Wider(FakeSpec):
+        def launch_call(self, inputs, shape, cfg, target=None):
+            return (1000, 1, 1), [inputs["x"], 999]
+
+    class WiderLaunch(FakeLaunch):
+        def launch_values(self, inputs):
+            return [inputs["x"], 999]
+    res = fake_result(PERSISTENT_TMA)
+    monkeypatch.setattr(gpu, "get", lambda name: Wider())
+    monkeypatch.setattr(gpu, "compile_kernel", lambda *a, **k: res)
+    monkeypatch.setattr(gpu, "is_launch_ref", lambda kernel: captured)
+    monkeypatch.setattr(gpu, "load_launch", lambda ref: WiderLaunch(res))
+    runner = gpu.GpuRunner(torch=FakeTorch(FakeCuda()))
+    entry = Entry("persistent-tma", variant_spec=PERSISTENT_TMA.to_json())
+    p = runner.prepare(Cell("t", "fake", {"N": 1}, "c", []), entry)
+    with pytest.raises(VariantError, match="not one program per tile"):
+        p.check_launch(p.workload.copies[0])
+    assert res.compiled.grids == []
 
 
 @pytest.mark.parametrize("marked, expected", [(True, (132, 1, 1)), (False, (1000, 1, 1))])
@@ -362,7 +619,7 @@ def test_persistent_tma_matches_the_baseline_on_the_gpu(config, mnk, variant):
         res = compile_or_xfail_warp_specialization(GEMM, target, v, shape=shape, config=cfg)
         inputs = GEMM.make_inputs(shape, "cuda", seed=3)          # C starts as NaN: unwritten tiles show
         grid, values = GEMM.launch_call(inputs, shape, cfg, target)
-        grids[v.name] = res.launch_grid(grid)
+        grids[v.name] = res.launch_grid(grid, args=values)
         res.compiled[grids[v.name]](*values)
         torch.cuda.synchronize()
         outs[v.name] = inputs["c"].clone()
@@ -379,6 +636,44 @@ def test_persistent_tma_matches_the_baseline_on_the_gpu(config, mnk, variant):
     # the same tiles, the same K order per tile: the fp32 accumulation should agree closely
     torch.testing.assert_close(var, base, rtol=2e-3, atol=2e-3)
     torch.testing.assert_close(var, ref, rtol=1e-2, atol=1e-1)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("spec", [lc.KEEPS, *lc.BREAKS.values()], ids=lambda s: s.name)
+def test_launch_contract_kernels_match_their_baseline_on_the_gpu(spec):
+    """persistent-tiles on the kernels of tests/kernels/launch_contract.py, each launched with its own
+    grid (cdiv(n, BLOCK) + 3 programs for those whose extra programs zero z, a 2-D grid for one):
+    the kernel that keeps the contract runs persistent and writes what the baseline writes; every
+    other one is refused, keeps its grid, and writes exactly the baseline's outputs, the extra
+    programs' zeros in z included."""
+    import torch
+    target = Target.parse(f"cuda:{''.join(map(str, torch.cuda.get_device_capability()))}")
+    variant = resolve("persistent-tiles", target.name)
+    shape, cfg = spec.default_shape, spec.config()
+    outs, grids, asked = {}, {}, {}
+    for v in (Variant.baseline(), variant):
+        res = compile_kernel(spec, target, variant=v, shape=shape, config=cfg)
+        inputs = spec.make_inputs(shape, "cuda", seed=3)
+        asked[v.name], values = spec.launch_call(inputs, shape, cfg, target)
+        grids[v.name] = res.launch_grid(asked[v.name], args=values)
+        res.compiled[grids[v.name]](*values)
+        torch.cuda.synchronize()
+        outs[v.name] = {k: t.clone() for k, t in spec.output_tensors(inputs).items()}
+        if v is variant:
+            transformed = is_persistent(res.asm["ttir"])
+            x = inputs["x"]
+    base, var = outs["baseline"], outs[variant.name]
+    assert torch.equal(base["y"], x), "the baseline itself does not copy x"
+    if spec is lc.KEEPS:
+        sms = torch.cuda.get_device_properties(0).multi_processor_count
+        assert transformed and grids[variant.name] == (min(sms, asked["baseline"][0]), 1, 1)
+    else:
+        assert not transformed, "persistent-tiles rewrote a kernel whose programs work outside their tiles"
+        assert grids[variant.name] == grids["baseline"] == asked["baseline"]
+        assert (base["z"] == 0).any() and (base["z"] == 7).any() or spec.name == "copy_grid_2d", \
+            "the extra programs did not zero part of z in the baseline: the test shows nothing"
+    for name in base:
+        assert torch.equal(var[name], base[name]), f"{name} differs from the baseline's"
 
 
 # --- the rewriter's move into a loop -------------------------------------------------------------

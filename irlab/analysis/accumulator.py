@@ -29,6 +29,7 @@ class StoredAccumulator:
     operand: str        # "a" or "b": which dot operand the tile is
     slot: int           # the accumulator's iter_arg index
     store: Operation    # the tt.store after the loop
+    chain: tuple = ()   # the elementwise ops from the loop's result to the store, in order
 
 
 def stored_accumulator(loop, tile: Value, through: tuple = EPILOGUE_OPS) -> StoredAccumulator:
@@ -48,14 +49,16 @@ def stored_accumulator(loop, tile: Value, through: tuple = EPILOGUE_OPS) -> Stor
     if yld.values[slot] is not dot.result or dot.result.users != [yld] or any(u is not dot for u in acc.users):
         raise Unmatched("the accumulator is used in the loop by more than the dot and the loop's yield")
     value = loop.results[slot]
+    chain = []
     for _ in range(_MAX_CHAIN):
         if len(value.users) != 1:
             raise Unmatched(f"the loop's accumulator {value.ref} has {len(value.users)} users after the loop")
         u = value.users[0]
         if u.name == "tt.store" and u.value is value:
-            return StoredAccumulator(dot, "a" if dot.a is tile else "b", slot, u)
+            return StoredAccumulator(dot, "a" if dot.a is tile else "b", slot, u, tuple(chain))
         if not (u.name in through and is_elementwise(u) and all(w is value or uniform(w) is not None
                                                                 for w in u.operands)):
             raise Unmatched(f"the accumulator reaches {describe(u)}, not only elementwise ops and a tt.store")
+        chain.append(u)
         value = u.result
     raise Unmatched("the accumulator's epilogue chain is too long")

@@ -129,6 +129,28 @@ def is_zero(value: Value) -> bool:
     return v is not None and float(v) == 0.0
 
 
+def float_constant(value: Value) -> float | None:
+    """The float a splat constant holds (``dense<-0.000000e+00>``, or ``tt.splat`` of a scalar
+    ``arith.constant``), its sign kept; None for anything else."""
+    t = value.type
+    elem = t.element if isinstance(t, TensorType) else t
+    if not getattr(elem, "is_float", False):
+        return None
+    d = value.defining_op
+    if d is not None and d.name == "tt.splat":
+        value, d = d.src, d.src.defining_op
+    if d is None or d.name != "arith.constant":
+        return None
+    v = constant_value(d)
+    v = getattr(v, "splat", v)
+    if isinstance(v, bool) or not isinstance(v, (int, float, str)):
+        return None
+    try:
+        return float(v)
+    except ValueError:
+        return None
+
+
 def strip_broadcast(value: Value) -> Value:
     d = value.defining_op
     while d is not None and d.name == "tt.broadcast":

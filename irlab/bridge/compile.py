@@ -60,13 +60,30 @@ class CompileResult:
     def variant_key(self) -> str:
         return variant_key(self.variant)
 
-    def launch_grid(self, grid, num_sms=None) -> tuple:
-        """The grid to launch this compile with, given the grid the kernel's own launcher computes:
-        what the variant's :class:`irlab.passkit.variant.Launch` asks for, by
-        :func:`irlab.passkit.variant.launch_grid` (every irlab launcher goes through here). ``num_sms``
-        defaults to the current CUDA device's SM count, asked only for a persistent launch."""
+    def launch_grid(self, grid, num_sms=None, args=None) -> tuple:
+        """The grid to launch this compile with, given the grid the kernel's own launcher computes
+        and the values it launches with (``args``, as given to ``compiled[grid](*args)``): what the
+        variant's :class:`irlab.passkit.variant.Launch` asks for, by :func:`irlab.passkit.variant.launch_grid`
+        (every irlab launcher goes through here), which checks a persistent kernel's grid against
+        its tile count for these values. ``num_sms`` defaults to the current CUDA device's SM
+        count, asked only for a persistent launch."""
         return launch_grid(self.variant, grid, self.asm.get("ttir"),
-                           num_sms if num_sms is not None else device_sm_count)
+                           num_sms if num_sms is not None else device_sm_count,
+                           self.kernel_arguments(args) if args is not None else None)
+
+    def kernel_arguments(self, values) -> list:
+        """The values of the compiled kernel's own (TTIR) arguments among a launch's ``values``: a
+        kernel compiled from source is launched with a value per parameter, constexprs included,
+        and its TTIR function keeps the others, in order; one recompiled from IR takes its TTIR
+        function's arguments alone."""
+        values = list(values)
+        if self.specialization is None:
+            return values
+        types = list(self.specialization.signature.values())
+        if len(values) != len(types):
+            raise VariantError(f"the launch gives {len(values)} values for the {len(types)} parameters of "
+                               f"{self.kernel}")
+        return [v for v, t in zip(values, types) if t != "constexpr"]
 
     @property
     def tools(self):

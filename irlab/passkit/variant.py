@@ -16,7 +16,10 @@ unless it is ``optional``: a variant never silently degrades to the baseline.
 ``Launch(grid="persistent")`` changes how the kernel is launched rather than how it is compiled:
 a pass that turns a tile-per-program kernel into a persistent one (``persistent-tiles``) needs a
 grid of one program per SM. Every irlab launcher asks :func:`launch_grid` for the grid (through
-``CompileResult.launch_grid``), so none can forget it.
+``CompileResult.launch_grid``), so none can forget it; it gives the launch's argument values too,
+so that the grid the launcher computed is checked against the tile count the kernel computes (the
+persistent kernel runs exactly the tiles ``0 .. num_tiles-1``, which is the old kernel only when
+it was launched on one program per tile).
 
 A variant is plain data: it names passes but does not load them. The bridge checks it against
 the registered passes and hashes it (:func:`irlab.bridge.variant_identity.variant_key`: the edits, the
@@ -24,6 +27,8 @@ source of every Python pass it runs and irlab's version), which is its cache ide
 """
 from __future__ import annotations
 
+import ast
+import operator
 import re
 from dataclasses import dataclass
 
@@ -111,6 +116,10 @@ class Insert:
 # compiled TTIR to know that the kernel loops over its tiles (a kernel the pass refused has none)
 PERSISTENT_MARKER = "irlab.persistent_tiles"
 _MARKED = re.compile(r"[{,]\s*" + re.escape(PERSISTENT_MARKER) + r"\s*[,}]")
+# beside it, the tile count the loop runs to as an expression of the kernel's arguments (``argN``
+# the N-th argument of its TTIR function): ``irlab.tile_count = "cdiv(arg3, 128) * cdiv(arg4, 128)"``
+TILE_COUNT_ATTR = "irlab.tile_count"
+_TILE_COUNT = re.compile(re.escape(TILE_COUNT_ATTR) + r'\s*=\s*"([^"]*)"')
 
 LAUNCH_GRIDS = {"persistent": "(min(#SMs, grid x), 1, 1) when the compiled kernel loops over its tiles "
                               "(persistent-tiles), else the kernel's own grid"}
@@ -146,16 +155,81 @@ def persistent_grid(grid, num_sms: int) -> tuple:
     return (min(num_sms, x), 1, 1)
 
 
-def launch_grid(variant: "Variant", grid, ttir: str | None, num_sms) -> tuple:
+def launch_grid(variant: "Variant", grid, ttir: str | None, num_sms, args=None) -> tuple:
     """The grid to launch ``variant``'s compiled kernel with, given the grid its launcher computed for
-    the tile-per-program kernel and the compiled TTIR: ``grid`` itself unless the variant declares
-    ``Launch(grid="persistent")`` and the TTIR shows the kernel loops over its tiles; then
-    :func:`persistent_grid`. ``num_sms`` is the SM count or a function that returns it (asked only
-    when needed: a CPU-only caller never has to)."""
+    the tile-per-program kernel, the compiled TTIR and the values of the TTIR function's arguments
+    (``args``, in order): ``grid`` itself unless the variant declares ``Launch(grid="persistent")``
+    and the TTIR shows the kernel loops over its tiles; then :func:`persistent_grid`, after checking
+    that ``grid`` is ``(tile count, 1, 1)`` for these arguments (:func:`check_tile_grid`).
+    ``num_sms`` is the SM count or a function that returns it (asked only when needed: a CPU-only
+    caller never has to)."""
     launch = variant.launch
     if launch is None or not is_persistent(ttir):
         return grid
+    check_tile_grid(grid, ttir, args)
     return persistent_grid(grid, num_sms() if callable(num_sms) else num_sms)
+
+
+def check_tile_grid(grid, ttir: str, args) -> None:
+    """Raise :class:`VariantError` unless ``grid`` is ``(n, 1, 1)`` with ``n`` the tile count the
+    persistent kernel loops to, for the argument values ``args``. The loop runs exactly the tiles
+    ``0 .. n-1``: with more programs the old kernel's extra ones ran (whatever they did is gone),
+    with fewer it left tiles alone that the loop computes, and programs along y or z repeated work
+    the loop does once."""
+    m = _TILE_COUNT.search(ttir or "")
+    if m is None:
+        raise VariantError(f"the compiled kernel loops over its tiles but does not say how many "
+                           f"({TILE_COUNT_ATTR} is missing): its launch grid cannot be checked")
+    if args is None:
+        raise VariantError("a persistent launch is checked against the kernel's tile count: the launcher must give "
+                           "the kernel's argument values")
+    expr = m.group(1)
+    count = tile_count(expr, args)
+    g = _grid_tuple(grid)
+    if g != (count, 1, 1):
+        raise VariantError(f"the launch grid {g} is not one program per tile ({expr} = {count}, 1, 1): the "
+                           "persistent kernel computes exactly the tiles 0 .. num_tiles-1, so launched on this grid it "
+                           "would not do what the tile-per-program kernel does")
+
+
+def tile_count(expr: str, args) -> int:
+    """The value of a tile-count expression (``cdiv(arg3, 128) * cdiv(arg4, 128)``: ``argN``,
+    integers, ``+ - *``, ``div`` and ``cdiv`` as the kernel's ``arith.divsi`` computes them, rounding
+    toward zero) for the argument values ``args``."""
+    def value(node):
+        if isinstance(node, ast.Constant) and type(node.value) is int:
+            return node.value
+        if isinstance(node, ast.Name) and re.fullmatch(r"arg\d+", node.id):
+            i = int(node.id[3:])
+            if i >= len(args):
+                raise VariantError(f"the tile count {expr!r} reads argument {i}, but the launch gives {len(args)}")
+            v = args[i]
+            if type(v) is not int:
+                raise VariantError(f"the tile count {expr!r} reads argument {i}, which is {v!r}, not an integer")
+            return v
+        if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
+            return _BINOPS[type(node.op)](value(node.left), value(node.right))
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("div", "cdiv") \
+                and len(node.args) == 2 and not node.keywords:
+            a, b = value(node.args[0]), value(node.args[1])
+            if b == 0:
+                raise VariantError(f"the tile count {expr!r} divides by zero for these arguments")
+            return _div(a + b - 1, b) if node.func.id == "cdiv" else _div(a, b)
+        raise VariantError(f"the tile count {expr!r} is not an expression irlab evaluates")
+    try:
+        tree = ast.parse(expr, mode="eval")
+    except SyntaxError:
+        raise VariantError(f"the tile count {expr!r} is not an expression irlab evaluates") from None
+    return value(tree.body)
+
+
+def _div(a: int, b: int) -> int:
+    """Integer division rounding toward zero, as ``arith.divsi`` does."""
+    q = abs(a) // abs(b)
+    return q if (a < 0) == (b < 0) else -q
+
+
+_BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul}
 
 
 def is_persistent(ttir: str | None) -> bool:

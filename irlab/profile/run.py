@@ -92,7 +92,7 @@ class Subject:
             cfg = config if config is not None and not isinstance(config, str) else self.spec.config(config)
             inputs = self.spec.make_inputs(self.shape, "cuda", seed=1)
             grid, values = self.spec.launch_call(inputs, self.shape, cfg, self.target)   # matched by name
-        grid = result.launch_grid(grid)   # the variant's declared grid (a persistent kernel: one program per SM)
+        grid = result.launch_grid(grid, args=values)   # the variant's declared grid (persistent: one program per SM)
         return lambda: compiled[grid](*values)
 
 

@@ -9,9 +9,9 @@ tensors whose values a variant must not change (public as ``irlab.region`` and `
 
 Outside irlab both do nothing (no import of torch, no GPU work, no synchronization), so a script
 keeps them. Under ``irlab run`` / ``irlab ab-model`` a recorder installed by the runner
-(:mod:`irlab.bridge.program`) times each entry of a region and saves each checked tensor; the
+(:mod:`irlab.program.runner`) times each entry of a region and saves each checked tensor; the
 model-level A/B compares the arms' region times and checked tensors. Under ``irlab capture`` the
-capture's recorder (:mod:`irlab.bridge.capture`) counts each region's entries and, profiling,
+capture's recorder (:mod:`irlab.program.capture`) counts each region's entries and, profiling,
 files the kernels each entry launched under it, so that ``irlab top`` ranks the region's kernels
 rather than the program's set-up; it passes every mark on to a recorder installed before it.
 
@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import contextlib
 
-_recorder = None   # set by irlab.bridge.program while a program runs under irlab
+_recorder = None   # set by irlab.program.runner while a program runs under irlab
 
 
 def install(recorder) -> object:

@@ -207,7 +207,7 @@ class GpuRunner:
 
         def bind(inp):
             grid, values = spec.launch_call(inp, shape, cfg, self.target)   # matched to the parameters by name
-            grid = res.launch_grid(grid)   # the variant's declared grid (a persistent kernel: one program per SM)
+            grid = res.launch_grid(grid, args=values)   # the variant's declared grid (persistent: one program per SM)
             return lambda: compiled[grid](*values)
 
         info = {"kind": "triton", "variant": variant.name, "variant_key": res.variant_key, "config": cfg.name,
@@ -225,11 +225,12 @@ class GpuRunner:
         variant = Variant.from_json(entry.variant_spec) if entry.variant_spec else \
             get_variant(entry.variant or "baseline", self.target)
         res = launch.recompile(self.target, variant)
-        compiled, grid = res.compiled, res.launch_grid(launch.grid)
+        compiled = res.compiled
         workload = self._workload(cell, dict(cell.shape), lambda: launch.make_inputs("cuda", seed=1), launch.tensors)
 
         def bind(inp):
             values = launch.launch_values(inp)
+            grid = res.launch_grid(launch.grid, args=values)   # checked against the values it launches with
             return lambda: compiled[grid](*values)
         info = {"kind": "captured launch", "variant": variant.name, "variant_key": res.variant_key,
                 "binary_sha256": res.binary_sha256, "shared": res.metadata.get("shared"),

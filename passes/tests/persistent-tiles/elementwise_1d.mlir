@@ -28,9 +28,9 @@ module {
     // CHECK: tt.load
     // CHECK: tt.store
     // CHECK-NEXT: scf.yield
-    // CHECK-NEXT: } {irlab.persistent_tiles}
+    // CHECK-NEXT: } {irlab.persistent_tiles, irlab.tile_count = "cdiv(arg2, 1024)"}
     // CHECK-NEXT: tt.return
-    // FLATTEN: } {irlab.persistent_tiles, tt.flatten}
+    // FLATTEN: } {irlab.persistent_tiles, irlab.tile_count = "cdiv(arg2, 1024)", tt.flatten}
     %range = tt.make_range {end = 1024 : i32, start = 0 : i32} : tensor<1024xi32>
     %s = tt.splat %start : i32 -> tensor<1024xi32>
     %offs = arith.addi %s, %range : tensor<1024xi32>

@@ -23,7 +23,7 @@
 // CHECK: tt.dot
 // CHECK: tt.store
 // CHECK-NEXT: scf.yield
-// CHECK-NEXT: } {irlab.persistent_tiles}
+// CHECK-NEXT: } {irlab.persistent_tiles, irlab.tile_count = "cdiv(arg3, 64) * cdiv(arg4, 64)"}
 // CHECK-NEXT: tt.return
 
 // the descriptors are built once, before the loop over tiles; loads and store use them inside it
@@ -33,7 +33,7 @@
 // TMA: tt.descriptor_load
 // TMA: tt.descriptor_load
 // TMA: tt.descriptor_store
-// TMA: } {irlab.persistent_tiles}
+// TMA: } {irlab.persistent_tiles, irlab.tile_count = "cdiv(arg3, 64) * cdiv(arg4, 64)"}
 
 module {
   tt.func public @matmul_kernel(%arg0: !tt.ptr<f16> {tt.divisibility = 16 : i32}, %arg1: !tt.ptr<f16> {tt.divisibility = 16 : i32}, %arg2: !tt.ptr<f16> {tt.divisibility = 16 : i32}, %arg3: i32 {tt.divisibility = 16 : i32}, %arg4: i32 {tt.divisibility = 16 : i32}, %arg5: i32 {tt.divisibility = 16 : i32}, %arg6: i32 {tt.divisibility = 16 : i32}, %arg7: i32 {tt.divisibility = 16 : i32}, %arg8: i32 {tt.divisibility = 16 : i32}) attributes {noinline = false} {

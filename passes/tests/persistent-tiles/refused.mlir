@@ -36,7 +36,7 @@ module {
     %c1023 = arith.constant 1023 : i32
     %c1024 = arith.constant 1024 : i32
     %pid = tt.get_program_id x : i32
-    // CHECK: refused.mlir:[[# @LINE + 1]]:5: note: refused: the kernel reads the program id 2 times
+    // CHECK: refused.mlir:[[# @LINE + 1]]:5: note: refused: the program id is read along y; only a 1-D grid (axis x) is handled
     %pid_y = tt.get_program_id y : i32
     %ky = arith.muli %pid_y, %c1024 : i32
     %sum = arith.addi %n, %c1023 : i32
