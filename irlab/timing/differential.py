@@ -63,7 +63,8 @@ class Group:
     kernel: str
     config: str
     shape: dict
-    variants: tuple          # (label, variant ref) pairs; the first is the baseline
+    variants: tuple          # (label, variant ref) pairs, the first the baseline; a third item runs that
+                             # variant on another captured launch of the same arguments (other compile options)
 
     @property
     def key(self) -> str:
@@ -197,20 +198,20 @@ def run_group(group: Group, out: Path, cache_dir: str | None) -> int:
     cell = Cell("verify", group.kernel, dict(group.shape), group.config, [])
     done = done_labels(out)
     base = None
-    for label, ref in group.variants:
+    for label, ref, *other_launch in group.variants:
         if label in done and label != "baseline":
             continue
         row = {"group": group.key, "kernel": group.kernel, "config": group.config, "shape": group.shape,
                "variant": label}
         try:
             variant = resolve(ref, target)
-            entry = Entry(label, variant_spec=variant.to_json())
+            entry = Entry(label, variant_spec=variant.to_json(), kernel=other_launch[0] if other_launch else None)
             p = runner.prepare(cell, entry)
         except Exception as e:   # the pass's IR rejected, or no binary: recorded, never fatal
             row.update(verdict="no variant", reason=_short(e))
             if label == "baseline":    # nothing to compare with: every variant says so
                 append_record(out, {**row, "verdict": "baseline failed"})
-                for other, _ in group.variants[1:]:
+                for other, *_ in group.variants[1:]:
                     if other not in done:
                         append_record(out, {**row, "variant": other, "verdict": "no baseline",
                                       "reason": "the baseline did not build or run"})
