@@ -254,7 +254,8 @@ class ModelSearch:
                 renamed = [Variant(_name(n), v.edits, v.description) for n, v in zip(names, variants)]
                 tile = TileConfig(config, {}, *k["configs_full"][config])
                 search = Search(info["ref"], self.target, [{}], [tile], renamed, self.out / "static" / f"{i:02d}-{config}",
-                                name="irlab search-model", workers=self.workers, log=lambda m: None)
+                                name="static", workers=self.workers,
+                                log=lambda m, c=config: self.log(f"static {c}: {m.strip().removeprefix('static: ')}"))
                 got = search.static(resume=self.resume)
                 for name, rec in zip(names, got):
                     label = name if config == k["captured"] else f"{name}@{config}"
