@@ -214,3 +214,16 @@ def test_a_kernel_whose_arguments_allow_it_is_verified_on_a_remainder_too(tmp_pa
     groups = launch_groups(hot, ["optimize-epilogue"], tmp_path / "work", notes)
     assert [g.shape for g in groups] == [{}, {"n": 4083, "kdim": 499}] and not notes
     assert all(g.variants == (("baseline", "baseline"), ("optimize-epilogue", "optimize-epilogue")) for g in groups)
+
+
+@pytest.mark.gpu
+def test_verify_a_capture_on_the_gpu(tmp_path):
+    """Every built-in pass on the three hottest kernels of the Triton-GEMM capture, replayed for real
+    on an sm_90 GPU: no MISMATCH."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("IRLAB_VERIFY")}
+    r = subprocess.run([sys.executable, "-m", "irlab", "verify", "--kernel", str(CAPTURE), "--top", "3", "--out",
+                        str(tmp_path / "v")], capture_output=True, text=True, cwd=ROOT, env=env)
+    assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-2000:]
+    rows = json.loads((tmp_path / "v" / "results.json").read_text())["rows"]
+    assert {x["verdict"] for x in rows if x["variant"] != "baseline"} <= {"identical", "close", "same binary",
+                                                                         "no variant"}

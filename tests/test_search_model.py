@@ -245,3 +245,25 @@ def test_only_an_interval_wholly_beyond_the_a_a_floor_wins(ci, wins):
             "verdict": "faster" if called else "no difference called"}}}}
     row = _timing_rows(cell)["v"]
     assert row["wins"] is wins and row["aa_floor"] == 0.004
+
+
+@pytest.mark.gpu
+def test_search_model_on_the_gpu(tmp_path):
+    """On an sm_90 GPU (the capture's): the two hottest kernels of the Triton-GEMM capture with two
+    variants at their captured configs and neighbours, verified and timed for real; the search
+    completes, every candidate says how far it got, and a choice is made only where its interval
+    clears the A/A floor."""
+    run = ROOT / "tests" / "data" / "captures" / "llama2-h100-triton-gemms"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("IRLAB_VERIFY", "IRLAB_TIMING", "IRLAB_FAKE"))}
+    r = subprocess.run([sys.executable, "-m", "irlab", "search-model", str(run), "--top", "2", "--configs",
+                        "neighbours", "--variants", "optimize-epilogue,loop-attributes:num_stages=2",
+                        "--out", str(tmp_path / "sm")], capture_output=True, text=True, cwd=ROOT, env=env)
+    assert r.returncode == 0, r.stderr[-4000:]
+    data = json.loads((tmp_path / "sm" / "search_model.json").read_text())
+    assert data["complete"] and len(data["kernels"]) == 2
+    for k in data["kernels"]:
+        assert k["counts"]["tried"] >= 2 and all(c["state"] and c["why"] is not None for c in k["candidates"])
+        if k["choice"]:
+            best = k["best"]
+            assert best["label"] == k["choice"] and best["ci95"][1] < 1 - k["aa_floor"]
+    assert (tmp_path / "sm" / "mixed-variant.json").exists() == any(k["choice"] for k in data["kernels"])
