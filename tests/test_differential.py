@@ -107,3 +107,123 @@ def test_the_run_survives_a_dying_child_records_every_verdict_and_resumes(tmp_pa
     assert run().returncode == 2                       # an earlier run's results are never overwritten
     r = run("--resume")                                # nothing left to do: the same verdicts again
     assert r.returncode == 1 and len(json.loads((tmp_path / "results.json").read_text())["rows"]) == len(rows)
+
+
+# ------------------------------------------------------------------------------------------------
+# verify --kernel RUN: a program's captured launches
+
+CAPTURE = ROOT / "tests" / "data" / "captures" / "llama2-h100-triton-gemms"
+FAKE = {"IRLAB_VERIFY_RUNNER": "tests.fakes.fake_verify_runner:FakeVerifyRunner", "IRLAB_VERIFY_TARGET": "cuda:90",
+        "IRLAB_PASS_PATH": TEST_PASSES}
+
+
+def test_verify_a_capture_checks_every_pass_on_each_hot_kernel_s_captured_launch(tmp_path):
+    """The two hottest kernels of the capture (as irlab top ranks them), every pass on each one's
+    captured launch; the stand-in's launch outputs hold a NaN in the same place in every run,
+    which is no difference, and square-output's wrong output is the only MISMATCH."""
+    from irlab.program.hot import hot_kernels
+    log = tmp_path / "checks.jsonl"
+    r = subprocess.run([sys.executable, "-m", "irlab", "verify", "--kernel", str(CAPTURE), "--top", "2",
+                        "--pass", "square-output", "--pass", "optimize-epilogue", "--pass", "cancel-transposes",
+                        "--out", str(tmp_path / "v")], capture_output=True, text=True, cwd=ROOT,
+                       env={**os.environ, **FAKE, "IRLAB_FAKE_VERIFY": json.dumps({"log": str(log)})})
+    assert r.returncode == 1, r.stderr[-3000:]
+    assert "Traceback" not in r.stderr and "2 kernel(s): the 2 hottest of 18 kernels" in r.stderr
+    hot = [k.ref for k in hot_kernels(CAPTURE.resolve(), top=2).kernels]
+    ran = [json.loads(line) for line in log.read_text().splitlines()]
+    assert sorted({x["kernel"] for x in ran}) == sorted(hot)
+    rows = json.loads((tmp_path / "v" / "results.json").read_text())["rows"]
+    got = {(x["kernel"], x["variant"]): x["verdict"] for x in rows}
+    for ref in hot:
+        assert got[(ref, "square-output")] == "MISMATCH"
+        assert got[(ref, "cancel-transposes")] == "identical"      # the NaN in the same place: no difference
+        assert got[(ref, "optimize-epilogue")] == "same binary"
+    readme = (tmp_path / "v" / "README.md").read_text()
+    assert "2 MISMATCH" in readme and "verified on its captured arguments only" in readme
+    assert "out: relative difference 3 exceeds 1e-05" in readme
+
+
+def test_verify_list_of_a_capture_needs_no_gpu_and_writes_nothing(tmp_path):
+    r = subprocess.run([sys.executable, "-m", "irlab", "verify", "--list", "--kernel", str(CAPTURE), "--top", "1",
+                        "--pass", "optimize-epilogue", "--out", str(tmp_path / "v")],
+                       capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 0, r.stderr
+    assert "triton_tem_fused_mm_t_view_7" in r.stdout and ": baseline, optimize-epilogue" in r.stdout
+    assert not (tmp_path / "v").exists()
+
+
+BOUNDS_TTIR = """module {
+  tt.func public @k(%x: !tt.ptr<f32> {tt.divisibility = 16 : i32}, %n: i32, %m: i32 {tt.divisibility = 16 : i32},
+                    %s: i32, %u: i32, %kdim: i32) {
+    %0 = tt.make_range {end = 128 : i32, start = 0 : i32} : tensor<128xi32>
+    %1 = tt.splat %n : i32 -> tensor<128xi32>
+    %2 = arith.cmpi slt, %0, %1 : tensor<128xi32>
+    %3 = arith.muli %s, %m : i32
+    %c0 = arith.constant 0 : i32
+    %c16 = arith.constant 16 : i32
+    scf.for %i = %c0 to %kdim step %c16 : i32 {
+      scf.yield
+    }
+    tt.return
+  }
+}
+"""
+
+
+def _synthetic_capture(tmp_path: Path) -> Path:
+    """A capture run of one kernel folder (no profile) whose TTIR is BOUNDS_TTIR."""
+    run = tmp_path / "run"
+    folder = run / "k.cuda-90.w4s1.0123456789"
+    folder.mkdir(parents=True)
+    (run / "index.json").write_text("[]")
+    (folder / "k.ttir").write_text(BOUNDS_TTIR)
+    (folder / "metadata.json").write_text(json.dumps({"kernel": "k", "target": "cuda:90",
+                                                      "stages": {"ttir": {"file": "k.ttir"}},
+                                                      "triton_metadata": {"num_warps": 4, "num_stages": 1}}))
+    args = {"x": {"type": "tensor", "dtype": "torch.float32", "shape": [4096], "stride": [1]},
+            **{name: {"type": "int", "value": v} for name, v in (("n", 4096), ("m", 64), ("s", 4096), ("u", 99),
+                                                                   ("kdim", 512))}}
+    (folder / "launches.jsonl").write_text(json.dumps({"grid": [32, 1, 1], "args": args, "purpose": "program",
+                                                       "count": 3}) + "\n")
+    return run
+
+
+def test_only_arguments_that_only_bound_get_a_remainder(tmp_path):
+    """n (a mask bound) and kdim (a loop's upper bound) take a smaller odd value; m (specialized as
+    a multiple of 16), s (a factor in arithmetic) and u (unused) keep theirs, each with why."""
+    from irlab.program.derived import bound_arguments, write_derived
+    from irlab.program.launches import load
+    launch = load(str(_synthetic_capture(tmp_path) / "k.cuda-90.w4s1.0123456789"))
+    values, why = bound_arguments(launch)
+    assert values == {"n": 4083, "kdim": 499}
+    assert [w.split(":")[0] for w in why] == ["m", "s", "u"]
+    assert "multiples of 16" in why[0] and "arithmetic" in why[1] and "unused" in why[2]
+    derived = load(write_derived(launch, tmp_path / "d", values=values, options={"num_warps": 8}))
+    assert {a.name: a.value for a in derived.args if not a.is_tensor} == {"n": 4083, "m": 64, "s": 4096, "u": 99,
+                                                                          "kdim": 499}
+    assert derived.options["num_warps"] == 8 and derived.grid == launch.grid and derived.ttir == launch.ttir
+
+
+def test_a_kernel_whose_arguments_allow_it_is_verified_on_a_remainder_too(tmp_path):
+    from irlab.program.hot import hot_kernels
+    from irlab.timing.launch_verify import launch_groups
+    run = _synthetic_capture(tmp_path)
+    hot = hot_kernels(run)
+    assert "no profile" in hot.rule and [k.kernel for k in hot.kernels] == ["k"]
+    notes = []
+    groups = launch_groups(hot, ["optimize-epilogue"], tmp_path / "work", notes)
+    assert [g.shape for g in groups] == [{}, {"n": 4083, "kdim": 499}] and not notes
+    assert all(g.variants == (("baseline", "baseline"), ("optimize-epilogue", "optimize-epilogue")) for g in groups)
+
+
+@pytest.mark.gpu
+def test_verify_a_capture_on_the_gpu(tmp_path):
+    """Every built-in pass on the three hottest kernels of the Triton-GEMM capture, replayed for real
+    on an sm_90 GPU: no MISMATCH."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("IRLAB_VERIFY")}
+    r = subprocess.run([sys.executable, "-m", "irlab", "verify", "--kernel", str(CAPTURE), "--top", "3", "--out",
+                        str(tmp_path / "v")], capture_output=True, text=True, cwd=ROOT, env=env)
+    assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-2000:]
+    rows = json.loads((tmp_path / "v" / "results.json").read_text())["rows"]
+    assert {x["verdict"] for x in rows if x["variant"] != "baseline"} <= {"identical", "close", "same binary",
+                                                                         "no variant"}

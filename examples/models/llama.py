@@ -37,7 +37,8 @@ CPU that launches):
     python -m irlab ab-model --variant optimize-epilogue -- examples/models/llama.py \
         --triton-gemms --steps 8 --batch 16 --seq 1024
 
-``--mode default`` compiles without autotuning (no GEMM templates: cuBLAS).
+``--mode default`` compiles without autotuning (no GEMM templates: cuBLAS). Without a GPU,
+``--device cpu --mode eager --tiny`` runs the same program on a tiny config (nothing is compiled).
 """
 import argparse
 
@@ -47,29 +48,38 @@ from transformers import LlamaConfig, LlamaForCausalLM
 import irlab
 
 parser = argparse.ArgumentParser()
-parser.add_argument("--mode", default="max-autotune-no-cudagraphs", help="torch.compile mode")
+parser.add_argument("--mode", default="max-autotune-no-cudagraphs", help="torch.compile mode, or eager (no compile)")
 parser.add_argument("--triton-gemms", action="store_true",
                     help="GEMMs as Triton templates only (max_autotune_gemm_backends = TRITON), not cuBLAS")
 parser.add_argument("--steps", type=int, default=3, help="calls of the compiled model (the first compiles)")
 parser.add_argument("--batch", type=int, default=4, help="sequences per call")
 parser.add_argument("--seq", type=int, default=512, help="tokens per sequence")
+parser.add_argument("--device", default="cuda", help="cuda, or cpu (with --mode eager: a check without a GPU)")
+parser.add_argument("--tiny", action="store_true", help="a tiny config (a check of the program, not a workload)")
 args = parser.parse_args()
 mode = args.mode
 if args.triton_gemms:
     import torch._inductor.config as inductor_config
     inductor_config.max_autotune_gemm_backends = "TRITON"
 
-config = LlamaConfig(vocab_size=8192, hidden_size=1024, intermediate_size=2816, num_hidden_layers=2,
-                     num_attention_heads=8, num_key_value_heads=8, max_position_embeddings=1024)
+if args.tiny:
+    config = LlamaConfig(vocab_size=512, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                         num_attention_heads=4, num_key_value_heads=4, max_position_embeddings=128)
+else:
+    config = LlamaConfig(vocab_size=8192, hidden_size=1024, intermediate_size=2816, num_hidden_layers=2,
+                         num_attention_heads=8, num_key_value_heads=8, max_position_embeddings=1024)
 torch.manual_seed(0)
-model = LlamaForCausalLM(config).to(device="cuda", dtype=torch.bfloat16).eval()
-compiled = torch.compile(model, mode=mode)
-ids = torch.randint(0, config.vocab_size, (args.batch, args.seq), device="cuda")
+dtype = torch.bfloat16 if args.device == "cuda" else torch.float32
+model = LlamaForCausalLM(config).to(device=args.device, dtype=dtype).eval()
+compiled = model if mode == "eager" else torch.compile(model, mode=mode)
+ids = torch.randint(0, config.vocab_size, (args.batch, min(args.seq, config.max_position_embeddings)),
+                    device=args.device)
 with torch.no_grad():
     for _ in range(args.steps):
         with irlab.region("step"):
             logits = compiled(ids).logits
-torch.cuda.synchronize()
+if args.device == "cuda":
+    torch.cuda.synchronize()
 irlab.check("logits", logits)
-print(f"2-layer Llama, batch {args.batch} x {args.seq} tokens ({mode}{', Triton GEMMs' if args.triton_gemms else ''}): "
+print(f"2-layer Llama, batch {args.batch} x {ids.shape[1]} tokens ({mode}{', Triton GEMMs' if args.triton_gemms else ''}): "
       f"logits {tuple(logits.shape)}, finite: {bool(logits.isfinite().all())}")

@@ -14,6 +14,7 @@ import contextlib
 import hashlib
 import shutil
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -154,7 +155,12 @@ class _StageHook:
         self.seconds: dict[str, float] = {}
         self.calls = 0            # how often a backend's add_stages handed the hook its stages
         variant = session.variant
-        self.key = f"irlab-variant-{variant_key(variant) if variant is not None else 'none'}"
+        if session.mixed is not None:
+            from .mixed import mixed_key
+            self.key = f"irlab-mixed-{mixed_key(session.mixed)}"
+        else:
+            self.key = f"irlab-variant-{variant_key(variant) if variant is not None else 'none'}"
+        self._starting = threading.local()   # per thread: a compile whose first stage has not run yet
 
     def __call__(self, *args):
         answer = self.previous(*args) if self.previous is not None else None
@@ -164,12 +170,30 @@ class _StageHook:
         self.calls += 1
         for name in list(stages):
             stages[name] = self._wrap(name, stages[name])
+        if self.session.mixed is not None:
+            self._starting.options = args[2]
         return answer
+
+    def _begin(self, src, metadata) -> None:
+        """A mixed variant's compile starts: its kernel (the module's entry function) chooses the
+        edits of this compile and, where its entry sets them, the compile options -- set on the
+        options the backend's stages read and on the metadata the launcher reads."""
+        options = getattr(self._starting, "options", None)
+        if options is None:
+            return
+        self._starting.options = None
+        entry = getattr(src, "get_entry_func_name", None)   # an MLIR module; a compile from PTX has none
+        choice = self.session.begin_kernel(entry() if entry is not None else str(metadata.get("name", "")))
+        for key, value in (choice.options if choice is not None else ()):
+            object.__setattr__(options, key, value)
+            metadata[key] = value
 
     def _wrap(self, name, fn):
         session = self.session
 
         def stage(src, metadata):
+            if session.mixed is not None:
+                self._begin(src, metadata)
             session.stage = name
             t0 = time.perf_counter()
             for edit in self._boundary_edits(name, "start"):
@@ -187,7 +211,7 @@ class _StageHook:
         return stage
 
     def _boundary_edits(self, stage, at):
-        v = self.session.variant
+        v = self.session.current
         if v is None:
             return []
         return [e for e in v.edits if isinstance(e, Insert) and e.at == at and e.stage == stage]

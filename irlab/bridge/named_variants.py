@@ -160,6 +160,9 @@ def resolve(ref: str, target: str | Target | None) -> Variant:
     file_ref = split_ref(ref)
     if file_ref:
         return _from_file(*file_ref)
+    if ref.endswith((".json", ".toml")):
+        raise VariantError(f"{ref} is a mixed variant file (a variant per kernel of a program): irlab run and irlab "
+                           "ab-model take it; here give one variant")
     inserts, what, grids = [], [], set()
     for part in ref.split("+"):
         pass_name, *pieces = part.split(":")

@@ -374,6 +374,26 @@ class PipelineSession:
     snapshots: list[Snapshot] = field(default_factory=list)
     matched: dict = field(default_factory=dict)          # edit -> times it applied
     stage_counts: dict = field(default_factory=dict)
+    mixed: Any = None          # irlab.passkit.mixed.MixedVariant: each compile gets its kernel's variant
+    applied: dict = field(default_factory=dict)          # mixed: kernel -> how it was compiled (first compile)
+    _compile: Any = field(default_factory=threading.local, repr=False, compare=False)
+
+    @property
+    def current(self):
+        """The variant of the compile running in this thread: with a mixed variant, its kernel's
+        (chosen by :meth:`begin_kernel`), else the session's."""
+        return getattr(self._compile, "variant", None) or self.variant
+
+    def begin_kernel(self, kernel: str):
+        """A compile of ``kernel`` starts in this thread: with a mixed variant, its edits are the
+        kernel's own (the baseline's for a kernel it does not list). Returns the kernel's
+        :class:`~irlab.passkit.mixed.KernelChoice` (None where it has none)."""
+        if self.mixed is None:
+            return None
+        choice = self.mixed.choice(kernel)
+        self._compile.variant = self.mixed.variant_for(kernel)
+        self.applied.setdefault(kernel, choice.describe() if choice is not None else "baseline (not listed)")
+        return choice
 
     @contextlib.contextmanager
     def active(self):
@@ -386,7 +406,8 @@ class PipelineSession:
 
     # --- plan --------------------------------------------------------------------------------
     def _edits(self):
-        return list(self.variant.edits) if self.variant is not None else []
+        v = self.current
+        return list(v.edits) if v is not None else []
 
     def execute(self, pm: RecordingPassManager, mod, label: str):
         stage = self.stage or "unknown"

@@ -16,8 +16,11 @@ def variant_key(variant: Variant) -> str:
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
 
 
-def validate_variant(variant: Variant) -> None:
-    """Every Python pass of ``variant`` exists and accepts its options (PassError otherwise)."""
-    for e in variant.edits:
+def validate_variant(variant) -> None:
+    """Every Python pass of ``variant`` (of each kernel's, for a mixed variant) exists and accepts
+    its options (PassError otherwise)."""
+    for _, choice in getattr(variant, "kernels", ()):
+        validate_variant(choice.variant)
+    for e in getattr(variant, "edits", ()):
         if isinstance(e, Insert):
             make_pass(e.pass_name, dict(e.options))

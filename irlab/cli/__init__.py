@@ -15,7 +15,7 @@ import sys
 
 from . import capture as capture_cmds
 from . import compile as compile_cmds
-from . import calibrate, experiments, golden, ir, passes, profile, report, timing, verify
+from . import calibrate, experiments, golden, ir, passes, profile, report, search_model, timing, verify
 from . import run as run_cmds
 from ..base.interrupts import INTERRUPTED, exit_interrupted, stopping_on_interrupt
 from .common import EXIT_FAIL, EXIT_OK, EXIT_USAGE, ShortErrorParser, UsageError, err
@@ -28,7 +28,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
     for subject in (ir, passes, compile_cmds, capture_cmds, golden, experiments, report, timing, calibrate, verify, profile,
-                    run_cmds):
+                    run_cmds, search_model):
         subject.register(sub)
     return p
 

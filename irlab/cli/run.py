@@ -23,11 +23,12 @@ def _variant_ref(args) -> str:
 
 
 def _resolve(ref: str, target):
+    """A variant, or a mixed variant file (a variant per kernel)."""
     from ..base.targets import current_target
-    from ..bridge.named_variants import resolve
+    from ..bridge.mixed import program_variant
     from .common import target_arg
     t = target_arg(target) if target else current_target()
-    return resolve(ref, t)
+    return program_variant(ref, t)
 
 
 def _command(args) -> list[str]:
@@ -61,6 +62,12 @@ def cmd_run(args) -> int:
     for name, r in summary["regions"].items():
         line += f"; region {name!r}: {len(r['ms'])} entr{'y' if len(r['ms']) == 1 else 'ies'}"
     err(line)
+    if "mixed" in summary:
+        listed, got = summary["mixed"]["kernels"], summary["mixed"]["compiled"]
+        missing = [k for k in listed if k not in got]
+        err(f"irlab run: mixed variant {variant.name}: {len(listed) - len(missing)} of {len(listed)} kernel(s) it "
+            f"lists compiled with their own variant, {sum(1 for k in got if k not in listed)} other kernel(s) as the "
+            "baseline" + (f"; never compiled in this run: {', '.join(missing)}" if missing else ""))
     if "launch" in summary:
         err(f"irlab run: note: {summary['launch']}")
     return summary["exit_code"]
@@ -154,7 +161,8 @@ def register(sub) -> None:
 
 def _common(c) -> None:
     c.add_argument("--variant", default=None, help="named variant (`irlab variants`), registered passes "
-                   "(pass-a+pass-b:key=value) or FILE.py[:NAME]")
+                   "(pass-a+pass-b:key=value), FILE.py[:NAME], or a mixed variant FILE.json (a variant per kernel, "
+                   "as irlab search-model writes it: each kernel compiled with its own, the others as the baseline)")
     c.add_argument("--variant-file", default=None, metavar="FILE.py",
                    help="a Python file defining the Variant (--variant then names it, if the file has several)")
     c.add_argument("--target", default=None, help="the target whose variant definitions to use (default: this "

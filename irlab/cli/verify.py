@@ -11,8 +11,13 @@ def register(sub) -> None:
     c = sub.add_parser("verify", help="run every rewriting pass against its baseline on the GPU and compare the "
                                       "outputs element for element (shapes with tile remainders, every dtype)")
     c.add_argument("--kernel", action="append", default=[], metavar="K",
-                   help="a corpus kernel or a kernel file path/to/file.py[:NAME] (repeatable; default: every "
-                        "corpus kernel)")
+                   help="a corpus kernel or a kernel file path/to/file.py[:NAME]; or a program's captured launches: "
+                        "an `irlab capture` run or a tritonparse trace (its hot kernels, each on its captured "
+                        "launch's inputs and a remainder where its arguments allow one), a kernel folder "
+                        "FOLDER[#N] (repeatable; default: every corpus kernel)")
+    c.add_argument("--top", type=int, default=None, metavar="N",
+                   help="of a capture or trace: its N hottest kernels (default: those covering 90%% of its Triton "
+                        "kernels' GPU time, at most 20)")
     c.add_argument("--pass", dest="passes", action="append", default=[], metavar="P[:k=v]",
                    help="a pass, with options (repeatable; default: every pass that rewrites, with the options "
                         "that make it act)")
@@ -31,7 +36,9 @@ def register(sub) -> None:
 def cmd_verify(args) -> int:
     from ..timing import differential as d
     from ..kernels import KERNELS
-    kernels = args.kernel or list(KERNELS)
+    from ..program.launches import is_launch_ref
+    captured = [k for k in args.kernel if is_launch_ref(k)]
+    kernels = [k for k in args.kernel if not is_launch_ref(k)] or ([] if captured else list(KERNELS))
     for k in kernels:
         kernel_arg(k)    # an unknown kernel is a usage error naming the known ones
     passes = args.passes or d.rewriting_passes()
@@ -40,6 +47,7 @@ def cmd_verify(args) -> int:
         groups = d.plan(kernels, passes, args.dtype or None, args.configs, notes)
     except Exception as e:
         raise UsageError(str(e)) from None
+    groups += _captured_groups(captured, passes, args, notes)
     for n in notes:
         err(f"irlab verify: {n}")
     if args.list:
@@ -59,6 +67,9 @@ def cmd_verify(args) -> int:
     target = target or current_target()
     runnable = []
     for g in groups:
+        if is_launch_ref(g.kernel):   # a captured launch runs as it was recorded
+            runnable.append(g)
+            continue
         spec = get(g.kernel)
         why = ("skipped: its KernelSpec has no make_inputs/launch_args/reference/output" if not spec.timeable else
                f"skipped on {target}: {spec.unsupported.get(target)}" if not spec.supports(target) else None)
@@ -94,6 +105,34 @@ def cmd_verify(args) -> int:
     return EXIT_FAIL if bad else EXIT_OK
 
 
+def _captured_groups(refs: list[str], passes: list[str], args, notes: list[str]) -> list:
+    """The groups of each captured launch given: a capture run's or a trace's hot kernels, or one
+    kernel folder's launch; derived launches (remainders) go under --out (a scratch folder with
+    --list, which writes nothing)."""
+    if not refs:
+        return []
+    import tempfile
+    from ..program.hot import HotKernel, HotSet, hot_kernels
+    from ..program.launches import LaunchError, is_capture_run, load, split_ref
+    from ..program.ranking import RankingError
+    from ..timing.launch_verify import launch_groups
+    work = Path(tempfile.mkdtemp(prefix="irlab-verify-")) if args.list else Path(args.out)
+    groups = []
+    for ref in refs:
+        path, sel = split_ref(ref)
+        try:
+            if not sel and (is_capture_run(path) or path.is_file()):
+                hot = hot_kernels(path.resolve(), top=args.top)
+                err(f"irlab verify: {ref}: {len(hot.kernels)} kernel(s): {hot.rule}")
+            else:
+                launch = load(str(path.resolve()) + (f"#{sel}" if sel else ""))
+                hot = HotSet(path, [HotKernel(launch.name, launch.source)], "the launch given")
+            groups += launch_groups(hot, passes, work, notes)
+        except (LaunchError, RankingError) as e:
+            raise UsageError(f"irlab verify: {e}") from None
+    return groups
+
+
 def _argv(args) -> list[str]:
     out = []
     for k in args.kernel:
@@ -102,6 +141,8 @@ def _argv(args) -> list[str]:
         out += ["--pass", p]
     for t in args.dtype:
         out += ["--dtype", t]
+    if args.top is not None:
+        out += ["--top", str(args.top)]
     if args.configs != "default":
         out += ["--configs", args.configs]
     return out

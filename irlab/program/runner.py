@@ -282,22 +282,25 @@ PROGRAM_GRIDS_KEPT = ("the program launches its kernels with its own grids: the 
                       "(a kernel persistent-tiles transformed still computes every tile, one tile per program)")
 
 
-def run_program(cmd: list[str], variant: Variant | None = None, out: str | Path | None = None, *,
+def run_program(cmd: list[str], variant=None, out: str | Path | None = None, *,
                 profile: bool = False, save_outputs: int = 0, cache_dir: str | Path | None = None,
                 quiet: bool = True, compile_workers: bool = False) -> dict:
     """Run ``cmd`` (``[script.py, args...]`` or ``["-m", module, args...]``) in this process with
-    ``variant`` applied to every Triton compile; returns the run's summary (also written to
+    ``variant`` applied to every Triton compile (a :class:`~irlab.passkit.mixed.MixedVariant`:
+    each kernel's own, the baseline to the kernels it does not list); returns the run's summary (also written to
     ``out/run.json`` when ``out`` is given). ``cache_dir``: the Triton and Inductor caches to use
     and keep (default: new ones, removed after). ``compile_workers`` (the baseline only): Inductor
     may compile in its worker processes, which irlab's hook does not reach -- harmless where no
     variant is applied, and much faster where max-autotune compiles its candidates."""
     from ..bridge.compile import isolated_triton
-    from ..bridge.variant_identity import validate_variant, variant_key
+    from ..bridge.variant_identity import validate_variant
     from .inductor import seen_by_capture
     from ..bridge.pipeline import PipelineSession
+    from ..passkit.mixed import MixedVariant
     cmd = check_command(cmd)
     variant = variant or Variant.baseline()
     validate_variant(variant)
+    mixed = variant if isinstance(variant, MixedVariant) else None
     if compile_workers and not variant.is_baseline:
         raise ValueError(f"Inductor's compile workers would escape the variant {variant.name}: baseline only")
     out = Path(out) if out else None
@@ -314,7 +317,7 @@ def run_program(cmd: list[str], variant: Variant | None = None, out: str | Path 
                                           "TRITON_CACHE_DIR": str(cache / "triton"),
                                           "TORCHINDUCTOR_BUNDLE_TRITON_INTO_FX_GRAPH_CACHE": "0"}))
         notes = list(stack.enter_context(seen_by_capture(keep_workers=compile_workers)))
-        session = PipelineSession(variant=variant)
+        session = PipelineSession(variant=Variant.baseline() if mixed else variant, mixed=mixed)
         stack.enter_context(isolated_triton(session, keep_nodebug=False, cache_dir=str(cache / "triton")))
         recorder = MarkRecorder(out)
         stack.callback(marks.install, marks.install(recorder))   # the previous recorder, once the capture ended
@@ -331,7 +334,9 @@ def run_program(cmd: list[str], variant: Variant | None = None, out: str | Path 
         regions = recorder.regions()
     summary = {
         "command": cmd,
-        "variant": {"name": variant.name, "key": variant_key(variant), "description": variant.description},
+        "variant": {"name": variant.name, "key": _key(variant), "description": variant.description},
+        **({"mixed": {"file": mixed.source, "kernels": {k: c.describe() for k, c in mixed.kernels},
+                      "compiled": dict(session.applied)}} if mixed else {}),
         "exit_code": code,
         "seconds": seconds,
         "isolation": {"cache": "kept: " + str(cache) if cache_dir is not None else "a new folder, removed after",
@@ -349,6 +354,14 @@ def run_program(cmd: list[str], variant: Variant | None = None, out: str | Path 
         summary["outputs"] = cap.saved_outputs
         write_json(out / RUN_FILE, summary)
     return summary
+
+
+def _key(variant) -> str:
+    """A variant's identity key; a mixed variant's covers every kernel's variant and options."""
+    from ..bridge.mixed import mixed_key
+    from ..bridge.variant_identity import variant_key
+    from ..passkit.mixed import MixedVariant
+    return mixed_key(variant) if isinstance(variant, MixedVariant) else variant_key(variant)
 
 
 def kernel_summary(cap: Capture) -> dict:

@@ -17,7 +17,10 @@ random inputs with their outputs poisoned, and compared:
   kernel's domain): the comparison is shown but not counted.
 
 A kernel with several outputs (``KernelSpec.outputs``) has each compared on its own, with the
-tolerance of its own element type; a MISMATCH names the output that differs.
+tolerance of its own element type; a MISMATCH names the output that differs. A captured launch
+(:mod:`irlab.timing.launch_verify` plans those of a capture's hot kernels) has no reference: every
+tensor argument after the launch is compared with the baseline's, NaNs in the same places
+included, each within its dtype's tolerance.
 
 The parent process never touches CUDA: each (kernel, config, shape) group runs in a child that
 appends one JSON line per finished variant, so a fault that poisons the CUDA context costs one
@@ -60,7 +63,8 @@ class Group:
     kernel: str
     config: str
     shape: dict
-    variants: tuple          # (label, variant ref) pairs; the first is the baseline
+    variants: tuple          # (label, variant ref) pairs, the first the baseline; a third item runs that
+                             # variant on another captured launch of the same arguments (other compile options)
 
     @property
     def key(self) -> str:
@@ -194,20 +198,20 @@ def run_group(group: Group, out: Path, cache_dir: str | None) -> int:
     cell = Cell("verify", group.kernel, dict(group.shape), group.config, [])
     done = done_labels(out)
     base = None
-    for label, ref in group.variants:
+    for label, ref, *other_launch in group.variants:
         if label in done and label != "baseline":
             continue
         row = {"group": group.key, "kernel": group.kernel, "config": group.config, "shape": group.shape,
                "variant": label}
         try:
             variant = resolve(ref, target)
-            entry = Entry(label, variant_spec=variant.to_json())
+            entry = Entry(label, variant_spec=variant.to_json(), kernel=other_launch[0] if other_launch else None)
             p = runner.prepare(cell, entry)
         except Exception as e:   # the pass's IR rejected, or no binary: recorded, never fatal
             row.update(verdict="no variant", reason=_short(e))
             if label == "baseline":    # nothing to compare with: every variant says so
                 append_record(out, {**row, "verdict": "baseline failed"})
-                for other, _ in group.variants[1:]:
+                for other, *_ in group.variants[1:]:
                     if other not in done:
                         append_record(out, {**row, "variant": other, "verdict": "no baseline",
                                       "reason": "the baseline did not build or run"})
@@ -237,7 +241,9 @@ def run_group(group: Group, out: Path, cache_dir: str | None) -> int:
                     "tols": {n: r.get("tolerance") for n, r in check.get("outputs", {}).items()}}
             try:    # atomics land in another order each run: then no variant can be held to bit identity
                 _, again = runner.check(cell, entry, p)
-                base["exact"] = bool(runner.compare(output, again).get("identical_to_baseline"))
+                base["exact"] = (_captured_verdict(output, again, 0.0)["verdict"] == "identical"
+                                 if _captured(output) else
+                                 bool(runner.compare(output, again).get("identical_to_baseline")))
             except Exception:
                 pass
             row["deterministic"] = base["exact"]
@@ -245,6 +251,12 @@ def run_group(group: Group, out: Path, cache_dir: str | None) -> int:
                 row["verdict"] = "baseline" if check.get("ok") else "baseline wrong"
                 row["reason"] = check.get("reason", "")
                 append_record(out, row)
+            continue
+        if _captured(output):    # a captured launch: every tensor argument against the baseline's
+            row.update(_captured_verdict(base["out"], output, None))
+            if row["verdict"] == "close" and not base["exact"]:
+                row["reason"] = "the baseline itself differs between two runs (atomics): within tolerance is a match"
+            append_record(out, row)
             continue
         cmp = runner.compare(base["out"], output)
         row.update(cmp)
@@ -274,6 +286,29 @@ def run_group(group: Group, out: Path, cache_dir: str | None) -> int:
             row["note"] = "the baseline misses the reference at this shape: not counted"
         append_record(out, row)
     return 0
+
+
+def _captured(output) -> bool:
+    """Whether ``output`` is a captured launch's (every tensor argument by name, no reference)."""
+    return isinstance(output, dict) and not isinstance(output, NamedOutputs)
+
+
+def _captured_verdict(base: dict, output: dict, rel: float | None) -> dict:
+    """A captured launch's tensors after the variant ran against the baseline's, each within its
+    dtype's tolerance (:func:`irlab.program.model_ab.compare_tensors`: NaNs in the same places
+    are not a difference -- random inputs can make a kernel compute NaN, in both runs)."""
+    from ..program.model_ab import compare_tensors
+    per = {name: compare_tensors(t, output[name], rel) if name in output else
+           {"status": "MISMATCH", "why": "not produced by the variant"} for name, t in base.items()}
+    bad = {n: r for n, r in per.items() if r["status"] == "MISMATCH"}
+    diffs = {n: r.get("rel_fro", 0.0) for n, r in per.items()}
+    row = {"rel_diff_by_output": diffs, "rel_diff_to_baseline": max(diffs.values(), default=0.0),
+           "identical_to_baseline": all(r["status"] == "identical" for r in per.values())}
+    if bad:
+        return {**row, "verdict": "MISMATCH",
+                "reason": "; ".join(f"{n}: {r.get('why') or 'relative difference %.3g exceeds %g' % (r['rel_fro'], r['tolerance'])}"
+                                    for n, r in bad.items())}
+    return {**row, "verdict": "identical" if row["identical_to_baseline"] else "close"}
 
 
 def _short(e: BaseException) -> str:

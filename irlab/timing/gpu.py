@@ -220,8 +220,10 @@ class GpuRunner:
 
     def _prepare_launch(self, cell, entry) -> Prepared:
         """A captured launch: its TTIR recompiled as the entry's variant, run on tensors built from the
-        record; there is no reference but the baseline's output (see compare)."""
-        launch = load_launch(cell.kernel)
+        record; there is no reference but the baseline's output (see compare). An entry naming
+        another launch (``Entry.kernel``: the same arguments at other compile options) runs that one
+        on the cell's inputs."""
+        launch = load_launch(entry.kernel or cell.kernel)
         variant = Variant.from_json(entry.variant_spec) if entry.variant_spec else \
             get_variant(entry.variant or "baseline", self.target)
         res = launch.recompile(self.target, variant)

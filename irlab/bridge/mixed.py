@@ -1,0 +1,79 @@
+"""Mixed variant files (:mod:`irlab.passkit.mixed`): read, each kernel's variant resolved for a
+target and checked; written; and named, for the commands that take either a variant or a file.
+
+A variant that declares its own launch grid (``persistent-tiles``) is refused in a mixed variant:
+a program launches its kernels with its own grids, so the kernel would not run as it was timed.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import tomllib
+from pathlib import Path
+
+from ..base.jsonio import write_json
+from ..base.targets import Target
+from ..passkit.mixed import KIND, KernelChoice, MixedVariant, read_entry, reference_of
+from ..passkit.variant import Variant, VariantError
+from .variant_identity import validate_variant, variant_key
+
+SUFFIXES = (".json", ".toml")
+
+
+def is_mixed_file(ref: str) -> bool:
+    """Whether ``ref`` names a mixed variant file (by its suffix; it need not exist yet)."""
+    return str(ref).endswith(SUFFIXES)
+
+
+def read_mixed(path: str | Path, target: str | Target | None) -> MixedVariant:
+    """The mixed variant in ``path``, every kernel's variant resolved for ``target``."""
+    from .named_variants import resolve
+    path = Path(path)
+    if not path.is_file():
+        raise VariantError(f"no mixed variant file {path}")
+    try:
+        data = tomllib.loads(path.read_text()) if path.suffix == ".toml" else json.loads(path.read_text())
+    except (ValueError, UnicodeDecodeError) as e:
+        raise VariantError(f"{path}: not a mixed variant file ({e})") from None
+    if not isinstance(data, dict) or data.get("irlab") != KIND or not isinstance(data.get("kernels"), dict):
+        raise VariantError(f"{path}: not a mixed variant file (it needs \"irlab\": \"{KIND}\" and a \"kernels\" "
+                           "table mapping kernel names to variants)")
+    choices, notes = [], {}
+    for kernel, entry in sorted(data["kernels"].items()):
+        spelling, options, note = read_entry(kernel, entry, str(path))
+        try:
+            variant = resolve(reference_of(spelling), target)
+        except (VariantError, KeyError) as e:
+            raise VariantError(f"{path}: kernel {kernel!r}: {e}") from None
+        if isinstance(variant, MixedVariant):
+            raise VariantError(f"{path}: kernel {kernel!r}: a mixed variant cannot hold another")
+        if variant.launch is not None:
+            raise VariantError(f"{path}: kernel {kernel!r}: {spelling} declares its own launch grid, which a program's "
+                               "own launches do not use (the kernel would not run as it was timed)")
+        validate_variant(variant)
+        choices.append((kernel, KernelChoice(spelling, variant, tuple(sorted(options.items())))))
+        if note:
+            notes[kernel] = note
+    name = str(data.get("name") or path.stem)
+    return MixedVariant(name.replace(" ", "-").replace("/", "-"), tuple(choices), str(data.get("description") or ""),
+                        str(path), notes)
+
+
+def write_mixed(path: str | Path, mixed: MixedVariant) -> None:
+    write_json(Path(path), mixed.to_json())
+
+
+def mixed_key(mixed: MixedVariant) -> str:
+    """A mixed variant's identity: each kernel's variant key and options (what the compile hook
+    hands Triton as the cache key's part)."""
+    payload = {k: {"variant": variant_key(c.variant), "options": list(c.options)} for k, c in mixed.kernels}
+    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def program_variant(ref: str, target: str | Target | None) -> Variant | MixedVariant:
+    """What ``irlab run --variant`` and ``irlab ab-model --variant`` take: a mixed variant file, or
+    any variant :func:`irlab.bridge.named_variants.resolve` names."""
+    from .named_variants import resolve
+    if is_mixed_file(ref):
+        return read_mixed(ref, target)
+    return resolve(ref, target)

@@ -1,0 +1,138 @@
+"""Mixed variants (a variant per kernel of a program, as irlab search-model writes them): the file,
+its spelling, and the compile hook giving each kernel its own variant and compile options in
+``irlab run`` and ``irlab ab-model`` -- on the CPU stand-in of Triton's driver
+(tests/fakes/fake_two_kernel_model.py checks what each kernel's binary holds)."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from irlab.bridge.mixed import read_mixed
+from irlab.passkit.mixed import reference_of, spelling_of
+from irlab.passkit.variant import VariantError
+from irlab.program.model_ab import ModelAB, SubprocessRunner
+
+TESTS = Path(__file__).parent
+MODEL = TESTS / "fakes" / "fake_two_kernel_model.py"
+TEST_PASSES = str(TESTS / "passes_for_tests")
+
+
+def irlab(*args, cwd=None):
+    env = {**os.environ, "IRLAB_PASS_PATH": TEST_PASSES}
+    return subprocess.run([sys.executable, "-m", "irlab", *args], capture_output=True, text=True, cwd=cwd, env=env)
+
+
+def mixed_file(tmp_path: Path, kernels: dict, name: str = "mine") -> Path:
+    path = tmp_path / f"{name}.json"
+    path.write_text(json.dumps({"irlab": "mixed-variant", "version": 1, "name": name, "kernels": kernels}))
+    return path
+
+
+@pytest.mark.parametrize("spelling, ref", [
+    ("optimize-epilogue", "optimize-epilogue"),
+    ("loop-attributes{num_stages=2}", "loop-attributes:num_stages=2"),
+    ("pin-order{order=global_load:1,local_load}", "pin-order:order=global_load:1,local_load"),
+    ("descriptor-loads{store=true,store_split=2}+loop-attributes{warp_specialize=true}",
+     "descriptor-loads:store=true:store_split=2+loop-attributes:warp_specialize=true"),
+])
+def test_the_spelling_and_the_reference_form_are_one_another(spelling, ref):
+    assert reference_of(spelling) == ref
+    assert spelling_of(ref) == spelling
+
+
+def test_a_mixed_file_resolves_each_kernel_s_variant(tmp_path):
+    path = mixed_file(tmp_path, {"k1": "loop-attributes{num_stages=2}",
+                                 "k2": {"variant": "optimize-epilogue", "options": {"num_warps": 8}, "why": "1.04x"}})
+    m = read_mixed(path, "cuda:90")
+    assert m.name == "mine" and not m.is_baseline
+    assert m.variant_for("k1").edits[0].pass_name == "loop-attributes"
+    assert dict(m.variant_for("k1").edits[0].options) == {"num_stages": "2"}
+    assert m.choice("k2").options == (("num_warps", 8),) and m.notes["k2"] == "1.04x"
+    assert m.variant_for("other").is_baseline and m.choice("other") is None
+    assert json.loads(json.dumps(m.to_json()))["kernels"]["k2"] == {"variant": "optimize-epilogue",
+                                                                    "options": {"num_warps": 8}, "why": "1.04x"}
+
+
+@pytest.mark.parametrize("kernels, said", [
+    ({"k": "no-such-pass"}, "no variant or pass named 'no-such-pass'"),
+    ({"k": {"variant": "baseline", "options": {"maxnreg": 128}}}, "unknown option(s) maxnreg"),
+    ({"k": {"variant": "baseline", "options": {"num_warps": 6}}}, "power of 2"),
+    ({"k": 3}, "give its variant as a string"),
+    ({"k": "persistent-tiles"}, "declares its own launch grid"),
+])
+def test_a_bad_entry_is_one_clear_error_naming_the_kernel(tmp_path, kernels, said):
+    with pytest.raises(VariantError) as e:
+        read_mixed(mixed_file(tmp_path, kernels), "cuda:90")
+    assert "kernel 'k'" in str(e.value) and said in str(e.value)
+
+
+def test_a_file_that_is_not_a_mixed_variant_is_refused(tmp_path):
+    (tmp_path / "x.json").write_text('{"kernels": {}}')
+    with pytest.raises(VariantError, match="not a mixed variant file"):
+        read_mixed(tmp_path / "x.json", "cuda:90")
+    r = irlab("run", "--variant", str(tmp_path / "x.json"), "--", str(MODEL))
+    assert r.returncode == 2 and "not a mixed variant file" in r.stderr and "Traceback" not in r.stderr
+    r = irlab("ab", "--kernel", "gemm_fp16", "--variants", str(tmp_path / "x.json"), "--static-only",
+              "--target", "cuda:90")
+    assert r.returncode == 2 and "mixed variant file" in r.stderr and "irlab run" in r.stderr
+
+
+def _checks(out: Path) -> dict:
+    return {f.name.split(".")[0]: json.loads(f.read_text()) for f in (out / "checks").glob("*.json")}
+
+
+def test_irlab_run_gives_each_kernel_its_own_variant_and_options(tmp_path):
+    """scale_kernel gets square-output (one more multiply), shift_kernel the baseline at 8 warps
+    (its binary, its metadata and its TTGIR say 8); a TOML file says the same."""
+    base = irlab("run", "--variant", "baseline", "--target", "cuda:90", "--out", str(tmp_path / "base"), "--quiet",
+                 "--", str(MODEL))
+    assert base.returncode == 0, base.stderr
+    path = mixed_file(tmp_path, {"scale_kernel": "square-output",
+                                 "shift_kernel": {"variant": "baseline", "options": {"num_warps": 8}},
+                                 "never_compiled": "optimize-epilogue"})
+    r = irlab("run", "--variant", str(path), "--target", "cuda:90", "--out", str(tmp_path / "mixed"), "--quiet",
+              "--", str(MODEL))
+    assert r.returncode == 0, r.stderr
+    b, m = _checks(tmp_path / "base"), _checks(tmp_path / "mixed")
+    assert m["scale_multiplies"] > b["scale_multiplies"] and m["shift_multiplies"] == b["shift_multiplies"]
+    assert (b["scale_warps"], b["shift_warps"], b["shift_ttgir_warps"]) == (4, 4, 4)
+    assert (m["scale_warps"], m["shift_warps"], m["shift_ttgir_warps"]) == (4, 8, 8)
+    run = json.loads((tmp_path / "mixed" / "run.json").read_text())
+    assert run["mixed"]["compiled"] == {"scale_kernel": "square-output", "shift_kernel": "baseline at num_warps=8"}
+    assert "2 of 3 kernel(s) it lists compiled with their own variant" in r.stderr
+    assert "never compiled in this run: never_compiled" in r.stderr
+    toml = tmp_path / "mine.toml"
+    toml.write_text('irlab = "mixed-variant"\nversion = 1\n[kernels]\nscale_kernel = "square-output"\n')
+    r = irlab("run", "--variant", str(toml), "--target", "cuda:90", "--out", str(tmp_path / "toml"), "--quiet",
+              "--", str(MODEL))
+    assert r.returncode == 0, r.stderr
+    t = _checks(tmp_path / "toml")
+    assert t["scale_multiplies"] == m["scale_multiplies"] and t["shift_warps"] == 4
+
+
+def test_ab_model_takes_a_mixed_variant_file(tmp_path):
+    """The A/B's variant arm runs the mixed file: each kernel's binary differs from the baseline's
+    (one by its pass, one by its warps), and the checked values say which."""
+    path = mixed_file(tmp_path, {"scale_kernel": "square-output",
+                                 "shift_kernel": {"variant": "baseline", "options": {"num_warps": 8}}})
+    before = os.environ.get("IRLAB_PASS_PATH")
+    os.environ["IRLAB_PASS_PATH"] = TEST_PASSES
+    try:
+        result = ModelAB([str(MODEL)], str(path), tmp_path / "ab", rounds=1, profile=False,
+                         runner=SubprocessRunner([str(MODEL)], target="cuda:90", timeout_s=300)).run()
+    finally:
+        if before is None:
+            os.environ.pop("IRLAB_PASS_PATH")
+        else:
+            os.environ["IRLAB_PASS_PATH"] = before
+    assert "error" not in result, result.get("error")
+    assert {r["kernel"]: r["binary"] for r in result["kernels"]} == {"scale_kernel": "different",
+                                                                     "shift_kernel": "different"}
+    status = {c["name"]: c["status"] for c in result["correctness"]["checks"]}
+    assert status["scale_multiplies"] == "MISMATCH" and status["shift_warps"] == "MISMATCH"
+    assert status["scale_warps"] == "identical" and status["shift_multiplies"] == "identical"
