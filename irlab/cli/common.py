@@ -170,6 +170,28 @@ def positive(unit: str):
 seconds = positive("seconds")
 
 
+def out_folder(text: str) -> str:
+    """An argparse type for an output folder (``--out``): checked when the command line is read, so
+    that a folder that cannot be written (read-only, a file, a device) is said before any work."""
+    from ..base.outpaths import OutputPathError, check_folder
+    try:
+        check_folder(text)
+    except OutputPathError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+    return text
+
+
+def out_file(text: str) -> str:
+    """An argparse type for an output file (``-o``, ``--json``): ``-`` is standard output; a device or
+    FIFO is written in place; anything else must be a file that can be written, checked now."""
+    from ..base.outpaths import OutputPathError, check_file
+    try:
+        check_file(text)
+    except OutputPathError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+    return text
+
+
 def target_arg(text: str):
     """The target a command line names, or a usage error that says what a target looks like."""
     from ..bridge import compat

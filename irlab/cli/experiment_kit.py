@@ -36,10 +36,10 @@ def gpu() -> str | None:
 
 
 def common_args(description: str, default_out: str, name: str | None = None) -> argparse.ArgumentParser:
-    from .common import ShortErrorParser
+    from .common import ShortErrorParser, out_folder
     ap = ShortErrorParser(prog=f"irlab experiments {name}" if name else None, description=description,
                           formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--out", default=default_out, help=f"output folder (default {default_out})")
+    ap.add_argument("--out", type=out_folder, default=default_out, help=f"output folder (default {default_out})")
     ap.add_argument("--targets", default=",".join(DEFAULT_TARGETS), type=_targets, help="targets of the static part")
     ap.add_argument("--configs", default=None, help="comma-separated tile configs (default: the experiment's)")
     ap.add_argument("--shapes", default=None, type=_shapes, help="comma-separated MxNxK problems (default: the "

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import sys
 
-from .common import EXIT_FAIL, EXIT_OK, EXIT_USAGE, UsageError, err, parse_kv
+from .common import EXIT_FAIL, EXIT_OK, EXIT_USAGE, UsageError, err, parse_kv, out_file
 from ..base.jsonio import write_json, write_text
 
 
@@ -99,8 +99,8 @@ def register(sub) -> None:
     c.add_argument("--option", action="append", default=[], metavar="K=V",
                    help="an option of the pass (repeatable; `irlab passes` lists each pass's options)")
     c.add_argument("--split-input-file", action="store_true", help="'// -----' separates independent modules")
-    c.add_argument("-o", "--output", default=None, help="write the IR here instead of stdout")
-    c.add_argument("--json", default=None, metavar="FILE", help="also write the pass results as JSON")
+    c.add_argument("-o", "--output", type=out_file, default=None, help="write the IR here instead of stdout")
+    c.add_argument("--json", type=out_file, default=None, metavar="FILE", help="also write the pass results as JSON")
     c.add_argument("-q", "--quiet", action="store_true", help="no change lines and remarks; warnings and errors only")
     c.add_argument("--no-verify", action="store_true", help="do not hand the input and the output to Triton's parser "
                    "and verifier (for fragments and hand-written IR)")

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from .common import (EXIT_FAIL, EXIT_OK, EXIT_USAGE, KERNEL_HELP, UsageError, err, kernel_arg, parse_shape, percent, seconds,
-                     target_arg)
+                     target_arg, out_folder)
 
 
 def why_no_timing() -> str | None:
@@ -244,7 +244,8 @@ def register(sub) -> None:
                        "best config) TFLOP/s' and 'variant vs reference (95%% CI)'")
         c.add_argument("--target", default=None, help="target (default: this machine's GPU)")
         c.add_argument("--gpus", default="all", help="GPUs to spread cells over: all, a count, or ids 0,1")
-        c.add_argument("--out", default=None, help=f"results folder (default runs/{name}/<kernel>-<time>)")
+        c.add_argument("--out", type=out_folder, default=None,
+                       help=f"results folder (default runs/{name}/<kernel>-<time>)")
         c.add_argument("--screen-rounds", type=int, default=5, help="rounds per config when screening")
         c.add_argument("--baseline-finalists", type=int, default=2, metavar="N",
                        help="baseline configs fastest in the screen that the headline times head to head; Triton's "

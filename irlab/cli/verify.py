@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .common import EXIT_FAIL, EXIT_OK, UsageError, err, kernel_arg
+from .common import EXIT_FAIL, EXIT_OK, UsageError, err, kernel_arg, out_folder
 
 
 def register(sub) -> None:
@@ -21,8 +21,8 @@ def register(sub) -> None:
     c.add_argument("--configs", choices=("default", "all"), default="default",
                    help="the kernel's default tile config only, or all of its named configs")
     c.add_argument("--jobs", type=int, default=8, help="groups compiled and run side by side (default 8)")
-    c.add_argument("--out", default="runs/verify", help="results folder: README.md, results.json, rows/ "
-                                                         "(default runs/verify)")
+    c.add_argument("--out", type=out_folder, default="runs/verify",
+                   help="results folder: README.md, results.json, rows/ (default runs/verify)")
     c.add_argument("--resume", action="store_true", help="go on with an interrupted run in --out")
     c.add_argument("--list", action="store_true", help="print what would run and exit (no GPU needed)")
     c.set_defaults(func=cmd_verify)
