@@ -125,8 +125,38 @@ def shapes_for(spec, cfg=None, notes: list | None = None) -> list[dict]:
                        "N=8 is not tested" if what == "small N" else
                        f"remainders in {', '.join(left)} are not tested" if left else
                        "tested one dimension at a time instead")
-            notes.append(f"{spec.name}: the kernel does not take {what} ({why}); {instead}")
+            notes.append(ShapeNote(spec.name, what, why, instead))
     return out
+
+
+@dataclass(frozen=True)
+class ShapeNote:
+    """A kind of shape a kernel does not take, why, and what is tested instead."""
+    kernel: str
+    what: str
+    why: str
+    instead: str
+
+    def __str__(self) -> str:
+        return f"{self.kernel}: the kernel does not take {self.what} ({self.why}); {self.instead}"
+
+
+def said_once(notes: list, configs: int) -> list[str]:
+    """``notes`` as lines, each said once per kernel: the same refusal met on several of its
+    ``configs`` (each config's tile size in its reason) is one line naming how many."""
+    by: dict[tuple, list] = {}
+    for n in notes:
+        key = (n.kernel, n.what, n.instead) if isinstance(n, ShapeNote) else (str(n),)
+        by.setdefault(key, []).append(n)
+    lines = []
+    for same in by.values():
+        first = same[0]
+        if not isinstance(first, ShapeNote) or len(same) == 1:
+            lines.append(str(first))
+            continue
+        lines.append(f"{first.kernel}: the kernel does not take {first.what} ({first.why}; on {len(same)} of "
+                     f"{configs} configs); {first.instead}")
+    return lines
 
 
 def _refuses(spec, cfg, shape) -> str | None:
@@ -152,6 +182,8 @@ def _refuses(spec, cfg, shape) -> str | None:
 
 def plan(kernels: list[str], passes: list[str], dtypes: list[str] | None, configs: str = "default",
          notes: list | None = None) -> list[Group]:
+    """The groups to run; what each kernel does not take goes into ``notes``, one line per kernel
+    and kind of shape (not one per config)."""
     from ..kernels import get
     refs = [("baseline", "baseline")] + variant_refs(passes)
     groups = []
@@ -159,10 +191,13 @@ def plan(kernels: list[str], passes: list[str], dtypes: list[str] | None, config
         spec = get(k)
         cfgs = list(spec.configs) if configs == "all" else [spec.default_config]
         types = [t for t in (spec.dtypes or ("",)) if not dtypes or not t or t in dtypes]
+        found: list = []
         for cfg in cfgs:
-            for shape in shapes_for(spec, spec.config(cfg), notes):
+            for shape in shapes_for(spec, spec.config(cfg), found):
                 for t in types:
                     groups.append(Group(k, cfg, {**shape, **({"dtype": t} if t else {})}, tuple(refs)))
+        if notes is not None:
+            notes += [n for n in said_once(found, len(cfgs)) if n not in notes]
     return groups
 
 
