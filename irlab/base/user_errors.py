@@ -21,7 +21,8 @@ _MAX_LINE = 400   # a compact reason longer than this is cut (the whole text sta
 @functools.lru_cache(maxsize=1)
 def _library_roots() -> tuple[str, ...]:
     """Folders whose code is not the user's: irlab itself, the standard library, installed packages."""
-    package = Path(__file__).resolve().parent   # irlab, and in a checkout its passes/ and experiments/
+    package = Path(__file__).resolve().parent.parent   # irlab (this is irlab/base), and in a checkout its passes/
+                                                       # and experiments/
     roots = {str(package)} | {str(package.parent / sub) for sub in ("passes", "experiments")
                               if (package.parent / sub / "__init__.py").is_file()}
     import site

@@ -127,8 +127,9 @@ def _recompile_job(job) -> tuple[str, str]:
         return "fail", f"error: {e}"
     except PipelineError as e:   # a later stage failed: its first line and its last, not the IR it printed
         return "fail", f"error: {compact_reason(e).split(': ', 1)[1]}"
-    if args.out:
-        _write_stages(res, args.out)
+    if args.out:   # the same folder `irlab compile --out` writes: irlab report reads its summary.json
+        out = _write_stages(res, args.out)
+        write_json(out / "summary.json", {**res.summary(), "recompiled_from": str(args.file)})
     return "ok", dumps(res.summary())
 
 

@@ -40,6 +40,14 @@ def cmd_pass(args) -> int:
     except ir.IRParseError as e:
         err(e.render())
         return EXIT_USAGE
+    from ..passkit.pass_api import STAGE_NAMES, stage_of
+    for line, m in modules:   # a TTGIR pass on TTIR finds nothing it knows: said, not "no candidate"
+        stage = None if isinstance(m, str) else stage_of(m)
+        why = p.wrong_stage(stage)
+        if why:
+            err(f"{name}:{line}: error: {why} and this file holds {STAGE_NAMES[stage]} (irlab compile --out "
+                "writes every stage of a kernel)")
+            return EXIT_USAGE
     if not args.no_verify:   # the input must be IR Triton accepts, or a failure would be blamed on the pass
         from ..bridge.services import TritonServices
         services = TritonServices()
