@@ -103,7 +103,7 @@ def test_the_run_survives_a_dying_child_records_every_verdict_and_resumes(tmp_pa
                    "wreck-addresses": {"MISMATCH"}}
     died = [x for x in rows if x["variant"] == "wreck-addresses"]
     assert len(died) == 3 and all("SIGABRT" in x["reason"] for x in died)
-    assert "| gemm_fp16 | square-output | 0 | 0 | 0 | 0 | 3 | 0 |" in (tmp_path / "README.md").read_text()
+    assert "| gemm_fp16 | square-output | 0 | 0 | 0 | 0 | 3 | 0 | 0 | 0 |" in (tmp_path / "README.md").read_text()
     assert run().returncode == 2                       # an earlier run's results are never overwritten
     r = run("--resume")                                # nothing left to do: the same verdicts again
     assert r.returncode == 1 and len(json.loads((tmp_path / "results.json").read_text())["rows"]) == len(rows)

@@ -80,14 +80,13 @@ def cmd_verify(args) -> int:
     from ..base.jsonio import write_json
     from ..timing.gpu import environment
     env = environment()
-    counted = [r for r in rows if r.get("variant") != "baseline" and not r.get("note")]
-    bad = [r for r in counted if r.get("verdict") == "MISMATCH"]
+    # a MISMATCH is an output that differs from a baseline that ran: what does not fit this GPU is not one
+    bad = [r for r in rows if r.get("variant") != "baseline" and not r.get("note") and r.get("verdict") == "MISMATCH"]
     lines = ["# Every rewriting pass against its baseline on the GPU", "",
              f"`irlab verify {' '.join(_argv(args))}`", "",
              f"GPU: {env.get('gpu')}, driver {env.get('driver')}; torch {env.get('torch')}, triton {env.get('triton')}; "
              f"target {target}", "",
-             f"{len(runnable)} group(s) (kernel x config x shape x dtype), {len(counted)} variant run(s) compared; "
-             f"{len(bad)} MISMATCH.", ""] + [f"- {n}" for n in notes] + ([""] if notes else []) + d.table(rows)
+             d.summary_line(rows, len(runnable)), ""] + [f"- {n}" for n in notes] + ([""] if notes else []) + d.table(rows)
     (out / "README.md").write_text("\n".join(lines) + "\n")
     write_json(out / "results.json", {"env": env, "target": target, "rows": rows})
     print("\n".join(lines))

@@ -44,6 +44,7 @@ from ..passkit.variant import Variant
 from ..kernels import get
 from ..base.targets import current_target
 from ..bridge.named_variants import get_variant
+from .fit import check_fits, device_limits
 from .gate import NamedOutputs, check_outputs, compare_named
 from .plan import resolve_config
 from ..program.launches import is_launch_ref, load as load_launch
@@ -132,6 +133,7 @@ class GpuRunner:
         self.capture_stream = torch.cuda.Stream()
         self.events = (torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
         self.bench_events = []   # (start, end) per launch of a do_bench sample, reused
+        self.limits = None       # the device's launch limits (irlab.timing.fit), read at the first compile
         self._cell, self._workloads = None, {}
         install_scratch_allocator(torch)
         self.nvml = None
@@ -189,20 +191,23 @@ class GpuRunner:
         spec = get(entry.kernel or cell.kernel)   # an entry of another kernel: a reference kernel's best config
         shape = dict(entry.shape or cell.shape)
         cfg = resolve_config(spec, entry.config or cell.config, entry.tile if entry.config else cell.tile)
-        # a reference kernel that makes its inputs as the cell's kernel does runs on the very same tensors
-        owner = entry.kernel if entry.kernel and spec.make_inputs is not get(cell.kernel).make_inputs else None
-        workload = self._workload(cell, shape, lambda: spec.make_inputs(shape, "cuda", seed=1),
-                                  lambda inp: {k: v for k, v in inp.items() if torch.is_tensor(v)}, owner)
         flops = spec.flops(shape) if spec.flops else 0.0
+
+        def workload():
+            # a reference kernel that makes its inputs as the cell's kernel does runs on the very same tensors
+            owner = entry.kernel if entry.kernel and spec.make_inputs is not get(cell.kernel).make_inputs else None
+            return self._workload(cell, shape, lambda: spec.make_inputs(shape, "cuda", seed=1),
+                                  lambda inp: {k: v for k, v in inp.items() if torch.is_tensor(v)}, owner)
         if entry.kind in ("library", "torch"):
             if spec.library is None:
                 raise RuntimeError(f"kernel {spec.name} names no library call to time beside it")
             return Prepared(entry, shape, lambda inp: (lambda: spec.library(inp)), spec.library, flops,
-                            {"kind": "library", "library": spec.library_name or "library"}, workload)
+                            {"kind": "library", "library": spec.library_name or "library"}, workload())
         variant = Variant.from_json(entry.variant_spec) if entry.variant_spec else \
             get_variant(entry.variant or "baseline", self.target)
         res = compile_kernel(spec, self.target, shape=shape, config=cfg, variant=variant,
                              cache_dir=getattr(self, "cache_dir", None))
+        self.check_fits(res)   # before any input is made or launch tried: a config this GPU cannot run
         compiled = res.compiled
 
         def bind(inp):
@@ -216,7 +221,18 @@ class GpuRunner:
                 "compile_s": round(res.seconds, 3),
                 "pass_diagnostics": [str(d) for _, r in res.python_results for d in r.diagnostics],
                 "changed_by_passes": any(r.changed for _, r in res.python_results)}
-        return Prepared(entry, shape, bind, lambda inp: bind(inp)(), flops, info, workload)
+        return Prepared(entry, shape, bind, lambda inp: bind(inp)(), flops, info, workload())
+
+    def check_fits(self, res) -> None:
+        """Raise :class:`irlab.timing.fit.DoesNotFit` where the compile's metadata says this GPU cannot
+        launch it (more shared memory than a block may have, ...): pruned before launch, the way
+        Triton's autotuner prunes, instead of failing in the launcher and being taken for a wrong
+        result."""
+        if getattr(self, "limits", None) is None:
+            self.limits = device_limits()
+        why = check_fits(res.metadata, self.limits)
+        if why is not None:
+            raise why
 
     def _prepare_launch(self, cell, entry) -> Prepared:
         """A captured launch: its TTIR recompiled as the entry's variant, run on tensors built from the
@@ -225,6 +241,7 @@ class GpuRunner:
         variant = Variant.from_json(entry.variant_spec) if entry.variant_spec else \
             get_variant(entry.variant or "baseline", self.target)
         res = launch.recompile(self.target, variant)
+        self.check_fits(res)
         compiled, grid = res.compiled, res.launch_grid(launch.grid)
         workload = self._workload(cell, dict(cell.shape), lambda: launch.make_inputs("cuda", seed=1), launch.tensors)
 
