@@ -186,7 +186,11 @@ def time_rounds(runner, plan: Plan, cell: Cell, out: Path, labels: list[str], pr
     base_label = labels[0]
     t0, next_check = time.monotonic(), plan.rounds
     r = 0
+    begin = getattr(runner, "begin_round", None)   # where entries with inputs of their own take turns in memory
     while True:
+        if begin is not None:
+            progress(out, cell, base_label, "place", round=r)
+            guarded(runner, out, cell, base_label, "place", lambda: begin(r))
         for label in next(orders):
             progress(out, cell, label, "time", round=r)
             times[label].append(guarded(runner, out, cell, label, "time",
