@@ -184,3 +184,13 @@ def test_recompile_out_is_a_folder_irlab_report_reads(tmp_path):
     r = irlab(["report", "rc/softmax_kernel.cubin"], tmp_path)
     assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr[-2000:]
     assert "registers" in r.stdout
+
+
+def test_passes_say_which_stage_they_run_on():
+    r = irlab(["passes"], ROOT)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    at = lines.index(next(ln for ln in lines if ln.startswith("optimize-epilogue: ")))
+    assert lines[at + 1] == "    runs on TTGIR (inserted at the end of ttgir unless --insert-stage says)"
+    at = lines.index(next(ln for ln in lines if ln.startswith("persistent-tiles: ")))
+    assert lines[at + 1] == "    runs on TTIR (inserted at the end of ttir unless --insert-stage says)"

@@ -12,8 +12,12 @@ def cmd_passes(args) -> int:
     passes = all_passes()
     if not passes:
         raise UsageError(incomplete("no passes found"))
+    from ..passkit.pass_api import STAGE_NAMES
     for name, cls in passes.items():
         print(f"{name}: {cls.summary}")
+        if cls.runs_on:   # what IR it reads; --insert and a variant naming it put it at the end of its stage
+            print(f"    runs on {' or '.join(STAGE_NAMES.get(s, s) for s in cls.runs_on)} (inserted at the end of "
+                  f"{cls.stage} unless --insert-stage says)")
         for line in cls.describe_options():
             print(f"    --option {line}")
     return EXIT_OK
