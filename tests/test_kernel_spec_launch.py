@@ -148,7 +148,6 @@ def test_the_gpu_runner_launches_by_name(monkeypatch):
     monkeypatch.setattr(gpu, "get", lambda ref: spec())
     runner = gpu.GpuRunner(torch=FakeTorch(FakeCuda()))
     runner.target = Target.parse("cuda:90")
-    runner.limits = {"max_shared_mem": 232448, "warp_size": 32, "max_threads": 1024}   # an H100's (no driver here)
     p = runner.prepare(Cell("c", "scale", {"n": 1024}, "b", []), Entry("baseline"))
     p.bind({"x": "X", "y": "Y"})()
     assert calls == [((4,), ("X", "Y", 1024, 2.0, 256, True))]

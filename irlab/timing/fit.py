@@ -41,21 +41,29 @@ class DoesNotFit(RuntimeError):
         return (type(self), (self.what, self.required, self.limit, self.unit))
 
 
-def device_limits(device: int | None = None) -> dict:
+def device_limits(device: int | None = None) -> dict | None:
     """The launch limits of the current GPU as Triton's driver reports them (what Triton itself
-    checks a binary against when it loads it): ``max_shared_mem`` in bytes, ``warp_size``."""
+    checks a binary against when it loads it): ``max_shared_mem`` in bytes, ``warp_size``; None
+    where Triton has no active driver (no GPU: a runner on a stand-in device), where nothing can be
+    pruned before launch and Triton's own check at launch is what remains."""
     from triton.runtime.driver import driver
-    active = driver.active
+    try:
+        active = driver.active
+    except RuntimeError:   # "0 active drivers": no GPU in this process
+        return None
     device = active.get_current_device() if device is None else device
     props = active.utils.get_device_properties(device)
     return {"max_shared_mem": int(props["max_shared_mem"]), "warp_size": int(props.get("warpSize") or 32),
             "max_threads": MAX_THREADS_PER_BLOCK}
 
 
-def check_fits(metadata: dict, limits: dict) -> DoesNotFit | None:
+def check_fits(metadata: dict, limits: dict | None) -> DoesNotFit | None:
     """Why a binary with compile ``metadata`` (``shared``, ``num_warps``, ``warp_size``) cannot
     launch on a device with ``limits`` (:func:`device_limits`); None where it can, as far as the
-    metadata says (registers are known only when the driver loads it: :func:`does_not_fit`)."""
+    metadata says (registers are known only when the driver loads it: :func:`does_not_fit`), or
+    where the limits are not known."""
+    if limits is None:
+        return None
     shared = metadata.get("shared")
     if isinstance(shared, int) and shared > limits["max_shared_mem"]:
         return DoesNotFit("shared memory", shared, limits["max_shared_mem"], "B")

@@ -261,7 +261,7 @@ class GpuRunner:
         Triton's autotuner prunes, instead of failing in the launcher and being taken for a wrong
         result."""
         if getattr(self, "limits", None) is None:
-            self.limits = device_limits()
+            self.limits = device_limits()   # None without an active Triton driver: Triton checks at launch
         why = check_fits(res.metadata, self.limits)
         if why is not None:
             raise why
