@@ -80,11 +80,16 @@ def main(argv=None) -> int:
     ap.add_argument("--out", type=out_folder, default="runs/lab/placement_check", help="output folder")
     ap.add_argument("--rounds", type=int, default=15, help="interleaved rounds per cell (default 15)")
     ap.add_argument("--methods", default="graph,do_bench", help="timing methods, comma-separated")
+    ap.add_argument("--runner", default=None, help="the GPU runner, module:Class (default irlab's; a stand-in "
+                    "without a GPU tests this script)")
+    ap.add_argument("--target", default=None, help="the target the copies' code is compared for (default: this "
+                    "machine's GPU)")
     args = ap.parse_args(argv)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     lines = header("Identical binaries, inputs of their own: is a difference called?", command_line())
-    if gpu() is None:
+    target = args.target or gpu()
+    if target is None:
         lines.append("Skipped: no CUDA GPU on this machine.")
         (out / "README.md").write_text("\n".join(lines) + "\n")
         return 0
@@ -93,7 +98,8 @@ def main(argv=None) -> int:
     summary, called, codes = {"skipped": skipped, "methods": {}}, 0, {}
     for method in [m for m in args.methods.split(",") if m]:
         plan = Plan([c for _, c in made], method, args.rounds)
-        res = collect(run_sweep(plan, out / f"{method}.jsonl", log=log))
+        res = collect(run_sweep(plan, out / f"{method}.jsonl", log=log, **({"runner": args.runner}
+                                                                           if args.runner else {})))
         env = (res.get("env") or [{}])[0]
         lines += [f"## Method: {method}", "",
                   f"GPU: {env.get('gpu')} (driver {env.get('driver')}), torch {env.get('torch')}, triton "
@@ -115,7 +121,7 @@ def main(argv=None) -> int:
                               "binary_sha256": rec.get("binary_sha256")}
                 called += bool(est.get("called"))
             if name not in codes:
-                codes[name] = same_code(cell)
+                codes[name] = same_code(cell, target)
             row["same_code"] = codes[name]
             rows.append(row)
             dims = "x".join(map(str, cell.shape.values()))

@@ -58,3 +58,23 @@ def test_the_placement_check_times_copies_that_compile_to_the_same_code(tmp_path
         assert cell.entries[2].inputs == "own" and cell.entries[1].kernel.startswith(str(tmp_path / "copies"))
     name, cell = next((n, c) for n, c in made if n == "row_sum")
     assert check.same_code(cell, "cuda:90") in ("byte-identical", "the same code (debug sections differ)")
+
+
+def test_the_placement_check_reports_every_kernel_and_exits_by_called_differences(tmp_path, monkeypatch):
+    """The script end to end on the CPU stand-in runner: a table row per kernel and method, the
+    copy's code compared, exit 0 where nothing is called and 1 where a copy is timed slower."""
+    import json
+    from pathlib import Path
+    import lab.placement_check as check
+    fake = str(Path(__file__).parent / "fakes" / "fake_runner.py") + ":FakeRunner"
+    monkeypatch.setattr(check, "KERNELS", [k for k in check.KERNELS if k[0] in ("row_sum", "vector_add")])
+    argv = ["--out", str(tmp_path / "a"), "--rounds", "11", "--methods", "graph", "--runner", fake, "--target", "cuda:90"]
+    monkeypatch.setenv("IRLAB_FAKE", json.dumps({"noise": 0.001}))
+    assert check.main(argv) == 0
+    readme = (tmp_path / "a" / "README.md").read_text()
+    assert "| row_sum | 16384x4096 |" in readme and "| vector_add | 16777216 |" in readme
+    assert "the same code (debug sections differ)" in readme and "**0 called difference(s)" in readme
+    monkeypatch.setenv("IRLAB_FAKE", json.dumps({"noise": 0.001, "times": {"copy": 1.05}}))
+    argv[1] = str(tmp_path / "b")
+    assert check.main(argv) == 1
+    assert "**2 called difference(s)" in (tmp_path / "b" / "README.md").read_text()
