@@ -126,7 +126,8 @@ def main(argv=None) -> int:
             rows.append(row)
             dims = "x".join(map(str, cell.shape.values()))
             if c.get("status") != "done":
-                lines.append(f"| {name} | {dims} | not timed: {(c.get('reason') or '').splitlines()[0][:120]} | | | | |")
+                why = (c.get("reason") or c.get("status") or "missing").splitlines()[0][:120]
+                lines.append(f"| {name} | {dims} | not timed: {why} | | | | |")
                 continue
             floor = "-" if row["aa_floor"] is None else f"+-{row['aa_floor']:.2%}"
             lines.append(f"| {name} | {dims} | {row['median_ms'] * 1000:.1f} us | {floor} | {_text(row['copy'])} | "

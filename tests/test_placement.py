@@ -68,7 +68,8 @@ def test_the_placement_check_reports_every_kernel_and_exits_by_called_difference
     import lab.placement_check as check
     fake = str(Path(__file__).parent / "fakes" / "fake_runner.py") + ":FakeRunner"
     monkeypatch.setattr(check, "KERNELS", [k for k in check.KERNELS if k[0] in ("row_sum", "vector_add")])
-    argv = ["--out", str(tmp_path / "a"), "--rounds", "11", "--methods", "graph", "--runner", fake, "--target", "cuda:90"]
+    argv = ["--out", str(tmp_path / "a"), "--rounds", "11", "--methods", "graph", "--runner", fake,
+            "--target", "cuda:90"]
     monkeypatch.setenv("IRLAB_FAKE", json.dumps({"noise": 0.001}))
     assert check.main(argv) == 0
     readme = (tmp_path / "a" / "README.md").read_text()

@@ -86,7 +86,8 @@ def cmd_verify(args) -> int:
              f"`irlab verify {' '.join(_argv(args))}`", "",
              f"GPU: {env.get('gpu')}, driver {env.get('driver')}; torch {env.get('torch')}, triton {env.get('triton')}; "
              f"target {target}", "",
-             d.summary_line(rows, len(runnable)), ""] + [f"- {n}" for n in notes] + ([""] if notes else []) + d.table(rows)
+             d.summary_line(rows, len(runnable)), ""] + [f"- {n}" for n in notes] + ([""] if notes else []) \
+        + d.table(rows)
     (out / "README.md").write_text("\n".join(lines) + "\n")
     write_json(out / "results.json", {"env": env, "target": target, "rows": rows})
     print("\n".join(lines))
