@@ -78,6 +78,7 @@ class Plan:
 @dataclass(frozen=True)
 class DescriptorLoads(ModulePass):
     name: ClassVar[str] = "descriptor-loads"
+    runs_on: ClassVar[tuple] = ("ttir",)
     summary: ClassVar[str] = "TTIR: turn a GEMM K loop's masked pointer loads into TMA descriptor loads (and optionally the epilogue store)"
     stage: ClassVar[str] = "ttir"
     cleanup: ClassVar[tuple] = ("canonicalize",)

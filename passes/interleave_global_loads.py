@@ -173,6 +173,7 @@ PINS = ("none", "barriers", "groups")
 @dataclass(frozen=True)
 class InterleaveGlobalLoads(ModulePass):
     name: ClassVar[str] = "interleave-global-loads"
+    runs_on: ClassVar[tuple] = ("ttgir",)
     summary: ClassVar[str] = "sink the second global load of a pipelined GEMM loop below its local_loads (the talk's schedule)"
 
     preset: str = option("talk", "talk: after the local_loads; upstream: Triton 3.6's sinkSecondLoad, exactly (1 dot, "

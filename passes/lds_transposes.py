@@ -22,6 +22,7 @@ WARNINGS = ("cancelling-transposes", "transpose-then-convert", "absorbable-trip"
 @dataclass(frozen=True)
 class LdsTransposes(ModulePass):
     name: ClassVar[str] = "lds-transposes"
+    runs_on: ClassVar[tuple] = ("ttgir",)
     rewrites: ClassVar[bool] = False
     summary: ClassVar[str] = "report every shared-memory (LDS) trip and transpose, and flag the redundant ones"
 

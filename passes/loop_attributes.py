@@ -42,6 +42,7 @@ from irlab.passkit.registry import register
 @dataclass(frozen=True)
 class LoopAttributes(ModulePass):
     name: ClassVar[str] = "loop-attributes"
+    runs_on: ClassVar[tuple] = ("ttir", "ttgir")
     summary: ClassVar[str] = ("set tl.range hints (warp_specialize, num_stages, ...) on the K loops (the innermost "
                               "scf.for around each dot; loops=all: every loop that contains a dot)")
     stage: ClassVar[str] = "ttir"

@@ -181,6 +181,7 @@ class StoreFromMma(RewritePattern):
 @dataclass(frozen=True)
 class OptimizeEpilogue(ModulePass):
     name: ClassVar[str] = "optimize-epilogue"
+    runs_on: ClassVar[tuple] = ("ttgir",)
     summary: ClassVar[str] = "store the MMA accumulator from its MMA layout, without a convert_layout through LDS"
 
     allow_in_loop: bool = option(False, "also rewrite stores of a loop's running accumulator inside that loop")

@@ -130,6 +130,7 @@ class Plan:
 @dataclass(frozen=True)
 class PersistentTiles(ModulePass):
     name: ClassVar[str] = "persistent-tiles"
+    runs_on: ClassVar[tuple] = ("ttir",)
     summary: ClassVar[str] = ("TTIR: loop a tile-per-program kernel over its tiles (for tile = pid to num_tiles step "
                               "num_programs); launched with grid (min(#SMs, programs), 1, 1) by Launch(grid='persistent')")
     stage: ClassVar[str] = "ttir"

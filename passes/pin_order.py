@@ -283,6 +283,7 @@ class PinLoopOrder(RewritePattern):
 @dataclass(frozen=True)
 class PinOrder(ModulePass):
     name: ClassVar[str] = "pin-order"
+    runs_on: ClassVar[tuple] = ("ttgir",)
     summary: ClassVar[str] = "order chosen ops of a loop body and pin the order through the AMDGPU scheduler"
 
     order: str = option("", "selectors in the wanted order, e.g. global_load:0,local_load,global_load:1,dot "

@@ -92,6 +92,7 @@ def k_loop(func: Operation) -> tuple[Operation | None, int]:
 @dataclass(frozen=True)
 class ProtonScopes(ModulePass):
     name: ClassVar[str] = "proton-scopes"
+    runs_on: ClassVar[tuple] = ("ttgir",)
     summary: ClassVar[str] = "mark the K loop, the epilogue and chosen ops with Proton scope records (irlab profile)"
     # it adds profiling records, not a schedule to compare: irlab verify leaves it out
     rewrites: ClassVar[bool] = False

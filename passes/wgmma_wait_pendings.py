@@ -33,6 +33,7 @@ from irlab.passkit.registry import register
 @dataclass(frozen=True)
 class WgmmaWaitPendings(ModulePass):
     name: ClassVar[str] = "wgmma-wait-pendings"
+    runs_on: ClassVar[tuple] = ("ttgir",)
     summary: ClassVar[str] = "lower warp_group_dot_wait {pendings} in K loops (raising it could race; refused)"
 
     pendings: int = option(0, "the pendings to set (at most what Triton chose)")

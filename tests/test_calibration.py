@@ -86,17 +86,18 @@ def test_a_calibration_run_resumes_and_reports_the_false_positive_rate(tmp_path,
     logs = []
     chosen = [c for c in CASES if c.name in ("add-small", "gemm-4096", "layernorm")]
     summary = run(tmp_path, chosen, ["graph", "do_bench"], 11, IDENTITY, runner=FAKE, log=logs.append)
-    assert summary["a_a_comparisons"] == 12 and summary["false_positive_rate"] <= 0.05 and summary["within_nominal"]
+    assert summary["a_a_comparisons"] == 18 and summary["false_positive_rate"] <= 0.05 and summary["within_nominal"]
     g = summary["methods"]["graph"]
     assert g["planted_timed"] == 3 and g["planted_detected"] == 3
     row = g["rows"][0]
     assert row["case"] == "add-small" and row["launches_per_sample"] == 7 and row["rounds"] == 11
     assert row["aa_floor"] is not None and row["same binary"]["status"] == "ok" and row["identity"]["status"] == "ok"
+    assert row["own inputs"]["status"] == "ok"
     readme = (tmp_path / "README.md").read_text()
     assert "# Timing calibration: A/A false-positive rate" in readme and "## Method: do_bench" in readme
-    assert f"a difference called in {summary['called']} of 12 A/A comparisons" in readme
+    assert f"a difference called in {summary['called']} of 18 A/A comparisons" in readme
     assert "| add-small (vector_add 524288) |" in readme and "7 launches per sample" in readme
-    assert json.loads((tmp_path / "calibration.json").read_text())["a_a_comparisons"] == 12
+    assert json.loads((tmp_path / "calibration.json").read_text())["a_a_comparisons"] == 18
     assert any("[1/3]" in m for m in logs) and any("done after 11 rounds" in m for m in logs)
     # a rerun resumes: nothing is timed again, the table is the same
     before = (tmp_path / "graph.jsonl").read_text()
@@ -111,15 +112,17 @@ def test_a_same_binary_timed_slower_by_its_place_is_counted_as_a_false_positive(
     (a placement effect the harness cannot see) shows up as called A/A differences."""
     monkeypatch.setenv("IRLAB_FAKE", json.dumps({"times": {"same binary": 1.05}, "noise": 0.003}))
     summary = run(tmp_path, CASES[:2], ["graph"], 11, None, runner=FAKE, log=lambda m: None)
-    assert summary["a_a_comparisons"] == 2 and summary["called"] == 2 and not summary["within_nominal"]
-    assert "a difference called in 2 of 2" in summary["verdict"]
+    assert summary["a_a_comparisons"] == 4 and summary["called"] == 2 and not summary["within_nominal"]
+    assert "a difference called in 2 of 4" in summary["verdict"]
 
 
 def test_cells_hold_the_a_a_entries_and_the_planted_problem():
     cell = cells(CASES[:1], "graph", IDENTITY)[0]
-    assert [e.label for e in cell.entries] == ["baseline", "same binary", "identity", "planted"]
-    assert cell.entries[1].variant == "baseline" and cell.entries[3].shape == CASES[0].planted
-    assert [e.label for e in cells(CASES[:1], "graph", None)[0].entries] == ["baseline", "same binary", "planted"]
+    assert [e.label for e in cell.entries] == ["baseline", "same binary", "own inputs", "identity", "planted"]
+    assert cell.entries[1].variant == "baseline" and cell.entries[4].shape == CASES[0].planted
+    assert cell.entries[2].variant == "baseline" and cell.entries[2].inputs == "own" and cell.entries[1].inputs is None
+    assert [e.label for e in cells(CASES[:1], "graph", None)[0].entries] == ["baseline", "same binary", "own inputs",
+                                                                             "planted"]
     assert summarize({}, CASES)["verdict"] == "no A/A comparison was timed"
 
 

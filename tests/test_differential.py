@@ -103,7 +103,7 @@ def test_the_run_survives_a_dying_child_records_every_verdict_and_resumes(tmp_pa
                    "wreck-addresses": {"MISMATCH"}}
     died = [x for x in rows if x["variant"] == "wreck-addresses"]
     assert len(died) == 3 and all("SIGABRT" in x["reason"] for x in died)
-    assert "| gemm_fp16 | square-output | 0 | 0 | 0 | 0 | 3 | 0 |" in (tmp_path / "README.md").read_text()
+    assert "| gemm_fp16 | square-output | 0 | 0 | 0 | 0 | 3 | 0 | 0 | 0 |" in (tmp_path / "README.md").read_text()
     assert run().returncode == 2                       # an earlier run's results are never overwritten
     r = run("--resume")                                # nothing left to do: the same verdicts again
     assert r.returncode == 1 and len(json.loads((tmp_path / "results.json").read_text())["rows"]) == len(rows)
@@ -227,3 +227,16 @@ def test_verify_a_capture_on_the_gpu(tmp_path):
     rows = json.loads((tmp_path / "v" / "results.json").read_text())["rows"]
     assert {x["verdict"] for x in rows if x["variant"] != "baseline"} <= {"identical", "close", "same binary",
                                                                          "no variant"}
+
+
+def test_what_a_kernel_does_not_take_is_said_once_per_kernel_not_once_per_config():
+    """gluon_gemm_prefetch's K loop has no mask: every one of its configs refuses a K remainder
+    (each naming its own BLOCK_K); that is one line per kind of shape, naming how many configs."""
+    from irlab.kernels import get
+    notes: list = []
+    groups = d.plan(["gluon_gemm_prefetch"], ["optimize-epilogue"], None, "all", notes)
+    configs = len(get("gluon_gemm_prefetch").configs)
+    assert configs > 1 and len({g.config for g in groups}) == configs
+    assert len(notes) == len(set(notes)) == 2, notes    # remainders in M, N, K; small N
+    assert all(n.startswith("gluon_gemm_prefetch: the kernel does not take ") for n in notes)
+    assert all(f"on {configs} of {configs} configs" in n for n in notes), notes

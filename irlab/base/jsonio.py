@@ -3,16 +3,19 @@ JSON lines appended one whole line at a time (:func:`append_record`, :func:`read
 
 :func:`plain` turns what Triton and irlab hand around (named tuples, dataclasses, targets, tuples,
 paths) into JSON values; :func:`write_json` writes through a new file beside the target and renames it, so a
-crash leaves either the old file or the new one.
+crash leaves either the old file or the new one -- where the target is a regular file or new: a
+device, a FIFO or standard output is written in place and a symbolic link written through
+(:mod:`irlab.base.outpaths`).
 """
 from __future__ import annotations
 
 import dataclasses
 import json
 import os
+import sys
 from pathlib import Path
 
-from . import interrupts
+from . import interrupts, outpaths
 
 
 def plain(obj):
@@ -45,9 +48,20 @@ def write_text(path: str | Path, text: str) -> Path:
 
 
 def write_bytes(path: str | Path, data: bytes) -> Path:
-    """Write ``data`` to ``path`` atomically, with the permissions of any new file (0644 under the
-    usual umask; a temporary file of the tempfile module would make it 0600)."""
-    path = Path(path)
+    """Write ``data`` to ``path``: atomically onto a regular file or a new path, with the permissions
+    of any new file (0644 under the usual umask; a temporary file of the tempfile module would make
+    it 0600); through a symbolic link onto its target (the link stays); in place into a device, a
+    FIFO or standard output (``-``, ``/dev/stdout``), which a rename would destroy."""
+    if outpaths.is_stdout(path):
+        sys.stdout.flush()
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+        return Path(path)
+    if outpaths.written_in_place(path):
+        with open(path, "wb") as f:
+            f.write(data)
+        return Path(path)
+    path = outpaths.replace_target(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = _new_file(path)
     try:

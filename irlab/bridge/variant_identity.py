@@ -7,7 +7,7 @@ import hashlib
 import json
 
 from ..passkit.registry import get_pass, make_pass, source_hash
-from ..passkit.variant import IRLAB_VERSION, Insert, Variant
+from ..passkit.variant import IRLAB_VERSION, Insert, Variant, VariantError
 
 
 def variant_key(variant: Variant) -> str:
@@ -16,11 +16,17 @@ def variant_key(variant: Variant) -> str:
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
 
 
-def validate_variant(variant) -> None:
+def validate_variant(variant: Variant) -> None:
     """Every Python pass of ``variant`` (of each kernel's, for a mixed variant) exists and accepts
-    its options (PassError otherwise)."""
+    its options (PassError otherwise), and is inserted into the pipeline of a stage it runs on
+    (VariantError otherwise: a TTGIR pass at the end of TTIR would find nothing it knows and change
+    nothing, silently)."""
     for _, choice in getattr(variant, "kernels", ()):
         validate_variant(choice.variant)
     for e in getattr(variant, "edits", ()):
         if isinstance(e, Insert):
-            make_pass(e.pass_name, dict(e.options))
+            p = make_pass(e.pass_name, dict(e.options))
+            why = p.wrong_stage(e.stage)
+            if why:
+                raise VariantError(f"{variant.name}: cannot insert {e.pass_name} into the {e.stage} pipeline: {why} "
+                                   f"(--insert-stage {p.runs_on[0]})")

@@ -6,11 +6,14 @@ with ``register(sub)`` and depends only on :mod:`irlab.cli.common`.
 Exit codes: 0 success; 1 the work ran and found a problem (a golden mismatch, a failing variant,
 a pass error); 2 bad input or usage (malformed IR, a missing file, an unknown option); 130
 stopped by Ctrl-C (one line, no traceback, no worker left running, no file half-written: see
-:mod:`irlab.base.interrupts`).
+:mod:`irlab.base.interrupts`); 141 the reader of standard output went away (``irlab passes |
+head -1``): silently, with the status a shell reports for a program that SIGPIPE stopped.
 """
 from __future__ import annotations
 
 import argparse
+import os
+import signal
 import sys
 
 from . import capture as capture_cmds
@@ -57,12 +60,29 @@ def version_text() -> str:
             f"python {platform.python_version()} ({sys.executable})")
 
 
+READER_GONE = 128 + signal.SIGPIPE   # 141: what a shell reports for `yes | head -1`'s yes
+
+
 def main(argv: list[str] | None = None) -> int:
     try:
         with stopping_on_interrupt():
             return _main(argv)
     except KeyboardInterrupt:   # Ctrl-C: any workers were stopped on the way here (irlab.base.workers)
         return _interrupted()
+    except BrokenPipeError:   # printing --help, --version or a command's output to a reader that left (| head)
+        return reader_gone()
+
+
+def reader_gone() -> int:
+    """Standard output's reader went away: whatever is still buffered goes to /dev/null (so that
+    Python's flush at exit cannot raise again), nothing is said, and the status is :data:`READER_GONE`."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):   # a stand-in stdout without a file descriptor (tests)
+        pass
+    return READER_GONE
 
 
 def _interrupted() -> int:
@@ -76,6 +96,10 @@ def run() -> None:
     code = main()
     if code == INTERRUPTED:
         exit_interrupted()
+    try:   # what is still buffered, now: a reader that left makes this raise here, not in Python's exit
+        sys.stdout.flush()
+    except BrokenPipeError:
+        code = reader_gone()
     sys.exit(code)
 
 
@@ -111,12 +135,8 @@ def _main(argv: list[str] | None) -> int:
         err(user_error(e) or (f"{shown_path(at[0])}:{at[1]}:{at[2]}: {e.source_message}" if at else
                               f"irlab: {e.source_message}"))
         return EXIT_USAGE
-    except BrokenPipeError:   # the reader of our output went away (| head)
-        try:
-            sys.stdout.close()
-        except Exception:
-            pass
-        return EXIT_OK
+    except BrokenPipeError:   # the reader of our output went away (| head): not a file error
+        raise
     except OSError as e:   # a file or folder that cannot be read or written
         err(f"irlab: error: {e.strerror or e}" + (f": {e.filename}" if e.filename else ""))
         return EXIT_FAIL

@@ -5,7 +5,7 @@ this machine's GPU (the same binary twice and the identity variant, over kernels
 What it times and writes: :mod:`irlab.timing.calibration`."""
 from __future__ import annotations
 
-from .common import EXIT_FAIL, EXIT_OK, UsageError, err, percent, seconds
+from .common import EXIT_FAIL, EXIT_OK, UsageError, err, percent, seconds, out_folder
 
 
 def cmd_calibrate(args) -> int:
@@ -40,8 +40,8 @@ def register(sub) -> None:
     from ..timing.calibration import CASES
     c = sub.add_parser("calibrate", help="measure the timing harness's A/A false-positive rate on this GPU",
                        description=__doc__.split("\n\n")[0])
-    c.add_argument("--out", default="runs/calibrate", help="results folder; a rerun resumes what it holds "
-                   "(default runs/calibrate)")
+    c.add_argument("--out", type=out_folder, default="runs/calibrate",
+                   help="results folder; a rerun resumes what it holds (default runs/calibrate)")
     c.add_argument("--methods", default="graph,do_bench", help="timing methods, comma-separated (default both)")
     c.add_argument("--cases", default=None, help=f"only these cases, comma-separated: {', '.join(c.name for c in CASES)}")
     c.add_argument("--rounds", type=int, default=21, help="rounds per case (default 21; in adaptive mode the least)")

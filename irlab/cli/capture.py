@@ -8,7 +8,7 @@ import sys
 import time
 from pathlib import Path
 
-from .common import EXIT_FAIL, EXIT_OK, UsageError, err, positive
+from .common import EXIT_FAIL, EXIT_OK, UsageError, err, positive, out_file, out_folder
 
 
 def cmd_capture(args) -> int:
@@ -99,7 +99,7 @@ def register(sub) -> None:
                        "capture (TORCHINDUCTOR_COMPILE_THREADS=1, TORCHINDUCTOR_USE_STATIC_CUDA_LAUNCHER=0). "
                        "The regions the program marks as its own work (irlab.region) are counted (marks.json) and, "
                        "with --profile, each entry's kernels timed apart, which `irlab top` ranks by default.")
-    c.add_argument("--out", default=None, help="run folder (default runs/<timestamp>)")
+    c.add_argument("--out", type=out_folder, default=None, help="run folder (default runs/<timestamp>)")
     c.add_argument("--quiet", action="store_true", default=False, help="no line per captured compile")
     c.add_argument("--profile", action="store_true", help="time every kernel on the GPU with Proton (CUPTI on "
                    "NVIDIA, roctracer on AMD): `irlab top RUN` then ranks them (inside the region the program marks "
@@ -131,14 +131,14 @@ def register(sub) -> None:
                        "(irlab.region; default: its only one; needed where it marked several)")
     scope.add_argument("--whole-program", action="store_true", help="rank over the whole program, set-up included "
                        "(the default where the program marked no region)")
-    c.add_argument("--json", default=None, metavar="FILE", help="also write the ranking as JSON (what the shares are "
-                   "of, and the region, included)")
+    c.add_argument("--json", type=out_file, default=None, metavar="FILE",
+                   help="also write the ranking as JSON (what the shares are of, and the region, included)")
     c.set_defaults(func=cmd_top)
 
     c = sub.add_parser("trim-capture", help="copy a capture run keeping only the kernels that matter, small "
                        "enough to keep (test data, goldens, bug reports)")
     c.add_argument("run", help="a run folder written by irlab capture")
-    c.add_argument("--out", required=True, help="new folder for the trimmed run")
+    c.add_argument("--out", type=out_folder, required=True, help="new folder for the trimmed run")
     c.add_argument("--top", type=int, default=None, help="keep only the N hottest kernels")
     c.add_argument("--stages", default=None, help="stages to keep (default ttir,ttgir,source; TTIR is always kept)")
     c.set_defaults(func=cmd_trim)

@@ -101,8 +101,9 @@ def add_variant_options(p: argparse.ArgumentParser):
     g.add_argument("--insert", default=None, metavar="PYPASS", help="insert a registered Python pass")
     g.add_argument("--after", default=None, metavar="PASS", help="... after this Triton pass (NAME or NAME#k)")
     g.add_argument("--at", default=None, choices=("start", "end"), help="... at the start or end of --stage")
-    g.add_argument("--insert-stage", default="ttgir", choices=("ttir", "ttgir", "llir"),
-                   help="the stage whose pipeline --insert edits (default ttgir)")
+    g.add_argument("--insert-stage", default=None, choices=("ttir", "ttgir", "llir"),
+                   help="the stage whose pipeline --insert edits (default: the stage the pass declares; TTGIR for "
+                        "most, `irlab passes` says)")
     g.add_argument("--option", action="append", default=[], metavar="K=V", help="option of the inserted pass")
     g.add_argument("--cleanup", default="", help="Triton passes to run after it: canonicalize,cse,...")
 
@@ -170,6 +171,28 @@ def positive(unit: str):
 seconds = positive("seconds")
 
 
+def out_folder(text: str) -> str:
+    """An argparse type for an output folder (``--out``): checked when the command line is read, so
+    that a folder that cannot be written (read-only, a file, a device) is said before any work."""
+    from ..base.outpaths import OutputPathError, check_folder
+    try:
+        check_folder(text)
+    except OutputPathError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+    return text
+
+
+def out_file(text: str) -> str:
+    """An argparse type for an output file (``-o``, ``--json``): ``-`` is standard output; a device or
+    FIFO is written in place; anything else must be a file that can be written, checked now."""
+    from ..base.outpaths import OutputPathError, check_file
+    try:
+        check_file(text)
+    except OutputPathError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+    return text
+
+
 def target_arg(text: str):
     """The target a command line names, or a usage error that says what a target looks like."""
     from ..bridge import compat
@@ -204,8 +227,22 @@ def launch_options(args) -> dict:
     return options
 
 
+# the options that say where and how --insert's pass goes: meaningless without --insert
+INSERT_ONLY = (("option", "--option"), ("after", "--after"), ("at", "--at"), ("cleanup", "--cleanup"),
+               ("insert_stage", "--insert-stage"))
+
+
 def variant_from_args(args):
+    """The variant the command line describes, checked before any compile: every pass exists, takes
+    its options and runs on the stage it is inserted into."""
+    from ..bridge.variant_identity import validate_variant
     from ..passkit.variant import Drop, Insert, Variant, VariantError
+    if not args.insert:
+        given = [flag for dest, flag in INSERT_ONLY if getattr(args, dest, None)]
+        if given:
+            raise UsageError(f"{', '.join(given)} {'says' if len(given) == 1 else 'say'} where and how --insert's pass "
+                             "runs, and no --insert is given (a pass of --variant takes its options as "
+                             "pass:key=value)")
     if args.variant:
         from ..bridge.named_variants import resolve
         base = resolve(args.variant, getattr(args, "target", None))
@@ -213,16 +250,21 @@ def variant_from_args(args):
         base = Variant.baseline()
     edits = [Drop(d) for d in args.drop]
     if args.insert:
+        from ..passkit.registry import get_pass
         try:
-            edits.append(Insert(args.insert, options=parse_kv(args.option, "option"), stage=args.insert_stage,
+            edits.append(Insert(args.insert, options=parse_kv(args.option, "option"),
+                                stage=args.insert_stage or get_pass(args.insert).stage,
                                 after=args.after, at=args.at or (None if args.after else "end"),
                                 cleanup=tuple(c for c in args.cleanup.split(",") if c)))
         except VariantError as e:
             raise UsageError(str(e)) from None
     if not edits:
+        validate_variant(base)
         return base
     name = base.name if not base.is_baseline else "cli"
-    return base.then(*edits, name=name + "+cli" if not base.is_baseline else name)
+    variant = base.then(*edits, name=name + "+cli" if not base.is_baseline else name)
+    validate_variant(variant)
+    return variant
 
 
 def compile_from_args(args, variant=None, snapshot_dir=None):

@@ -4,7 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .common import (EXIT_FAIL, EXIT_OK, EXIT_USAGE, UsageError, add_kernel_options, add_variant_options, target_arg,
-                     compile_from_args, err, positive, variant_from_args)
+                     compile_from_args, err, positive, variant_from_args, out_folder)
 from ..base.jsonio import dumps, write_bytes, write_json, write_text
 
 
@@ -127,8 +127,9 @@ def _recompile_job(job) -> tuple[str, str]:
         return "fail", f"error: {e}"
     except PipelineError as e:   # a later stage failed: its first line and its last, not the IR it printed
         return "fail", f"error: {compact_reason(e).split(': ', 1)[1]}"
-    if args.out:
-        _write_stages(res, args.out)
+    if args.out:   # the same folder `irlab compile --out` writes: irlab report reads its summary.json
+        out = _write_stages(res, args.out)
+        write_json(out / "summary.json", {**res.summary(), "recompiled_from": str(args.file)})
     return "ok", dumps(res.summary())
 
 
@@ -255,7 +256,7 @@ def register(sub) -> None:
     c = sub.add_parser("compile", help="compile a corpus kernel for a target (no GPU needed)")
     add_kernel_options(c)
     add_variant_options(c)
-    c.add_argument("--out", default=None, help="write every stage into this folder")
+    c.add_argument("--out", type=out_folder, default=None, help="write every stage into this folder")
     c.add_argument("-q", "--quiet", action="store_true", help="no change lines and remarks from the Python passes")
     c.set_defaults(func=cmd_compile)
 
@@ -265,7 +266,7 @@ def register(sub) -> None:
                    "TRACE[#KERNEL[:N]] of tritonparse; without #N the hottest of the program's launches")
     c.add_argument("--target", default=None, help="target (default: where the launch ran)")
     c.add_argument("--variant", default=None, help="a named variant or a registered pass (default: baseline)")
-    c.add_argument("--out", default=None, help="write every stage into this folder")
+    c.add_argument("--out", type=out_folder, default=None, help="write every stage into this folder")
     c.add_argument("-q", "--quiet", action="store_true", help="no remarks from the Python passes")
     c.set_defaults(func=cmd_replay)
 
@@ -278,7 +279,7 @@ def register(sub) -> None:
     c.add_argument("--produced-by", default=None, help="name of the pass that produced the file (for errors)")
     c.add_argument("--work-dir", default=None, help="where rejected IR is saved (default: a new folder "
                    "under ~/.cache/irlab/rejected, printed)")
-    c.add_argument("--out", default=None, help="write every stage into this folder")
+    c.add_argument("--out", type=out_folder, default=None, help="write every stage into this folder")
     c.set_defaults(func=cmd_recompile)
 
     pl = sub.add_parser("pipeline", help="Triton's pass pipeline, as recorded")
@@ -298,7 +299,7 @@ def register(sub) -> None:
     add_variant_options(c)
     c.add_argument("--stage", default="all", choices=("all", "ttir", "ttgir", "llir"),
                    help="the stage whose snapshots the summary line counts (every stage's are written)")
-    c.add_argument("--out", required=True, help="folder of the snapshots (and their index.json)")
+    c.add_argument("--out", type=out_folder, required=True, help="folder of the snapshots (and their index.json)")
     c.set_defaults(func=cmd_snapshots_take)
 
     c = sub.add_parser("which-pass", help="which pass first introduced (or removed) ops matching a pattern")

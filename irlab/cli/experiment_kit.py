@@ -35,20 +35,23 @@ def gpu() -> str | None:
     return f"cuda:{major}{minor}"
 
 
+ROUNDS = 21   # interleaved timing rounds of an experiment's timed part, unless --rounds says
+
+
 def common_args(description: str, default_out: str, name: str | None = None) -> argparse.ArgumentParser:
-    from .common import ShortErrorParser
+    from .common import ShortErrorParser, out_folder
     ap = ShortErrorParser(prog=f"irlab experiments {name}" if name else None, description=description,
                           formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--out", default=default_out, help=f"output folder (default {default_out})")
+    ap.add_argument("--out", type=out_folder, default=default_out, help=f"output folder (default {default_out})")
     ap.add_argument("--targets", default=",".join(DEFAULT_TARGETS), type=_targets, help="targets of the static part")
     ap.add_argument("--configs", default=None, help="comma-separated tile configs (default: the experiment's)")
     ap.add_argument("--shapes", default=None, type=_shapes, help="comma-separated MxNxK problems (default: the "
                     "documents')")
-    ap.add_argument("--rounds", type=int, default=21, help="interleaved timing rounds")
+    ap.add_argument("--rounds", type=int, default=None, help=f"interleaved timing rounds (default {ROUNDS})")
     ap.add_argument("--launches", type=int, default=None, help="launches per sample (default: enough for about "
                     "10 ms of GPU time with --method graph, 100 ms with do_bench; the same for every entry of a cell)")
-    ap.add_argument("--method", default="graph", choices=("graph", "do_bench"),
-                    help="how to time: graph (CUDA-graph replays) or do_bench (triton.testing.do_bench)")
+    ap.add_argument("--method", default=None, choices=("graph", "do_bench"),
+                    help="how to time: graph (CUDA-graph replays, the default) or do_bench (triton.testing.do_bench)")
     ap.add_argument("--resume", action="store_true", help="skip cells an interrupted run already finished")
     ap.add_argument("--no-timing", action="store_true", help="static part only, even with a GPU")
     return ap
@@ -184,10 +187,30 @@ def timed_search(experiment: str, kernel: str, variant: str, shapes, configs: li
     return ["## Timed part", "", "Results and raw files under `timed/`.", "", body]
 
 
+def timing_options(args, name: str, target: str | None) -> None:
+    """Options of the timed part given where it cannot run -- no GPU here, or --no-timing -- are a
+    usage error said before any work (the static part alone would end with "timing skipped", exit 0,
+    and the user would think the rounds were timed); then the defaults fill what was not given."""
+    given = [flag for flag, value in (("--rounds", args.rounds), ("--launches", args.launches),
+                                      ("--method", args.method)) if value is not None]
+    if given and (target is None or args.no_timing):
+        from .common import UsageError
+        from .timing import why_no_timing
+        what = f"{', '.join(given)} set{'s' if len(given) == 1 else ''} how the timed part is timed"
+        if args.no_timing:
+            raise UsageError(f"{what}, and --no-timing skips that part: leave out one or the other")
+        raise UsageError(f"{what}, and it runs on a GPU: {why_no_timing() or 'no CUDA GPU is here'} (leave "
+                         f"{'it' if len(given) == 1 else 'them'} out for the static part alone, or run where a GPU is)")
+    args.rounds = ROUNDS if args.rounds is None else args.rounds
+    args.method = args.method or "graph"
+
+
 def run_experiment(args, name: str, title: str, static: Callable, timed: Callable, timed_what: str) -> int:
     """The run every timed experiment shares: ``static(targets, out)`` -> (markdown lines, data) on
     every target, then ``timed(gpu_target, out)`` -> markdown lines on this machine's GPU, or a note
     that timing was skipped and why; writes ``static.json`` and ``README.md`` under ``args.out``."""
+    target = gpu()
+    timing_options(args, name, target)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     targets = [t for t in args.targets.split(",") if t]
@@ -195,7 +218,6 @@ def run_experiment(args, name: str, title: str, static: Callable, timed: Callabl
     static_lines, static_data = static(targets, out)
     write_json(out / "static.json", static_data)
     lines = header(title, command_line()) + static_lines
-    target = gpu()
     if target is None or args.no_timing:
         why = "no CUDA GPU on this machine" if target is None else "--no-timing"
         lines += ["## Timed part", "", f"Timing skipped: {why}. On a machine with an NVIDIA GPU the same command "

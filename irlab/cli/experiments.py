@@ -10,7 +10,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from .common import EXIT_OK, ShortErrorParser, UsageError
+from .common import EXIT_OK, ShortErrorParser, UsageError, out_folder
 
 EXPERIMENTS = {"interleave": "interleave_global_loads", "epilogue": "optimize_epilogue", "lds": "lds_transposes",
                "calibrate": "calibrate"}
@@ -33,8 +33,8 @@ def all_parser() -> argparse.ArgumentParser:
     ap = ShortErrorParser(prog="irlab experiments all", description="The three experiments of the source "
                                  "documents in turn (interleave, epilogue, lds): each its static part, and its timed "
                                  "part where this machine has a GPU. Results under --out-root, a README.md each.")
-    ap.add_argument("--out-root", default="runs/experiments", help="folder of the three results (default "
-                    "runs/experiments)")
+    ap.add_argument("--out-root", type=out_folder, default="runs/experiments",
+                    help="folder of the three results (default runs/experiments)")
     ap.add_argument("--targets", default=None, help="targets of the static parts (default: each experiment's)")
     ap.add_argument("--no-timing", action="store_true", help="static parts only, even with a GPU")
     ap.add_argument("--resume", action="store_true", help="skip what an interrupted run already finished")

@@ -7,7 +7,7 @@ import shlex
 import sys
 
 from ..base.jsonio import write_text
-from .common import EXIT_DRIFT, EXIT_FAIL, EXIT_OK, UsageError, err
+from .common import EXIT_DRIFT, EXIT_FAIL, EXIT_OK, UsageError, err, out_file
 
 
 def _project(args):
@@ -185,5 +185,5 @@ def register(sub) -> None:
     c.add_argument("--only", default=None, metavar="PATTERN", help="glob or substring of case ids")
     c.add_argument("--golden-root", "--root", dest="root", default=None, help=ROOT_HELP)
     c.add_argument("--diff-lines", type=int, default=60, help="cap of each unified diff (default 60)")
-    c.add_argument("--out", default=None, help="write the markdown report to this file")
+    c.add_argument("--out", type=out_file, default=None, help="write the markdown report to this file")
     c.set_defaults(func=cmd_golden_drift)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import sys
 
-from .common import EXIT_FAIL, EXIT_OK, EXIT_USAGE, UsageError, err, parse_kv
+from .common import EXIT_FAIL, EXIT_OK, EXIT_USAGE, UsageError, err, parse_kv, out_file
 from ..base.jsonio import write_json, write_text
 
 
@@ -12,8 +12,12 @@ def cmd_passes(args) -> int:
     passes = all_passes()
     if not passes:
         raise UsageError(incomplete("no passes found"))
+    from ..passkit.pass_api import STAGE_NAMES
     for name, cls in passes.items():
         print(f"{name}: {cls.summary}")
+        if cls.runs_on:   # what IR it reads; --insert and a variant naming it put it at the end of its stage
+            print(f"    runs on {' or '.join(STAGE_NAMES.get(s, s) for s in cls.runs_on)} (inserted at the end of "
+                  f"{cls.stage} unless --insert-stage says)")
         for line in cls.describe_options():
             print(f"    --option {line}")
     return EXIT_OK
@@ -40,6 +44,14 @@ def cmd_pass(args) -> int:
     except ir.IRParseError as e:
         err(e.render())
         return EXIT_USAGE
+    from ..passkit.pass_api import STAGE_NAMES, stage_of
+    for line, m in modules:   # a TTGIR pass on TTIR finds nothing it knows: said, not "no candidate"
+        stage = None if isinstance(m, str) else stage_of(m)
+        why = p.wrong_stage(stage)
+        if why:
+            err(f"{name}:{line}: error: {why} and this file holds {STAGE_NAMES[stage]} (irlab compile --out "
+                "writes every stage of a kernel)")
+            return EXIT_USAGE
     if not args.no_verify:   # the input must be IR Triton accepts, or a failure would be blamed on the pass
         from ..bridge.services import TritonServices
         services = TritonServices()
@@ -99,8 +111,8 @@ def register(sub) -> None:
     c.add_argument("--option", action="append", default=[], metavar="K=V",
                    help="an option of the pass (repeatable; `irlab passes` lists each pass's options)")
     c.add_argument("--split-input-file", action="store_true", help="'// -----' separates independent modules")
-    c.add_argument("-o", "--output", default=None, help="write the IR here instead of stdout")
-    c.add_argument("--json", default=None, metavar="FILE", help="also write the pass results as JSON")
+    c.add_argument("-o", "--output", type=out_file, default=None, help="write the IR here instead of stdout")
+    c.add_argument("--json", type=out_file, default=None, metavar="FILE", help="also write the pass results as JSON")
     c.add_argument("-q", "--quiet", action="store_true", help="no change lines and remarks; warnings and errors only")
     c.add_argument("--no-verify", action="store_true", help="do not hand the input and the output to Triton's parser "
                    "and verifier (for fragments and hand-written IR)")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from .common import EXIT_FAIL, EXIT_OK, KERNEL_HELP, UsageError, err, parse_shape, target_arg
+from .common import EXIT_FAIL, EXIT_OK, KERNEL_HELP, UsageError, err, parse_shape, target_arg, out_folder
 
 
 def register(sub) -> None:
@@ -31,7 +31,7 @@ def register(sub) -> None:
                    help="where Proton keeps scope records (global: leaves the kernel's shared memory as it is)")
     c.add_argument("--pc-interval", type=int, default=0, help="PC sampling period (Proton's interval knob; 0: "
                    "its default)")
-    c.add_argument("--out", default=None, help="results folder (default runs/profile/<kernel>-<time>)")
+    c.add_argument("--out", type=out_folder, default=None, help="results folder (default runs/profile/<kernel>-<time>)")
     c.add_argument("--compile-only", action="store_true", help="no GPU: compile every entry as the sessions "
                    "would (scopes instrumented, PTX relined) and say where the scopes go and what they cost")
     c.set_defaults(func=cmd_profile)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .common import EXIT_FAIL, EXIT_OK, UsageError, add_kernel_options, compile_from_args, err
+from .common import EXIT_FAIL, EXIT_OK, UsageError, add_kernel_options, compile_from_args, err, out_file
 from ..base.jsonio import write_json
 
 
@@ -217,7 +217,7 @@ def register(sub) -> None:
                    "(`irlab variants`) or a registered pass")
     c.add_argument("--vs", default=None, metavar="VARIANT|FILE", help="diff against this variant (or file)")
     c.add_argument("--markdown", action="store_true", help="the side-by-side diff as a markdown table")
-    c.add_argument("--json", default=None, metavar="FILE", help="also write the reports as JSON")
+    c.add_argument("--json", type=out_file, default=None, metavar="FILE", help="also write the reports as JSON")
     g = c.add_argument_group("reports on files: what the binary alone does not say (default: the metadata JSON "
                              "beside it)")
     g.add_argument("--shared", type=int, default=None, help="shared memory (LDS) bytes per block")

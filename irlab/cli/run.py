@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from .common import EXIT_FAIL, EXIT_OK, UsageError, err, positive
+from .common import EXIT_FAIL, EXIT_OK, UsageError, err, positive, out_folder
 
 ISOLATION = ("every Triton compile in an isolated cache; Inductor compiles in this process and launches through "
              "Triton's launcher (TORCHINDUCTOR_COMPILE_THREADS=1, TORCHINDUCTOR_USE_STATIC_CUDA_LAUNCHER=0, as "
@@ -114,7 +114,8 @@ def register(sub) -> None:
                        "kernel's binaries, the regions the program marks (irlab.region), the tensors it checks "
                        "(irlab.check).")
     _common(c)
-    c.add_argument("--out", default=None, help="record the run into this folder (run.json, the capture)")
+    c.add_argument("--out", type=out_folder, default=None,
+                   help="record the run into this folder (run.json, the capture)")
     c.add_argument("--profile", action="store_true", help="with --out: each kernel's GPU time (Proton, GPU only)")
     c.add_argument("--save-outputs", type=int, default=None, metavar="N",
                    help="with --out: keep every tensor argument of the program's first N launches as it was after "
@@ -139,7 +140,8 @@ def register(sub) -> None:
     _common(c)
     c.add_argument("--rounds", type=int, default=10, help="rounds (default 10; fewer rank without an interval)")
     c.add_argument("--region", default=None, help="the marked region to time, if the program marks several")
-    c.add_argument("--out", default=None, help="results folder (default runs/ab-model/<script>-<time>)")
+    c.add_argument("--out", type=out_folder, default=None,
+                   help="results folder (default runs/ab-model/<script>-<time>)")
     c.add_argument("--save-outputs", type=int, default=256, metavar="N",
                    help="launches whose outputs the check runs compare (default 256)")
     c.add_argument("--rtol", type=positive("relative error"), default=None,

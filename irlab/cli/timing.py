@@ -6,11 +6,12 @@ survivor, then measure the winners head to head (see :mod:`irlab.timing.search`)
 """
 from __future__ import annotations
 
+import argparse
 import time
 from pathlib import Path
 
 from .common import (EXIT_FAIL, EXIT_OK, EXIT_USAGE, KERNEL_HELP, UsageError, err, kernel_arg, parse_shape, percent, seconds,
-                     target_arg)
+                     target_arg, out_folder)
 
 
 def why_no_timing() -> str | None:
@@ -51,6 +52,18 @@ def _gpus(text: str | None) -> list[str] | None:
     if text.isdigit() and "," not in text:
         return visible_gpus()[: int(text)]
     return [g.strip() for g in text.split(",") if g.strip()]
+
+
+def depths(text: str) -> tuple[int, ...]:
+    """--stages, read when the command line is: pipelining depths, comma-separated whole numbers >= 1."""
+    out = []
+    for part in text.split(","):
+        part = part.strip()
+        if not part.isdigit() or int(part) < 1:
+            raise argparse.ArgumentTypeError(f"{part!r} is not a pipelining depth: give whole numbers of at least 1, "
+                                             "comma-separated (2,3,4)")
+        out.append(int(part))
+    return tuple(out)
 
 
 def build_launch_search(args):
@@ -105,14 +118,17 @@ def build_search(args, explore_options: bool):
     target = _gpu_target(args)
     if not spec.supports(target.name):
         raise UsageError(f"kernel {spec.name} cannot be compiled for {target}: {spec.unsupported[target.name]}")
-    if not args.static_only and not spec.timeable:
-        raise UsageError(f"kernel {spec.name} cannot be timed: its KernelSpec gives no make_inputs, launch_args, "
-                         "output and reference (see irlab.KernelSpec)")
+    args.cannot_time = untimeable(spec)
+    if args.cannot_time and not args.static_only:
+        raise UsageError(args.cannot_time)
+    if args.cannot_time:   # compiling and pruning is what was asked; a GPU run of the same would be refused
+        err(f"irlab {args.command}: warning: {args.cannot_time}; --static-only compiles and prunes it, a GPU run "
+            "would refuse it")
     shapes = [parse_shape(s, list(spec.default_shape)) for s in args.shapes.split(";" if ";" in args.shapes else ",")] \
         if args.shapes else [dict(spec.default_shape)]
     try:
         shapes = [spec.shape(s) for s in shapes]
-        stages = tuple(int(s) for s in args.stages.split(",")) if args.stages else None
+        stages = args.stages
         configs = config_space(spec, stages, args.configs.split(",") if args.configs else None)
         if explore_options:
             configs = with_options(configs, parse_option_sets(args.options))
@@ -133,6 +149,18 @@ def build_search(args, explore_options: bool):
                       reference=ref and reference(ref, args.reference), baseline_finalists=args.baseline_finalists)
     except (KernelError, ValueError) as e:   # a reference of another problem: said before any compile
         raise UsageError(str(e)) from None
+
+
+def untimeable(spec) -> str | None:
+    """Why ``spec`` cannot be timed (the parts of a KernelSpec a GPU run needs that it does not give),
+    or None."""
+    if spec.timeable:
+        return None
+    missing = [n for n in ("make_inputs", "launch_args", "reference") if getattr(spec, n) is None]
+    if spec.output is None and not spec.outputs:
+        missing.append("output (or outputs)")
+    return (f"kernel {spec.name} cannot be timed: its KernelSpec gives no {', '.join(missing)} (see "
+            "irlab.KernelSpec)")
 
 
 def reference_kernel(args, spec, target, shapes):
@@ -158,16 +186,22 @@ def reference_kernel(args, spec, target, shapes):
 
 
 def cmd_search(args) -> int:
-    from ..timing.search import headline_rows, static_counts, static_summary
+    from ..timing.search import ResumeError, headline_rows, static_counts, static_summary
     search = build_search(args, explore_options=args.command == "search")
-    result = search.run(resume=args.resume, static_only=args.static_only)
+    try:
+        result = search.run(resume=args.resume, static_only=args.static_only)
+    except ResumeError as e:
+        raise UsageError(str(e)) from None
     counts = static_counts(result["static"])
     print(f"{search.name}: {static_summary(result['static'])}; results in {search.out}/README.md")
     if search.reference is not None:
         print(f"{search.name}: reference {search.reference_name}: {static_summary(search.reference_static)}")
     _print_failures(search, result["static"])
     if args.static_only:
-        _print_would_time(search, result.get("would_time") or [])
+        if getattr(args, "cannot_time", None):
+            print(f"{search.name}: a GPU run would time nothing: {args.cannot_time}")
+        else:
+            _print_would_time(search, result.get("would_time") or [])
         for r in result["static"]:
             if r["status"] in ("pruned", "no-change"):
                 print(f"  not timed: {r['config']} {r['variant']['name']}: "
@@ -234,7 +268,8 @@ def register(sub) -> None:
                        "(128x256x64-w8: at every --stages depth), a tile with its depth (128x256x64-w8-s3) or one of the "
                        "kernel's own config names (default: the whole space, the tutorial autotune list plus its own "
                        "configs)")
-        c.add_argument("--stages", default=None, help="pipelining depths of the config space (default 2,3,4,5)")
+        c.add_argument("--stages", type=depths, default=None, help="pipelining depths of the config space "
+                       "(default 2,3,4,5)")
         if name == "search":
             c.add_argument("--options", default=None, metavar="SETS", help="extra compile options to try each config "
                            "with, ';'-separated sets: maxnreg=168;num_ctas=2 (the plain config is always tried)")
@@ -244,7 +279,8 @@ def register(sub) -> None:
                        "best config) TFLOP/s' and 'variant vs reference (95%% CI)'")
         c.add_argument("--target", default=None, help="target (default: this machine's GPU)")
         c.add_argument("--gpus", default="all", help="GPUs to spread cells over: all, a count, or ids 0,1")
-        c.add_argument("--out", default=None, help=f"results folder (default runs/{name}/<kernel>-<time>)")
+        c.add_argument("--out", type=out_folder, default=None,
+                       help=f"results folder (default runs/{name}/<kernel>-<time>)")
         c.add_argument("--screen-rounds", type=int, default=5, help="rounds per config when screening")
         c.add_argument("--baseline-finalists", type=int, default=2, metavar="N",
                        help="baseline configs fastest in the screen that the headline times head to head; Triton's "

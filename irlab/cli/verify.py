@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .common import EXIT_FAIL, EXIT_OK, UsageError, err, kernel_arg
+from .common import EXIT_FAIL, EXIT_OK, UsageError, err, kernel_arg, out_folder
 
 
 def register(sub) -> None:
@@ -26,8 +26,8 @@ def register(sub) -> None:
     c.add_argument("--configs", choices=("default", "all"), default="default",
                    help="the kernel's default tile config only, or all of its named configs")
     c.add_argument("--jobs", type=int, default=8, help="groups compiled and run side by side (default 8)")
-    c.add_argument("--out", default="runs/verify", help="results folder: README.md, results.json, rows/ "
-                                                         "(default runs/verify)")
+    c.add_argument("--out", type=out_folder, default="runs/verify",
+                   help="results folder: README.md, results.json, rows/ (default runs/verify)")
     c.add_argument("--resume", action="store_true", help="go on with an interrupted run in --out")
     c.add_argument("--list", action="store_true", help="print what would run and exit (no GPU needed)")
     c.set_defaults(func=cmd_verify)
@@ -91,14 +91,14 @@ def cmd_verify(args) -> int:
     from ..base.jsonio import write_json
     from ..timing.gpu import environment
     env = environment()
-    counted = [r for r in rows if r.get("variant") != "baseline" and not r.get("note")]
-    bad = [r for r in counted if r.get("verdict") == "MISMATCH"]
+    # a MISMATCH is an output that differs from a baseline that ran: what does not fit this GPU is not one
+    bad = [r for r in rows if r.get("variant") != "baseline" and not r.get("note") and r.get("verdict") == "MISMATCH"]
     lines = ["# Every rewriting pass against its baseline on the GPU", "",
              f"`irlab verify {' '.join(_argv(args))}`", "",
              f"GPU: {env.get('gpu')}, driver {env.get('driver')}; torch {env.get('torch')}, triton {env.get('triton')}; "
              f"target {target}", "",
-             f"{len(runnable)} group(s) (kernel x config x shape x dtype), {len(counted)} variant run(s) compared; "
-             f"{len(bad)} MISMATCH.", ""] + [f"- {n}" for n in notes] + ([""] if notes else []) + d.table(rows)
+             d.summary_line(rows, len(runnable)), ""] + [f"- {n}" for n in notes] + ([""] if notes else []) \
+        + d.table(rows)
     (out / "README.md").write_text("\n".join(lines) + "\n")
     write_json(out / "results.json", {"env": env, "target": target, "rows": rows})
     print("\n".join(lines))

@@ -74,6 +74,34 @@ def _names(names) -> str:
     return ", ".join(repr(n) for n in names)
 
 
+# how other libraries spell element types, in Triton's spelling (torch.float16 -> fp16)
+_SPELLINGS = {"float16": "fp16", "half": "fp16", "bfloat16": "bf16", "float32": "fp32", "float": "fp32",
+              "float64": "fp64", "double": "fp64", "int8": "i8", "int16": "i16", "int32": "i32", "int": "i32",
+              "int64": "i64", "long": "i64", "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64",
+              "bool": "i1", "int1": "i1", "float8_e4m3fn": "fp8e4nv", "float8_e5m2": "fp8e5",
+              "f16": "fp16", "f32": "fp32", "f64": "fp64", "bf": "bf16"}
+
+
+def type_spelling_error(text: str) -> str | None:
+    """Why Triton cannot read ``text`` as an argument type (None: it can): a pointer is ``*`` and an
+    element type in Triton's spelling (``*fp16``, ``*i8``), a scalar the element type alone (``i32``)."""
+    from triton.language import str_to_ty
+    try:
+        str_to_ty(text, None)
+        return None
+    except Exception:
+        pass
+    star = "*" if text.startswith("*") else ""
+    element = text[1:] if star else text
+    known = _SPELLINGS.get(element.lower().replace("torch.", "").replace("tl.", ""))
+    if known is None:
+        return ("not a type Triton knows: a pointer is '*' and an element type (*fp16, *bf16, *fp32, *i8, *i32, "
+                "*fp8e4nv, ...), a scalar the element type alone (i32, fp32)")
+    if star:
+        return f"Triton spells it {star}{known}"
+    return f"Triton spells a pointer to {element} '*{known}' (a scalar of that type: '{known}')"
+
+
 @dataclass(frozen=True)
 class Problem:
     """Bound arguments of one kernel for one shape and config, ready for specialization."""
@@ -130,6 +158,35 @@ def _takes_target(bind) -> bool:
     return len([p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]) >= 3
 
 
+def _check_kernel_function(fn, name: str, defined_at: str) -> None:
+    """A KernelError at the user's line for a kernel Triton cannot compile as given: a plain Python
+    function (the ``@triton.jit`` forgotten), or a name that is not ASCII (Triton takes only ASCII
+    identifiers: the name becomes the binary's symbol)."""
+    import inspect
+    if inspect.isfunction(fn) or inspect.ismethod(fn) or not callable(fn):
+        what = "a plain Python function" if inspect.isfunction(fn) else f"a {type(fn).__name__}"
+        fname = getattr(fn, "__name__", repr(fn))
+        raise KernelError(f"{_function_site(fn, defined_at)}: kernel {name}: fn {fname} is {what}, not a Triton "
+                          "kernel: decorate it with @triton.jit (or @gluon.jit)")
+    fname = getattr(getattr(fn, "fn", fn), "__name__", "") or ""
+    if not fname.isascii():
+        raise KernelError(f"{_function_site(getattr(fn, 'fn', fn), defined_at)}: kernel {name}: the kernel function's "
+                          f"name {fname!r} is not ASCII; Triton takes only ASCII names (it becomes the binary's "
+                          "symbol): rename it")
+
+
+def _check_configs(configs, name: str, defined_at: str) -> None:
+    """``configs`` must map names to TileConfigs (a list of them is the common slip)."""
+    if not isinstance(configs, Mapping):
+        hint = " ({c.name: c for c in CONFIGS})" if isinstance(configs, (list, tuple)) else ""
+        raise KernelError(f"{defined_at}: kernel {name}: configs is a {type(configs).__name__}; give a dict of "
+                          f"name -> TileConfig{hint}")
+    for key, cfg in configs.items():
+        if not isinstance(cfg, TileConfig):
+            raise KernelError(f"{defined_at}: kernel {name}: configs[{key!r}] is a {type(cfg).__name__}, not a "
+                              "TileConfig")
+
+
 @dataclass(frozen=True)
 class KernelSpec:
     """A kernel and how to bind it. ``fn`` may be ``@triton.autotune``d (its configs become
@@ -175,18 +232,32 @@ class KernelSpec:
     def __post_init__(self):
         object.__setattr__(self, "defined_at", _definition_site())
         jit, autotuned, heuristics = unwrap(self.fn)
+        _check_kernel_function(jit, self.name, self.defined_at)
         object.__setattr__(self, "wrapper", self.fn if jit is not self.fn else None)
         object.__setattr__(self, "heuristics", heuristics)
         object.__setattr__(self, "fn", jit)
         if not self.configs:
             if not autotuned:
-                raise KernelError(f"kernel {self.name}: give configs (TileConfigs), or an @triton.autotune'd fn "
-                                  "whose configs become them")
+                raise KernelError(f"{self.defined_at}: kernel {self.name}: give configs (TileConfigs), or an "
+                                  "@triton.autotune'd fn whose configs become them")
             object.__setattr__(self, "configs", tile_configs(autotuned))
+        _check_configs(self.configs, self.name, self.defined_at)
         if not self.default_config:
             object.__setattr__(self, "default_config", next(iter(self.configs)))
-        if self.default_shape is None or self.bind is None:
-            raise KernelError(f"kernel {self.name}: a KernelSpec needs default_shape and bind")
+        if self.bind is None:
+            raise KernelError(f"{self.defined_at}: kernel {self.name}: a KernelSpec needs bind, the function that "
+                              "turns a shape and a TileConfig into the kernel's arguments: bind(shape, cfg) -> "
+                              "Problem(args, constexprs, options)")
+        if not callable(self.bind):
+            raise KernelError(f"{self.defined_at}: kernel {self.name}: bind is a {type(self.bind).__name__}, not a "
+                              "function: bind(shape, cfg) -> Problem(args, constexprs, options)")
+        if self.default_shape is None:
+            raise KernelError(f"{self.defined_at}: kernel {self.name}: a KernelSpec needs default_shape, the problem "
+                              "size it is compiled at unless a command names another: {'M': 4096, 'N': 4096, ...}")
+        if not isinstance(self.default_shape, Mapping) or not all(
+                isinstance(k, str) and isinstance(v, int) for k, v in self.default_shape.items()):
+            raise KernelError(f"{self.defined_at}: kernel {self.name}: default_shape must map dimension names to "
+                              f"sizes, {{'M': 4096, ...}}, not {self.default_shape!r}")
         if not self.language:
             is_gluon = getattr(self.fn, "is_gluon", None)
             object.__setattr__(self, "language", "gluon" if callable(is_gluon) and is_gluon() else "triton")
@@ -304,7 +375,12 @@ class KernelSpec:
         """``bind`` called as it takes it (with the target or without), then the meta-parameters it
         left out filled by the kernel's ``@triton.heuristics`` from the bound values."""
         problem = self.bind(shape, cfg, target) if _takes_target(self.bind) else self.bind(shape, cfg)
+        if not isinstance(problem, Problem):
+            got = "nothing (None)" if problem is None else f"a {type(problem).__name__}"
+            raise ParameterError(f"{self._where(self.bind)}: kernel {self.name}: bind returned {got}; it must return "
+                                 "irlab.Problem(args, constexprs, options)")
         self._match("bind", self.bind, {**problem.args, **problem.constexprs}, unknown_only=bool(self.heuristics))
+        self._check_types(problem.args)
         if not self.heuristics:
             return problem
         constexprs = dict(problem.constexprs)
@@ -318,6 +394,17 @@ class KernelSpec:
                                       "bind gives no value (a pointer, or missing)") from None
         self._match("bind", self.bind, {**problem.args, **constexprs})
         return Problem(problem.args, constexprs, problem.options)
+
+    def _check_types(self, args: Mapping) -> None:
+        """Every type ``bind`` spells (``"*fp16"``, ``"i32"``) one Triton knows, or a ParameterError
+        naming the argument and the spelling Triton's is (``*int8`` is ``*i8``)."""
+        for arg, value in args.items():
+            if not isinstance(value, str):
+                continue
+            why = type_spelling_error(value)
+            if why:
+                raise ParameterError(f"{self._where(self.bind)}: kernel {self.name}: bind gives {arg} the type "
+                                     f"{value!r}: {why}")
 
     def rel_tolerance(self, dtype: str) -> float:
         """The relative (Frobenius) error the correctness gate allows for an output of ``dtype``

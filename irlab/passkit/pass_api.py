@@ -79,6 +79,23 @@ class PassResult:
                 "changes": [str(c) for c in self.changes], "data": self.data}
 
 
+STAGE_NAMES = {"ttir": "TTIR", "ttgir": "TTGIR", "llir": "LLIR", "ptx": "PTX", "amdgcn": "AMDGCN"}
+
+
+def stage_of(module: Module) -> str | None:
+    """The stage a parsed module's IR comes from: ``ttgir`` where it has layouts or a warp count,
+    ``llir`` where its functions are ``llvm.func``, ``ttir`` where they are ``tt.func``; None for a
+    fragment (no module) or a module without functions."""
+    if module.fragment or module.module_op is None:
+        return None
+    if module.num_warps is not None or module.layouts():
+        return "ttgir"
+    names = {f.name for f in module.functions}
+    if "llvm.func" in names:
+        return "llir"
+    return "ttir" if "tt.func" in names else None
+
+
 class PassError(Exception):
     """A pass failed: bad options, or input it cannot handle. The message says what to fix."""
 
@@ -189,6 +206,16 @@ class ModulePass:
     # the launch grid the pass's output needs (irlab.passkit.variant.Launch), added to a variant that names
     # the pass on its own (``--variant persistent-tiles``); None: the kernel's own grid
     launch: ClassVar[str | None] = None
+    # the stages whose IR the pass reads ("ttir", "ttgir"); empty: any (a pass that has not said). A
+    # command refuses to run it on another stage's IR, or to insert it into another stage's pipeline
+    runs_on: ClassVar[tuple] = ()
+
+    @classmethod
+    def wrong_stage(cls, stage: str | None) -> str | None:
+        """Why this pass does not run on IR of ``stage`` (None: it does, or either is unknown)."""
+        if not cls.runs_on or stage is None or stage in cls.runs_on:
+            return None
+        return f"{cls.name} is a {' or '.join(STAGE_NAMES.get(s, s) for s in cls.runs_on)} pass"
 
     def run(self, ctx: PassContext) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -299,4 +326,4 @@ def _convert(raw: Any, t: Any, what: str) -> Any:
 
 
 __all__ = ["Diagnostic", "ModulePass", "PassContext", "PassError", "PassRejected", "PassResult", "PassServices",
-           "PatternRewriter", "RewritePattern", "option"]
+           "PatternRewriter", "RewritePattern", "option", "stage_of"]

@@ -79,7 +79,10 @@ def load_passes() -> None:
                 _import(f"{BUILTIN_PACKAGE}.{m.name}", Path(m.module_finder.path) / f"{m.name}.py")
         builtin = {Path(p).resolve() for p in package.__path__}
         for d in pass_dirs():
-            if d.is_dir() and d.resolve() not in builtin:   # the built-in folder named again is loaded already
+            if not d.is_dir():   # a typo would otherwise show up later as "no pass named ..."
+                raise PassError(f"the pass folder {d} (IRLAB_PASS_PATH, or passes_path in [tool.irlab]) "
+                                f"{'is not a folder' if d.exists() else 'does not exist'}")
+            if d.resolve() not in builtin:   # the built-in folder named again is loaded already
                 for path in sorted(d.glob("*.py")):
                     if not path.name.startswith("_"):
                         _import(f"irlab_passes.{path.stem}", path)

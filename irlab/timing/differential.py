@@ -43,6 +43,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from .fit import DOES_NOT_FIT, does_not_fit
 from .gate import NamedOutputs, rel_diffs
 from ..base.jsonio import append_record, read_records
 
@@ -129,8 +130,38 @@ def shapes_for(spec, cfg=None, notes: list | None = None) -> list[dict]:
                        "N=8 is not tested" if what == "small N" else
                        f"remainders in {', '.join(left)} are not tested" if left else
                        "tested one dimension at a time instead")
-            notes.append(f"{spec.name}: the kernel does not take {what} ({why}); {instead}")
+            notes.append(ShapeNote(spec.name, what, why, instead))
     return out
+
+
+@dataclass(frozen=True)
+class ShapeNote:
+    """A kind of shape a kernel does not take, why, and what is tested instead."""
+    kernel: str
+    what: str
+    why: str
+    instead: str
+
+    def __str__(self) -> str:
+        return f"{self.kernel}: the kernel does not take {self.what} ({self.why}); {self.instead}"
+
+
+def said_once(notes: list, configs: int) -> list[str]:
+    """``notes`` as lines, each said once per kernel: the same refusal met on several of its
+    ``configs`` (each config's tile size in its reason) is one line naming how many."""
+    by: dict[tuple, list] = {}
+    for n in notes:
+        key = (n.kernel, n.what, n.instead) if isinstance(n, ShapeNote) else (str(n),)
+        by.setdefault(key, []).append(n)
+    lines = []
+    for same in by.values():
+        first = same[0]
+        if not isinstance(first, ShapeNote) or len(same) == 1:
+            lines.append(str(first))
+            continue
+        lines.append(f"{first.kernel}: the kernel does not take {first.what} ({first.why}; on {len(same)} of "
+                     f"{configs} configs); {first.instead}")
+    return lines
 
 
 def _refuses(spec, cfg, shape) -> str | None:
@@ -156,6 +187,8 @@ def _refuses(spec, cfg, shape) -> str | None:
 
 def plan(kernels: list[str], passes: list[str], dtypes: list[str] | None, configs: str = "default",
          notes: list | None = None) -> list[Group]:
+    """The groups to run; what each kernel does not take goes into ``notes``, one line per kernel
+    and kind of shape (not one per config)."""
     from ..kernels import get
     refs = [("baseline", "baseline")] + variant_refs(passes)
     groups = []
@@ -163,10 +196,13 @@ def plan(kernels: list[str], passes: list[str], dtypes: list[str] | None, config
         spec = get(k)
         cfgs = list(spec.configs) if configs == "all" else [spec.default_config]
         types = [t for t in (spec.dtypes or ("",)) if not dtypes or not t or t in dtypes]
+        found: list = []
         for cfg in cfgs:
-            for shape in shapes_for(spec, spec.config(cfg), notes):
+            for shape in shapes_for(spec, spec.config(cfg), found):
                 for t in types:
                     groups.append(Group(k, cfg, {**shape, **({"dtype": t} if t else {})}, tuple(refs)))
+        if notes is not None:
+            notes += [n for n in said_once(found, len(cfgs)) if n not in notes]
     return groups
 
 
@@ -198,6 +234,7 @@ def run_group(group: Group, out: Path, cache_dir: str | None) -> int:
     cell = Cell("verify", group.kernel, dict(group.shape), group.config, [])
     done = done_labels(out)
     base = None
+    base_failed = None    # why the baseline did not run: nothing a variant did can be compared with it
     for label, ref, *other_launch in group.variants:
         if label in done and label != "baseline":
             continue
@@ -207,15 +244,18 @@ def run_group(group: Group, out: Path, cache_dir: str | None) -> int:
             variant = resolve(ref, target)
             entry = Entry(label, variant_spec=variant.to_json(), kernel=other_launch[0] if other_launch else None)
             p = runner.prepare(cell, entry)
-        except Exception as e:   # the pass's IR rejected, or no binary: recorded, never fatal
-            row.update(verdict="no variant", reason=_short(e))
+        except Exception as e:   # the pass's IR rejected, no binary, or one this GPU cannot launch: never fatal
+            fit = does_not_fit(e)
             if label == "baseline":    # nothing to compare with: every variant says so
-                append_record(out, {**row, "verdict": "baseline failed"})
+                why = str(fit) if fit else _short(e)
+                if label not in done:
+                    append_record(out, {**row, "verdict": DOES_NOT_FIT if fit else "baseline failed", "reason": why})
                 for other, *_ in group.variants[1:]:
                     if other not in done:
                         append_record(out, {**row, "variant": other, "verdict": "no baseline",
-                                      "reason": "the baseline did not build or run"})
+                                      "reason": f"not run: the baseline {why if fit else 'did not build: ' + why}"})
                 return 0
+            row.update(verdict=DOES_NOT_FIT if fit else "no variant", reason=str(fit) if fit else _short(e))
             append_record(out, row)
             continue
         row.update(binary_sha256=p.info.get("binary_sha256"), changed_by_passes=p.info.get("changed_by_passes"),
@@ -228,10 +268,25 @@ def run_group(group: Group, out: Path, cache_dir: str | None) -> int:
         try:
             check, output = runner.check(cell, entry, p)
         except Exception as e:
-            row.update(verdict="MISMATCH", reason=f"the launch failed: {_short(e)}")
-            append_record(out, row)
+            fit = does_not_fit(e)
+            why = str(fit) if fit else f"the launch failed: {_short(e)}"
+            if label == "baseline":
+                base_failed = (fit, why)
+                row.update(verdict=DOES_NOT_FIT if fit else "baseline failed", reason=why)
+            elif base_failed is not None:   # it fails where the baseline fails: not the pass's doing
+                same = (fit is None) == (base_failed[0] is None)
+                row.update(verdict=DOES_NOT_FIT if fit else "no baseline",
+                           reason=f"{why}; {'so does' if same else 'and'} the baseline: {base_failed[1]}")
+            else:   # the baseline ran: a variant that cannot launch is a cost, one that faults a miscompile
+                row.update(verdict=DOES_NOT_FIT if fit else "MISMATCH", reason=why)
+            if label not in done:
+                append_record(out, row)
             if not runner.healthy():
                 return POISONED
+            continue
+        if base_failed is not None:    # it ran, the baseline did not: nothing to compare its output with
+            row.update(verdict="no baseline", reason=f"not compared: the baseline did not run ({base_failed[1]})")
+            append_record(out, row)
             continue
         row.update(rel_error_vs_reference=check.get("rel_error"), reference_ok=check.get("ok"),
                    tolerance=check.get("tolerance"))
@@ -401,12 +456,14 @@ def read_rows(rows_dir: Path) -> list[dict]:
     return [r for p in sorted(rows_dir.glob("*.jsonl")) for r in read_records(p)]
 
 
-VERDICTS = ("identical", "close", "same binary", "no variant", "MISMATCH")
+# "does not fit": this GPU cannot launch the binary (its shared memory, threads or registers); "no
+# baseline": the baseline did not run, so there is nothing to compare with -- neither is a miscompile
+VERDICTS = ("identical", "close", "same binary", "no variant", "MISMATCH", DOES_NOT_FIT, "no baseline")
 
 
 def table(rows: list[dict]) -> list[str]:
-    """Markdown: one line per kernel x pass with the counts per verdict, then every MISMATCH and
-    every 'close' row in full."""
+    """Markdown: one line per kernel x pass with the counts per verdict, then every MISMATCH, every
+    'close' row and every baseline that did not run (once per group, not once per variant) in full."""
     by: dict[tuple, dict] = {}
     for r in rows:
         if r.get("variant") == "baseline":
@@ -422,15 +479,42 @@ def table(rows: list[dict]) -> list[str]:
              "| --- | --- | " + " | ".join("---:" for _ in VERDICTS) + " | ---: |"]
     for (k, p), c in sorted(by.items()):
         lines.append(f"| {k} | {p} | " + " | ".join(str(c[v]) for v in VERDICTS) + f" | {c['not counted']} |")
-    bad = [r for r in rows if r.get("verdict") in ("MISMATCH", "close", "baseline failed", "baseline wrong")]
+    no_base = {r["group"] for r in rows if r.get("variant") == "baseline" and r.get("verdict") != "baseline"}
+    bad = [r for r in rows if r.get("verdict") in ("MISMATCH", "close", "baseline failed", "baseline wrong")
+           or (r.get("verdict") == DOES_NOT_FIT and (r.get("variant") == "baseline" or r.get("group") not in no_base))]
     if bad:
         lines += ["", "| kernel | config | shape | variant | verdict | detail |", "| --- | --- | --- | --- | --- | --- |"]
         for r in bad:
             shape = ",".join(f"{k}={v}" for k, v in r["shape"].items())
             detail = r.get("reason") or f"rel. difference {r.get('rel_diff_to_baseline', 0):.3g}"
             lines.append(f"| {Path(r['kernel']).name} | {r['config']} | {shape} | {r['variant']} | {r['verdict']}"
-                         f"{' (not counted)' if r.get('note') else ''} | {detail} |")
+                         f"{' (not counted)' if r.get('note') else ''} | {_md(detail)} |")
     return lines
+
+
+def _md(text: str) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def summary_line(rows: list[dict], groups: int) -> str:
+    """How many variants were compared with a baseline that ran, how many of them are a MISMATCH,
+    and how many groups (and variants) this GPU could not run: the line verify's README and console
+    open with."""
+    compared = [r for r in rows if r.get("verdict") in ("identical", "close", "MISMATCH") and not r.get("note")]
+    bad = [r for r in compared if r["verdict"] == "MISMATCH"]
+    text = f"{groups} group(s) (kernel x config x shape x dtype), {len(compared)} variant run(s) compared with a " \
+           f"baseline that ran; {len(bad)} MISMATCH."
+    unfit = [r for r in rows if r.get("variant") == "baseline" and r.get("verdict") == DOES_NOT_FIT]
+    failed = [r for r in rows if r.get("variant") == "baseline" and r.get("verdict") == "baseline failed"]
+    cost = [r for r in rows if r.get("variant") != "baseline" and r.get("verdict") == DOES_NOT_FIT
+            and r.get("group") not in {b["group"] for b in unfit + failed}]
+    if unfit:
+        text += f" {len(unfit)} group(s) whose baseline does not fit this GPU: not compared (see below)."
+    if failed:
+        text += f" {len(failed)} group(s) whose baseline did not run: not compared."
+    if cost:
+        text += f" {len(cost)} variant run(s) that do not fit this GPU where the baseline does (not a miscompile)."
+    return text
 
 
 def _child(job_text: str) -> int:

@@ -12,7 +12,11 @@ What every entry of a cell shares, so that nothing but the binary differs betwee
 same input and output buffers (one set per problem shape, made once per cell; when each entry
 had buffers of its own, the same binary timed twice came out 0.7-2% slower on memory-bound
 kernels), the same L2 treatment before every launch, and the same number of launches per
-sample (sized once per cell from the baseline, :meth:`GpuRunner.launches_per_sample`).
+sample (sized once per cell from the baseline, :meth:`GpuRunner.launches_per_sample`). A
+reference kernel whose inputs are interchangeable with the cell's reads the cell's tensors too;
+entries that need inputs of their own (another kernel's arguments, another problem size, the
+calibration's separately allocated control) take turns with the cell's in the same memory from
+round to round (:mod:`irlab.timing.placement`, :meth:`GpuRunner.begin_round`).
 
 Timing methods, named in every result; one call of :meth:`GpuRunner.time` is one sample:
 
@@ -44,7 +48,9 @@ from ..passkit.variant import Variant
 from ..kernels import get
 from ..base.targets import current_target
 from ..bridge.named_variants import get_variant
+from .fit import check_fits, device_limits
 from .gate import NamedOutputs, check_outputs, compare_named
+from .placement import Arenas, output_keys, same_inputs
 from .plan import resolve_config
 from ..program.launches import is_launch_ref, load as load_launch
 
@@ -59,12 +65,13 @@ LEAD_CYCLES = 500_000               # busy-wait queued before a sample's start e
 DEFAULT_L2_BYTES = 50 * 1024 ** 2   # where torch does not say (H100/H200: 50 MiB)
 
 
-@dataclass
+@dataclass(eq=False)
 class Workload:
     """The timing inputs of one problem shape, shared by every entry of a cell that runs it."""
     make: object              # () -> a fresh set of inputs, the same contents every time
     footprint: int            # bytes of the tensors of one set
     copies: list              # the sets made so far (the first is what every entry's first launch uses)
+    span: int = 0             # bytes one set takes in an arena block (irlab.timing.placement), once known
 
 
 @dataclass
@@ -78,7 +85,8 @@ class Prepared:
     workload: Workload | None = None
     launch_record: object = None   # the captured launch an entry replays (irlab.program.launches.Launch), if any
     launches: list = field(default_factory=list)   # one launch per input copy, bound as copies are made
-    graphs: dict = field(default_factory=dict)     # launches per replay -> CUDA graph
+    graphs: dict = field(default_factory=dict)     # (launches per replay, arena block) -> CUDA graph
+    placed: dict = field(default_factory=dict)     # arena block -> one launch per input copy placed there
 
 
 def _nvidia_smi(fields: str) -> list[str]:
@@ -132,7 +140,12 @@ class GpuRunner:
         self.capture_stream = torch.cuda.Stream()
         self.events = (torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
         self.bench_events = []   # (start, end) per launch of a do_bench sample, reused
+        self.limits = None       # the device's launch limits (irlab.timing.fit), read at the first compile
         self._cell, self._workloads = None, {}
+        self.device = "cuda"
+        self.arenas = Arenas(torch, self.device)
+        self._round = 0          # the timed round (begin_round): which arena block each input group is in
+        self._blocks, self._views = [], {}   # the cell's arena blocks; (workload id, block) -> input sets placed
         install_scratch_allocator(torch)
         self.nvml = None
         try:  # clocks and throttling per round, where NVML is available
@@ -170,17 +183,38 @@ class GpuRunner:
         return {**environment(), "target": self.target, "l2_mib": round(self.l2_bytes / 2**20, 1)}
 
     # --------------------------------------------------------------------------------------------
-    def _workload(self, cell, shape: dict, make, tensors, owner: str | None = None) -> Workload:
+    def _workload(self, cell, shape: dict, make, tensors, owner: str | None = None, first=None) -> Workload:
         """The inputs every entry of ``cell`` with this ``shape`` is timed on (made once per cell);
-        ``owner``: another kernel whose inputs are made its own way (not shared with the cell's)."""
+        ``owner``: an entry whose inputs are its own (another kernel's arguments, the calibration's
+        separately allocated control), not shared with the cell's; ``first``: its first set, made."""
         if self._cell != cell.key:
             self._cell, self._workloads = cell.key, {}
+            self._blocks, self._views, self._round = [], {}, 0
         key = json.dumps(shape, sort_keys=True) + (f"|{owner}" if owner else "")
         if key not in self._workloads:
-            first = make()
+            first = make() if first is None else first
             footprint = sum(t.numel() * t.element_size() for t in tensors(first).values())
             self._workloads[key] = Workload(make, footprint, [first])
         return self._workloads[key]
+
+    def _inputs_owner(self, cell, entry, spec, shape: dict, make, tensors):
+        """``(owner, first set)`` of an entry's inputs: ``(None, None)`` where it reads the cell's
+        (a variant, the library, a reference kernel whose inputs are interchangeable with the
+        cell's), else who they belong to and, where made to compare, their first set."""
+        if entry.inputs == "own":     # the calibration's control: the same binary on tensors of its own
+            return f"own:{entry.label}", None
+        if not entry.kernel:
+            return None, None
+        own = get(cell.kernel)
+        if spec.make_inputs is own.make_inputs:
+            return None, None
+        cells = self._workload(cell, shape, lambda: own.make_inputs(shape, self.device, seed=1), tensors)
+        mine = make()
+        written = output_keys(self.torch, own, cells.copies[0])
+        if written == output_keys(self.torch, spec, mine) and same_inputs(self.torch, cells.copies[0], mine, written):
+            del mine
+            return None, None
+        return entry.kernel, mine
 
     def prepare(self, cell, entry) -> Prepared:
         if is_launch_ref(cell.kernel):
@@ -189,20 +223,23 @@ class GpuRunner:
         spec = get(entry.kernel or cell.kernel)   # an entry of another kernel: a reference kernel's best config
         shape = dict(entry.shape or cell.shape)
         cfg = resolve_config(spec, entry.config or cell.config, entry.tile if entry.config else cell.tile)
-        # a reference kernel that makes its inputs as the cell's kernel does runs on the very same tensors
-        owner = entry.kernel if entry.kernel and spec.make_inputs is not get(cell.kernel).make_inputs else None
-        workload = self._workload(cell, shape, lambda: spec.make_inputs(shape, "cuda", seed=1),
-                                  lambda inp: {k: v for k, v in inp.items() if torch.is_tensor(v)}, owner)
         flops = spec.flops(shape) if spec.flops else 0.0
+
+        def workload():
+            make = lambda: spec.make_inputs(shape, self.device, seed=1)   # noqa: E731
+            tensors = lambda inp: {k: v for k, v in inp.items() if torch.is_tensor(v)}   # noqa: E731
+            owner, first = self._inputs_owner(cell, entry, spec, shape, make, tensors)
+            return self._workload(cell, shape, make, tensors, owner, first)
         if entry.kind in ("library", "torch"):
             if spec.library is None:
                 raise RuntimeError(f"kernel {spec.name} names no library call to time beside it")
             return Prepared(entry, shape, lambda inp: (lambda: spec.library(inp)), spec.library, flops,
-                            {"kind": "library", "library": spec.library_name or "library"}, workload)
+                            {"kind": "library", "library": spec.library_name or "library"}, workload())
         variant = Variant.from_json(entry.variant_spec) if entry.variant_spec else \
             get_variant(entry.variant or "baseline", self.target)
         res = compile_kernel(spec, self.target, shape=shape, config=cfg, variant=variant,
                              cache_dir=getattr(self, "cache_dir", None))
+        self.check_fits(res)   # before any input is made or launch tried: a config this GPU cannot run
         compiled = res.compiled
 
         def bind(inp):
@@ -216,7 +253,18 @@ class GpuRunner:
                 "compile_s": round(res.seconds, 3),
                 "pass_diagnostics": [str(d) for _, r in res.python_results for d in r.diagnostics],
                 "changed_by_passes": any(r.changed for _, r in res.python_results)}
-        return Prepared(entry, shape, bind, lambda inp: bind(inp)(), flops, info, workload)
+        return Prepared(entry, shape, bind, lambda inp: bind(inp)(), flops, info, workload())
+
+    def check_fits(self, res) -> None:
+        """Raise :class:`irlab.timing.fit.DoesNotFit` where the compile's metadata says this GPU cannot
+        launch it (more shared memory than a block may have, ...): pruned before launch, the way
+        Triton's autotuner prunes, instead of failing in the launcher and being taken for a wrong
+        result."""
+        if getattr(self, "limits", None) is None:
+            self.limits = device_limits()   # None without an active Triton driver: Triton checks at launch
+        why = check_fits(res.metadata, self.limits)
+        if why is not None:
+            raise why
 
     def _prepare_launch(self, cell, entry) -> Prepared:
         """A captured launch: its TTIR recompiled as the entry's variant, run on tensors built from the
@@ -227,6 +275,7 @@ class GpuRunner:
         variant = Variant.from_json(entry.variant_spec) if entry.variant_spec else \
             get_variant(entry.variant or "baseline", self.target)
         res = launch.recompile(self.target, variant)
+        self.check_fits(res)
         compiled = res.compiled
         workload = self._workload(cell, dict(cell.shape), lambda: launch.make_inputs("cuda", seed=1), launch.tensors)
 
@@ -243,7 +292,21 @@ class GpuRunner:
 
     def again(self, p: Prepared) -> Prepared:
         """The same entry once more (the A/A control): the same binary and buffers, its own graphs."""
-        return replace(p, info=dict(p.info), launches=list(p.launches), graphs={})
+        return replace(p, info=dict(p.info), launches=list(p.launches), graphs={},
+                       placed={block: list(launches) for block, launches in p.placed.items()})
+
+    def begin_round(self, r: int) -> None:
+        """Round ``r`` of the timed rounds begins: where the cell has several input groups (entries
+        with inputs of their own), group ``g`` moves to arena block ``(g + r) mod G``, its data
+        copied in, and the L2 is flushed so that no group starts with its data in it."""
+        self._round = r
+        groups = list(self._workloads.values())
+        if len(groups) < 2 or not self._blocks:
+            return
+        for w in groups:
+            for placed in self._views.get((id(w), self._block_of(w)), []):
+                self.arenas.fill(placed, w.copies[0])
+        self.flush_buf.zero_()
 
     def describe(self, p: Prepared) -> dict:
         return {"shape": p.shape, "flops": p.flops, **p.info}
@@ -300,14 +363,51 @@ class GpuRunner:
         want = max(2, math.ceil(2 * self.l2_bytes / w.footprint))
         return max(1, min(want, MAX_COPIES, ROTATION_BYTES // w.footprint))
 
+    def _block_of(self, w: Workload) -> int | None:
+        """The arena block ``w``'s input group is in this round; None where the cell's entries all
+        read one group's inputs (nothing rotates) or ``w`` is not the cell's."""
+        groups = list(self._workloads.values())
+        if len(groups) < 2 or w not in groups:
+            return None
+        return (groups.index(w) + self._round) % len(groups)
+
+    def _placed_sets(self, w: Workload, k: int, method: str) -> tuple[int, list]:
+        """``(block, sets)``: the arena block ``w``'s group is in this round and ``k`` copies of its
+        inputs laid out there (the cell's blocks made on first use, each large enough for any group's
+        copies under ``method``)."""
+        groups = list(self._workloads.values())
+        if not self._blocks:
+            for g in groups:
+                g.span = g.span or self.arenas.span(g.copies[0])
+            size = max((self._copies(g) if method == "graph" else 1) * g.span for g in groups)
+            self._blocks = [self.arenas.block(size) for _ in groups]
+        block = self._block_of(w)
+        sets = self._views.setdefault((id(w), block), [])
+        while len(sets) < k:
+            sets.append(self.arenas.place(w.copies[0], self._blocks[block], len(sets) * w.span))
+        return block, sets[:k]
+
     def _launches(self, p: Prepared, method: str) -> list:
-        """One launch per input copy the method uses (made on first use); notes the L2 treatment."""
+        """One launch per input copy the method uses (made on first use); notes the L2 treatment and,
+        where the cell's input groups rotate, the arena block they are in this round."""
         w = p.workload
         k = self._copies(w) if method == "graph" else 1
+        if self._block_of(w) is not None:   # the cell's input groups take turns in memory
+            block, sets = self._placed_sets(w, k, method)
+            launches = p.placed.setdefault(block, [])
+            launches += [p.bind(c) for c in sets[len(launches):k]]
+            p.info["placement"] = (f"input placement rotated from round to round over {len(self._workloads)} memory "
+                                   "blocks, one per input group of the cell")
+            self._note_l2(p, method, w, k)
+            return launches[:k]
         while len(w.copies) < k:
             w.copies.append(w.make())
         if len(p.launches) < k:
             p.launches = p.launches + [p.bind(c) for c in w.copies[len(p.launches):k]]
+        self._note_l2(p, method, w, k)
+        return p.launches[:k]
+
+    def _note_l2(self, p: Prepared, method: str, w: Workload, k: int) -> None:
         if method == "graph":
             rotated = k * w.footprint
             p.info["l2"] = (f"inputs rotated over {k} cop{'y' if k == 1 else 'ies'} of {w.footprint / 2**20:.1f} MiB "
@@ -315,12 +415,13 @@ class GpuRunner:
                             + (")" if rotated >= 2 * self.l2_bytes else "; a launch may find some of its data in it)"))
         else:
             p.info["l2"] = f"L2 flushed ({FLUSH_BYTES // 2**20} MiB written) before every launch"
-        return p.launches[:k]
 
     def _graph(self, p: Prepared, n: int):
-        """A CUDA graph of ``n`` launches, rotating over the input copies (built on first use)."""
+        """A CUDA graph of ``n`` launches, rotating over the input copies (built on first use; one
+        per arena block where the cell's input groups take turns in memory)."""
         torch = self.torch
-        if n not in p.graphs:
+        key = (n, self._block_of(p.workload))
+        if key not in p.graphs:
             launches = self._launches(p, "graph")
             for launch in launches:   # every copy once outside the graph: modules loaded, scratch sized
                 launch()
@@ -331,8 +432,8 @@ class GpuRunner:
                     launches[i % len(launches)]()
             g.replay()
             torch.cuda.synchronize()
-            p.graphs[n] = g
-        return p.graphs[n]
+            p.graphs[key] = g
+        return p.graphs[key]
 
     def _elapsed_ms(self, run) -> float:
         """GPU time of what ``run`` enqueues, with the CPU's enqueueing kept out of it."""
@@ -371,7 +472,7 @@ class GpuRunner:
         probe = k * math.ceil(16 / k)
         g = self._graph(p, probe)
         one = max(min(self._elapsed_ms(g.replay) for _ in range(3)) / probe, 1e-4)
-        del p.graphs[probe]
+        p.graphs = {key: graph for key, graph in p.graphs.items() if graph is not g}
         n = max(1, min(MAX_LAUNCHES, math.ceil(SAMPLE_MS / one)))
         return k * math.ceil(n / k)
 

@@ -73,6 +73,8 @@ def ratio_text(rec: dict, key: str = "ratio_to_baseline") -> str:
     95% interval, in bold where a difference is called, and saying why where it is not. ``key``:
     ``ratio_to_reference`` for its speedup over a reference kernel timed in the same rounds."""
     est = rec.get(key) if rec.get("status") == "ok" else None
+    if rec.get("status") == "does not fit" and rec.get("reason"):   # what this GPU could not launch, said
+        return f"not timed: {rec['reason']}"
     if not est:
         return f"not timed: {rec.get('status', 'missing')}"
     speedup = f"{1 / est['ratio'] - 1:+.1%}"

@@ -23,6 +23,8 @@ class Entry:
     tile: dict | None = None       # that config given inline (tile_json), when the spec has no such name
     kernel: str | None = None      # another kernel than the cell's, on the cell's shape and inputs (a reference
                                    # kernel's best config timed beside the cell's kernel: irlab ab --reference)
+    inputs: str | None = None      # "own": input tensors of its own (same contents), their placement rotated with
+                                   # the cell's round by round (the calibration's placement control)
 
 
 @dataclass

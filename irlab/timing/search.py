@@ -59,6 +59,27 @@ from ..base.jsonio import append_record, read_records
 from ..passkit.variant import Variant
 from ..base.workers import Crashed, Workers
 
+# what a search's results folder holds the search of (kernel, target, method), written when it starts
+FOLDER_FILE = "search.json"
+
+
+class ResumeError(ValueError):
+    """A results folder that a resumed search cannot go on from: it holds another search."""
+
+
+def read_identity(out: Path) -> dict:
+    """What ``out`` holds the search of: its :data:`FOLDER_FILE`, else (a folder written before there
+    was one) its summary.json; {} where neither is."""
+    for name in (FOLDER_FILE, "summary.json"):
+        try:
+            data = json.loads((Path(out) / name).read_text())
+        except (OSError, ValueError):
+            continue
+        if isinstance(data, dict):
+            return {k: data[k] for k in ("kernel", "target", "method") if k in data}
+    return {}
+
+
 # the label of the reference kernel's entries (its screening cells; ``reference@CONFIG`` in a headline)
 REFERENCE = "reference"
 # per shape in Search.best: the baseline configs fastest in the screen, fastest first, that the headline
@@ -276,8 +297,28 @@ class Search:
         self.timings["headline_s"] = round(time.perf_counter() - t0, 1)
         return choose_baseline(collect(path), base.name)
 
+    def identity(self) -> dict:
+        """What a results folder holds the search of: a resume must be the same search."""
+        return {"kernel": self.kernel, "target": self.target.name, "method": self.method}
+
+    def claim_folder(self, resume: bool) -> None:
+        """Write :data:`FOLDER_FILE` into ``out`` (what the folder holds); with ``resume``, first check
+        that the folder holds this search (:class:`ResumeError` if it is another kernel's, target's or
+        method's, whose compiles and timings would be taken for this one's)."""
+        path = self.out / FOLDER_FILE
+        if resume:
+            earlier = read_identity(self.out)
+            differ = [f"{k} {earlier[k]!r}, not {v!r}" for k, v in self.identity().items()
+                      if k in earlier and earlier[k] != v]
+            if differ:
+                raise ResumeError(f"{self.out} holds a search of another problem ({'; '.join(differ)}): resume it "
+                                  "with the same options, or give another --out")
+        self.out.mkdir(parents=True, exist_ok=True)
+        write_json(path, self.identity())
+
     def run(self, resume: bool = False, static_only: bool = False) -> dict:
         t0 = time.perf_counter()
+        self.claim_folder(resume)
         static = self.static(resume)
         result = {"static": static}
         if not static_only:

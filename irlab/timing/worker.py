@@ -19,6 +19,7 @@ import traceback
 import zlib
 from pathlib import Path
 
+from .fit import DOES_NOT_FIT, does_not_fit
 from .plan import DEFAULT_RUNNER, Cell, Plan, progress_path
 from ..base.jsonio import append_record
 from ..base.stats import MIN_ROUNDS, bootstrap_median_ci, median, ratio_estimate, round_orders, spread
@@ -62,8 +63,11 @@ def guarded(runner, out: Path, cell: Cell, label: str, step: str, fn):
 
 
 def _classify(exc: BaseException) -> str:
-    """Status of an entry that could not be built: Triton's verifier rejected IR a pass produced, or
-    the compile (or a pass, or the variant) failed."""
+    """Status of an entry that could not be built: this GPU cannot launch it (``does not fit``: not
+    wrong, not timed), Triton's verifier rejected IR a pass produced, or the compile (or a pass, or
+    the variant) failed."""
+    if does_not_fit(exc) is not None:
+        return DOES_NOT_FIT
     return "verify-error" if type(exc).__name__ == "VerifierError" else "compile-error"
 
 
@@ -72,6 +76,7 @@ def run_cell(runner, plan: Plan, cell: Cell, out: Path, log) -> None:
     if any(e.label == CONTROL for e in cell.entries):
         raise ValueError(f"the label {CONTROL!r} is the harness's own (the baseline timed again); rename the entry")
     prepared, checks = {}, {}
+    unfit: dict[str, str] = {}   # label -> what this GPU cannot launch of it
     base_label = cell.baseline.label
     baseline_output = None
     for entry in cell.entries:
@@ -82,18 +87,26 @@ def run_cell(runner, plan: Plan, cell: Cell, out: Path, log) -> None:
             prepared[entry.label] = guarded(runner, out, cell, entry.label, "compile",
                                             lambda: runner.prepare(cell, entry))
         except Exception as e:  # recorded, never fatal to the sweep
+            fit = does_not_fit(e)
+            if fit:
+                unfit[entry.label] = str(fit)
             append_record(out, {"type": "entry", "cell": cell.key, "label": entry.label, "status": _classify(e),
-                                "reason": f"{type(e).__name__}: {e}"[:4000]})
+                                "reason": str(fit) if fit else f"{type(e).__name__}: {e}"[:4000]})
             from ..base.user_errors import compact_reason
-            log(f"  {entry.label}: {_classify(e)}: {compact_reason(e)}")   # position and error, on one line
+            log(f"  {entry.label}: {fit}" if fit else f"  {entry.label}: {_classify(e)}: {compact_reason(e)}")
             continue
         progress(out, cell, entry.label, "check")
         try:
             check, output = guarded(runner, out, cell, entry.label, "check",
                                     lambda: runner.check(cell, entry, prepared[entry.label]))
-        except Exception as e:
-            append_record(out, {"type": "entry", "cell": cell.key, "label": entry.label, "status": "error",
-                                "reason": f"check failed: {type(e).__name__}: {e}"[:4000]})
+        except Exception as e:   # a launch this GPU refused is "does not fit", not a wrong output
+            fit = does_not_fit(e)
+            append_record(out, {"type": "entry", "cell": cell.key, "label": entry.label,
+                                "status": DOES_NOT_FIT if fit else "error",
+                                "reason": str(fit) if fit else f"check failed: {type(e).__name__}: {e}"[:4000]})
+            if fit:
+                unfit[entry.label] = str(fit)
+                log(f"  {entry.label}: {fit}")
             prepared.pop(entry.label)
             continue
         if entry.label == base_label:
@@ -108,10 +121,12 @@ def run_cell(runner, plan: Plan, cell: Cell, out: Path, log) -> None:
             log(f"  {entry.label}: WRONG: {check.get('reason')}")
             prepared.pop(entry.label)
     if base_label not in prepared:
-        append_record(out, {"type": "cell", "cell": cell.key, "status": "failed",
-                            "reason": f"the baseline ({base_label}) did not compile or check; nothing was timed",
+        why = f"the baseline ({base_label}) {unfit[base_label]}" if base_label in unfit else \
+            f"the baseline ({base_label}) did not compile or check"
+        append_record(out, {"type": "cell", "cell": cell.key, "status": "failed", "reason": f"{why}; nothing was timed",
+                            **({"does_not_fit": unfit[base_label]} if base_label in unfit else {}),
                             **cell.to_json()})
-        log("  cell failed: no baseline")
+        log(f"  cell failed: {why}")
         return
     adaptive = plan.target_halfwidth is not None or plan.budget_s is not None
     if plan.aa_control and (plan.rounds >= MIN_ROUNDS or adaptive) and CONTROL not in excluded:
@@ -171,7 +186,11 @@ def time_rounds(runner, plan: Plan, cell: Cell, out: Path, labels: list[str], pr
     base_label = labels[0]
     t0, next_check = time.monotonic(), plan.rounds
     r = 0
+    begin = getattr(runner, "begin_round", None)   # where entries with inputs of their own take turns in memory
     while True:
+        if begin is not None:
+            progress(out, cell, base_label, "place", round=r)
+            guarded(runner, out, cell, base_label, "place", lambda: begin(r))
         for label in next(orders):
             progress(out, cell, label, "time", round=r)
             times[label].append(guarded(runner, out, cell, label, "time",

@@ -16,9 +16,12 @@ from triton.runtime.driver import driver
 
 
 class _Utils:
+    def __init__(self, max_shared_mem: int = 232448):
+        self.max_shared_mem = max_shared_mem
+
     def get_device_properties(self, device):
-        return {"max_shared_mem": 232448, "multiprocessor_count": 132, "max_num_regs": 65536, "warpSize": 32,
-                "sm_clock_rate": 1980000, "mem_clock_rate": 3201000, "mem_bus_width": 6144}
+        return {"max_shared_mem": self.max_shared_mem, "multiprocessor_count": 132, "max_num_regs": 65536,
+                "warpSize": 32, "sm_clock_rate": 1980000, "mem_clock_rate": 3201000, "mem_bus_width": 6144}
 
     def load_binary(self, name, kernel, shared, device):
         # no module handle: nothing for CompiledKernel.__del__ to unload once the fake is gone
@@ -29,9 +32,9 @@ class _Utils:
 
 
 class FakeDriver:
-    def __init__(self, target: GPUTarget = GPUTarget("cuda", 90, 32)):
+    def __init__(self, target: GPUTarget = GPUTarget("cuda", 90, 32), max_shared_mem: int = 232448):
         self.target = target
-        self.utils = _Utils()
+        self.utils = _Utils(max_shared_mem)
         self.launches: list[tuple] = []
         self.on_launch = None
         fake = self
@@ -70,10 +73,11 @@ class FakeDriver:
 
 
 @contextlib.contextmanager
-def fake_gpu(target: GPUTarget = GPUTarget("cuda", 90, 32)):
-    """Triton's active driver is a :class:`FakeDriver` inside (the previous one restored after)."""
+def fake_gpu(target: GPUTarget = GPUTarget("cuda", 90, 32), max_shared_mem: int = 232448):
+    """Triton's active driver is a :class:`FakeDriver` inside (the previous one restored after); its
+    device gives a block ``max_shared_mem`` bytes of shared memory (an H100's by default)."""
     previous = driver._active
-    fake = FakeDriver(target)
+    fake = FakeDriver(target, max_shared_mem)
     driver.set_active(fake)
     try:
         yield fake

@@ -12,7 +12,10 @@ picks when the plan names none.
 
 "abort" kills the process the way a crash does (os.abort); "hang" never returns (a kernel that
 never finishes); "cuda_error" raises the way torch does
-after a GPU fault and leaves the runner unhealthy (a poisoned context)."""
+after a GPU fault and leaves the runner unhealthy (a poisoned context). "does_not_fit":
+{"cellkey|label" or "label": "prepare"|"check"} is a binary this GPU cannot launch: at "prepare"
+pruned from its metadata (irlab.timing.fit, as the GPU runner does), at "check" refused by Triton's
+launcher (its OutOfResources)."""
 from __future__ import annotations
 
 import json
@@ -44,9 +47,16 @@ class FakeRunner:
             self.poisoned = True
             raise RuntimeError("CUDA error: an illegal memory access was encountered")
 
+    def _unfit(self, cell, label, step):
+        unfit = self.cfg.get("does_not_fit", {})
+        return unfit.get(f"{cell.key}|{label}", unfit.get(label)) == step
+
     def prepare(self, cell, entry):
         if entry.label in self.cfg.get("compile_error", []):
             raise RuntimeError(f"fake compile error for {entry.label}")
+        if self._unfit(cell, entry.label, "prepare"):
+            from irlab.timing.fit import check_fits
+            raise check_fits({"shared": 360472, "num_warps": 8}, {"max_shared_mem": 232448, "warp_size": 32})
         return {"label": entry.label, "cell": cell}
 
     def describe(self, p):
@@ -54,6 +64,9 @@ class FakeRunner:
 
     def check(self, cell, entry, p):
         self._abort_if(cell, entry.label, "check")
+        if self._unfit(cell, entry.label, "check"):
+            from triton.runtime.errors import OutOfResources
+            raise OutOfResources(262144, 232448, "shared memory")
         if entry.label in self.cfg.get("wrong", []):
             return {"ok": False, "reason": "relative error 0.5 exceeds 0.002", "rel_error": 0.5}, [1.0]
         return {"ok": True, "rel_error": 1e-4}, [0.0]
