@@ -380,3 +380,22 @@ def test_a_planted_stale_hint_beside_a_legitimate_wide_store_is_caught(kernel, s
     assert len(rep.violations) == bad.asm["amdgcn"].count("buffer_store_dwordx4") - \
         res.asm["amdgcn"].count("buffer_store_dwordx4")
     assert shared_location == any("placed on their op by a recompile" in n for n in rep.notes)
+
+
+def test_a_buffer_load_to_local_is_bounded_by_the_elements_it_moves_not_its_offsets():
+    """``amdg.buffer_load_to_local`` copies f16 elements straight into LDS; its offsets are i32.
+    A lane holding runs of 8 moves at most 8 x 2 B = 16 B per instruction: sized by its i32
+    offsets the bound would double and a 32-byte access would pass."""
+    m = ir.parse("""#blocked = #ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 8], warpsPerCTA = [4, 1], order = [1, 0]}>
+#shared = #ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [1, 0]}>
+#smem = #ttg.shared_memory
+module attributes {"ttg.num-warps" = 4 : i32, "ttg.threads-per-warp" = 64 : i32} {
+  tt.func public @k(%p: !tt.ptr<f16>, %o: tensor<64x64xi32, #blocked>, %d: !ttg.memdesc<64x64xf16, #shared, #smem, mutable>) {
+    %t = amdg.buffer_load_to_local %p[%o] into %d : !tt.ptr<f16>[tensor<64x64xi32, #blocked>]  -> <64x64xf16, #shared, #smem, mutable>
+    tt.return
+  }
+}
+""")
+    [acc] = [a for a in aw.accesses(m) if a.op.name == "amdg.buffer_load_to_local"]
+    assert acc.kind == "load" and acc.limit == 16, (acc.limit, acc.why)
+    assert "8 consecutive element(s) of 2 B" in acc.why
