@@ -192,7 +192,18 @@ def _apply_ttir_edits(ttir: str, variant, source: str):
 
 
 def _triton_cleanup(text: str, edit) -> str:
-    """``text`` after the Triton cleanup passes ``edit`` asks for (canonicalize, cse, ...)."""
+    """``text`` after the Triton cleanup passes ``edit`` asks for (canonicalize, cse, ...), run in
+    a child process (:mod:`irlab.bridge.containment`): an abort there is a VerifierAbort."""
+    from .bridge.containment import TritonAborted, contained
+    from .bridge.pipeline import VerifierAbort
+    from .bridge.services import save_rejected
+    try:
+        return contained(_cleaned_up, text, edit, doing=f"running the cleanup passes after {edit.pass_name}")
+    except TritonAborted as e:
+        raise VerifierAbort(edit.pass_name, str(save_rejected(text, edit.pass_name, "ttir")), e, "ttir") from None
+
+
+def _cleaned_up(text: str, edit) -> str:
     from .bridge import compat
     from .bridge.pipeline import _run_calls, cleanup_calls, triton_parse
     context = compat.mlir_context()

@@ -25,7 +25,8 @@ from triton.compiler.compiler import ASTSource
 
 from ..targets import Target
 from . import compat
-from .pipeline import PassCall, PipelineError, PipelineSession, Snapshot, VerifierError, split_occurrence
+from .pipeline import (PassCall, PipelineError, PipelineSession, Snapshot, VerifierError, check_survives,
+                       split_occurrence)
 from .compat import captured_stderr
 from .services import save_rejected
 from .specialize import Specialization, specialize
@@ -324,7 +325,8 @@ def recompile(ir_text: str | None = None, target: str | Target = "cuda:90", *, p
     is TTGIR unless ``stage`` says otherwise. If Triton's parser or verifier rejects the IR,
     raises :class:`VerifierError` naming the pass that produced it (``produced_by``) and the file
     the rejected IR was saved in: ``work_dir``, or a new per-run folder under ~/.cache/irlab
-    (:func:`services.rejected_root`). Nothing else is left behind.
+    (:func:`services.rejected_root`); :class:`VerifierAbort` if they abort on it (tried in a child
+    process first). Nothing else is left behind.
     """
     if (ir_text is None) == (path is None):
         raise ValueError("give the IR as text or as a path, not both")
@@ -342,6 +344,7 @@ def recompile(ir_text: str | None = None, target: str | Target = "cuda:90", *, p
     variant = variant or Variant.baseline()
     who = produced_by or f"the input IR ({path or 'text'})"
     session = PipelineSession(variant=variant, work_dir=Path(work_dir) if work_dir else None)
+    check_survives(ir_text, who, stage, session.work_dir)   # an abort on the input is an error, in a child
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="irlab-recompile-") as tmp:
         src_path = Path(tmp) / f"input.{stage}"

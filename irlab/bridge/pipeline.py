@@ -35,6 +35,7 @@ from ..registry import make_pass
 from ..variant import Drop, Insert
 from . import compat
 from .compat import captured_stderr
+from .containment import TritonAborted, contained
 from .pass_runner import run_pass
 from .services import save_rejected
 
@@ -266,9 +267,21 @@ class VerifierError(PipelineError):
         super().__init__(msg)
 
 
+class VerifierAbort(VerifierError):
+    """Triton's parser or verifier aborted on IR instead of rejecting it (in a child process,
+    :mod:`irlab.bridge.containment`); ``aborted`` says how and with which message."""
+
+    def __init__(self, pass_name: str, ir_path: str, aborted: TritonAborted, stage: str = ""):
+        self.aborted = aborted
+        super().__init__(pass_name, ir_path, str(aborted), stage)
+
+
 def triton_parse(text: str, context, save_dir: Path | None, what: str, stage: str = ""):
     """Parse IR text with Triton's parser (which verifies it) in ``context``; rejected IR is saved
-    in ``save_dir`` (or a new per-run folder, :func:`services.rejected_root`) and named in the VerifierError."""
+    in ``save_dir`` (or a new per-run folder, :func:`services.rejected_root`) and named in the
+    VerifierError. The text is parsed in a child first (:func:`check_survives`): IR that makes
+    Triton abort is a :class:`VerifierAbort`, not the end of this process."""
+    check_survives(text, what, stage, save_dir, context)
     with tempfile.TemporaryDirectory(prefix="irlab-parse-") as d:
         path = os.path.join(d, f"{_safe(what)}.{stage or 'mlir'}")
         with open(path, "w") as f:
@@ -286,6 +299,30 @@ def triton_parse(text: str, context, save_dir: Path | None, what: str, stage: st
             raise VerifierError(what, str(saved), detail.replace(path, str(saved)), stage)
     mod.context = context
     return mod
+
+
+def check_survives(text: str, what: str, stage: str = "", save_dir: Path | None = None, context=None) -> None:
+    """:class:`VerifierAbort` (the text saved as rejected IR) if Triton's parser and verifier
+    abort on ``text``; whether they accept it is left to the caller's own parse. Runs in a forked
+    child, in ``context`` (a context of the child's own if None)."""
+    try:
+        contained(_parse_and_verify, text, context)
+    except TritonAborted as e:
+        saved = save_rejected(text, what, stage or "mlir", save_dir)
+        raise VerifierAbort(what, str(saved), e, stage) from None
+
+
+def _parse_and_verify(text: str, context) -> None:
+    """Triton's parser and verifier on ``text`` (run in a contained child): only whether they abort counts."""
+    context = context if context is not None else compat.mlir_context()
+    with tempfile.TemporaryDirectory(prefix="irlab-parse-") as d:
+        path = os.path.join(d, "input.mlir")
+        Path(path).write_text(text)
+        with captured_stderr():
+            try:
+                ir.parse_mlir_module(path, context).verify()
+            except RuntimeError:
+                pass
 
 
 def _safe(s: str) -> str:

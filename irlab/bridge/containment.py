@@ -1,0 +1,241 @@
+"""Triton's native code run on a user's IR, in a forked child: an abort there is one error line,
+not the end of irlab.
+
+Triton's C++ asserts instead of reporting on IR its parser accepts (an ``nvidia_mma`` v2 layout
+with a 3-D ``instrShape``, a ``linear`` layout with too few lane bases, a ``warpsPerCTA`` holding
+0, ...): the process gets SIGABRT, Python gets no exception, and the command dies with status 134
+and no word. No check in Python can know every such input of every Triton version, so each call
+into Triton on IR a user gave (parse, verify, pass pipelines, shared-memory allocation) goes
+through :func:`contained`: it forks, runs the call in the child and hands back its answer -- or,
+if the child died, :class:`TritonAborted` with the signal and Triton's last message.
+
+Forking costs about 10-20 ms per call (the child shares the parent's imports and MLIR context and
+starts no interpreter), against 0.5 s for a fresh process that imports Triton. The child writes
+nothing to the parent's stdout or stderr: what native code prints goes to a log in a folder of
+the child's own, and so do the captures of :func:`irlab.bridge.compat.captured_stderr` (an abort
+inside one would otherwise take Triton's message with it); the parent reads them back for the
+message and removes the folder.
+"""
+from __future__ import annotations
+
+import io
+import os
+import pickle
+import re
+import shutil
+import signal
+import sys
+import tempfile
+from pathlib import Path
+from typing import Callable, TypeVar
+
+from ..workers import last_message
+
+T = TypeVar("T")
+
+# captured_stderr keeps its captures in this folder while it is set (in a contained child)
+SPOOL_ENV = "IRLAB_STDERR_SPOOL"
+_LOG = "child.log"
+
+
+class TritonAborted(RuntimeError):
+    """Triton's native code killed the process that ran it (an assertion, a segfault)."""
+
+    def __init__(self, how: str, message: str, doing: str):
+        self.how = how            # "SIGABRT", or "exit status 1" for a child that left without an answer
+        self.message = message    # Triton's last message, condensed to one line
+        self.doing = doing        # "verifying this IR"
+        super().__init__(how, message, doing)
+
+    def __str__(self) -> str:
+        return f"Triton aborted while {self.doing} ({self.how}): {self.message}"
+
+    def line(self, filename: str) -> str:
+        """The one line a command prints for it: ``FILE: error: Triton aborted while ...``."""
+        return f"{filename}: error: {self}"
+
+
+def contained(fn: Callable[..., T], *args, doing: str = "verifying this IR") -> T:
+    """``fn(*args)`` run in a forked child: what it returns (pickled back), what it raises (raised
+    here), or :class:`TritonAborted` if the child died. ``doing`` says what Triton was doing, for
+    the message. Ctrl-C kills the child and raises ``KeyboardInterrupt`` here."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    scratch = tempfile.mkdtemp(prefix="irlab-contained-")
+    read, write = os.pipe()
+    parent = os.getpid()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read)
+        _child(fn, args, write, scratch, parent)
+    os.close(write)
+    try:
+        data = _read_all(read)
+        _, status = os.waitpid(pid, 0)
+        pid = 0
+        return _answer(data, status, scratch, doing)
+    finally:
+        os.close(read)
+        if pid:   # interrupted: the child goes too
+            _kill(pid)
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _child(fn: Callable, args: tuple, write: int, scratch: str, parent: int) -> None:
+    """Run ``fn(*args)``, send ``("ok", value)`` or ``("raised", exception)`` through ``write``,
+    never return."""
+    code = 1
+    try:
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        _die_with(parent)
+        tempfile.tempdir = os.environ["TMPDIR"] = scratch   # what an abort leaves behind is removed with it
+        os.environ[SPOOL_ENV] = scratch
+        fd = os.open(os.path.join(scratch, _LOG), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        os.dup2(fd, 1)
+        os.dup2(fd, 2)
+        os.close(fd)
+        sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), line_buffering=True)
+        sys.stderr = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), line_buffering=True,
+                                      errors="backslashreplace")
+        import faulthandler
+        faulthandler.enable(file=sys.stderr)   # a segfault's Python frame, for the message
+        try:
+            payload = pickle.dumps(("ok", fn(*args)))
+        except Exception as e:   # noqa: BLE001 - handed to the parent, which raises it
+            payload = _pickled_exception(e)
+        with os.fdopen(write, "wb") as out:
+            out.write(payload)
+        code = 0
+    except BaseException:   # noqa: BLE001 - nothing may leave the child but its exit status
+        pass
+    finally:
+        os._exit(code)
+
+
+def _pickled_exception(e: BaseException) -> bytes:
+    """``("raised", e)`` pickled as its class, ``args``, attributes and cause (an exception whose
+    ``__init__`` takes other arguments than its ``args`` comes back whole), with the line that
+    places it in the user's code (:func:`irlab.user_errors.user_error`: the traceback it reads
+    stays here); one that does not survive pickling is sent as a RuntimeError with its text."""
+    try:
+        from ..user_errors import user_error
+        located = user_error(e)
+    except Exception:   # noqa: BLE001 - placing it is a courtesy
+        located = None
+    for portable in (_portable(e, located), _portable(e, located, state=False)):
+        try:
+            payload = pickle.dumps(("raised", portable))
+            pickle.loads(payload)
+            return payload
+        except Exception:   # noqa: BLE001 - unpicklable attributes, a class defined in a function
+            continue
+    return pickle.dumps(("raised", (RuntimeError, (f"{type(e).__name__}: {e}",), {}, None)))
+
+
+def _portable(e: BaseException, located: str | None = None, state: bool = True, depth: int = 0) -> tuple:
+    attrs = dict(vars(e)) if state else {}
+    if located:
+        attrs["located_in_child"] = located
+    cause = e.__cause__ if e.__cause__ is not None else e.__context__
+    return (type(e), e.args, attrs,
+            _portable(cause, None, state, depth + 1) if cause is not None and depth < 4 else None)
+
+
+def _rebuilt(cls: type, args: tuple, state: dict, cause: tuple | None) -> BaseException:
+    e = cls.__new__(cls)
+    e.args = args
+    e.__dict__.update(state)
+    if cause is not None:
+        e.__cause__ = _rebuilt(*cause)
+    return e
+
+
+def _die_with(parent: int) -> None:
+    """Linux: the kernel kills this child if the parent dies."""
+    try:
+        import ctypes
+        ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL))   # PR_SET_PDEATHSIG
+    except Exception:   # noqa: BLE001 - not Linux: the parent's cleanup is all there is
+        pass
+    if os.getppid() != parent:
+        os._exit(1)
+
+
+def _read_all(fd: int) -> bytes:
+    chunks = []
+    while True:
+        chunk = os.read(fd, 1 << 20)
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+
+
+def _kill(pid: int) -> None:
+    try:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+    except (ProcessLookupError, ChildProcessError):
+        pass
+
+
+def _answer(data: bytes, status: int, scratch: str, doing: str):
+    if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0 and data:
+        kind, value = pickle.loads(data)
+        if kind == "raised":
+            raise _rebuilt(*value)
+        return value
+    if os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGINT:
+        raise KeyboardInterrupt
+    if os.WIFSIGNALED(status):
+        try:
+            how = signal.Signals(os.WTERMSIG(status)).name
+        except ValueError:
+            how = f"signal {os.WTERMSIG(status)}"
+    else:
+        how = f"exit status {os.WEXITSTATUS(status)}"
+    raise TritonAborted(how, condense(last_message(written(Path(scratch)))), doing)
+
+
+def written(folder: Path) -> str:
+    """Everything a child wrote to stderr: its log, then the captures it was inside when it died
+    (the newest last)."""
+    log = folder / _LOG
+    parts = [log.read_text(errors="replace")] if log.is_file() else []
+    spooled = sorted(folder.glob("stderr-*"), key=lambda p: p.stat().st_mtime)
+    parts += [p.read_text(errors="replace") for p in spooled]
+    return "\n".join(parts)
+
+
+# glibc: "python: /path/File.cpp:948: Ret ns::fn(Args...): Assertion `cond' failed."
+_ASSERT = re.compile(r"^(?:[^\s:]+: )?(?P<path>[^\s:]+):(?P<line>\d+): (?P<sig>.*): "
+                     r"(?P<what>Assertion `.*' failed)\.?$")
+# MLIR's diagnostic at a location in the temporary file the IR was parsed from
+_LOC = re.compile(r'^loc\("(?:[^"\\]|\\.)*":(?P<line>\d+):(?P<col>\d+)\): ')
+_TEMPLATE_ARGS = re.compile(r"<[^<>]*>")
+_MAX = 400
+
+
+def condense(message: str) -> str:
+    """Triton's last message on one line: a C++ assertion without the program name, the source
+    path and the signature (``Assertion `x' failed (File.cpp:948, in ns::fn)``), an MLIR
+    diagnostic at its line of the IR (``line 2:1: error: ...``), any other as it is; cut at
+    400 characters."""
+    text = message.strip().removeprefix("Fatal Python error: ")
+    text = _LOC.sub(lambda m: f"line {m['line']}:{m['col']}: ", text)
+    m = _ASSERT.match(text)
+    if m is not None:
+        text = f"{m['what']} ({Path(m['path']).name}:{m['line']}" + (
+            f", in {name})" if (name := _function(m["sig"])) else ")")
+    return text if len(text) <= _MAX else text[:_MAX - 3] + "..."
+
+
+def _function(signature: str) -> str:
+    """``ns::Class::fn`` from ``const T &ns::Class<int>::fn(Args...) const [T = int]``."""
+    while _TEMPLATE_ARGS.search(signature):
+        signature = _TEMPLATE_ARGS.sub("", signature)
+    words = signature.split("(", 1)[0].split()
+    return words[-1].lstrip("&*") if words else ""
