@@ -112,6 +112,50 @@ def test_other_deaths_are_one_line_too(tmp_path, how, expected):
     assert r.stdout.startswith(f"f: error: Triton aborted while testing {expected}"), r.stdout
 
 
+def test_the_kept_child_answers_call_after_call_and_is_replaced_after_a_death(tmp_path):
+    """served(): one child per process for the many verifies of a command; one that died is
+    followed by a fresh one, and a forked process does not talk to its parent's."""
+    r = python("""
+        import os
+        from irlab.bridge.containment import TritonAborted, served
+
+        first, again = served(os.getpid), served(os.getpid)
+        print(first != os.getpid(), first == again)
+        try:
+            served(os.abort, doing="testing")
+        except TritonAborted as e:
+            print(e.line("f"))
+        after = served(os.getpid)
+        print(after not in (first, os.getpid()))
+        read, write = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.write(write, str(served(os.getpid)).encode())
+            os._exit(0)
+        os.waitpid(pid, 0)
+        print(int(os.read(read, 100)) not in (after, os.getpid(), pid))
+        """, tmp_path)
+    assert r.returncode == 0, r.stderr[-2000:]
+    lines = r.stdout.splitlines()
+    assert lines[0] == "True True" and lines[2:] == ["True", "True"], r.stdout
+    assert lines[1].startswith("f: error: Triton aborted while testing (SIGABRT): Aborted"), r.stdout
+
+
+def test_the_kept_child_holds_no_pipe_the_parent_opened_before_it():
+    """A pipe opened before the first call (to a subprocess, say) must see its end when this
+    process closes its side, though the kept child was forked while it was open."""
+    import select
+    from irlab.bridge import containment
+    containment._warden().stop()   # the next call forks it anew, with the pipe open
+    read, write = os.pipe()
+    containment.served(os.getpid)
+    os.close(write)
+    try:
+        assert select.select([read], [], [], 10)[0] and os.read(read, 1) == b""
+    finally:
+        os.close(read)
+
+
 def test_triton_messages_are_condensed_to_one_line():
     assert condense("python: /project/include/llvm/ADT/ArrayRef.h:247: const T &llvm::ArrayRef<unsigned int>::"
                     "operator[](size_t) const [T = unsigned int]: Assertion `Index < Length && \"Invalid index!\"' "

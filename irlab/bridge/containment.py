@@ -89,24 +89,8 @@ def _child(fn: Callable, args: tuple, write: int, scratch: str, parent: int) -> 
     never return."""
     code = 1
     try:
-        signal.signal(signal.SIGINT, signal.SIG_DFL)
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        _die_with(parent)
-        tempfile.tempdir = os.environ["TMPDIR"] = scratch   # what an abort leaves behind is removed with it
-        os.environ[SPOOL_ENV] = scratch
-        fd = os.open(os.path.join(scratch, _LOG), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        os.dup2(fd, 1)
-        os.dup2(fd, 2)
-        os.close(fd)
-        sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), line_buffering=True)
-        sys.stderr = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), line_buffering=True,
-                                      errors="backslashreplace")
-        import faulthandler
-        faulthandler.enable(file=sys.stderr)   # a segfault's Python frame, for the message
-        try:
-            payload = pickle.dumps(("ok", fn(*args)))
-        except Exception as e:   # noqa: BLE001 - handed to the parent, which raises it
-            payload = _pickled_exception(e)
+        _become_child(scratch, parent)
+        payload = _run(fn, args)
         with os.fdopen(write, "wb") as out:
             out.write(payload)
         code = 0
@@ -114,6 +98,185 @@ def _child(fn: Callable, args: tuple, write: int, scratch: str, parent: int) -> 
         pass
     finally:
         os._exit(code)
+
+
+def _become_child(scratch: str, parent: int) -> None:
+    """Set a forked child up: default signals, death with the parent, temporary files and stderr
+    captures in ``scratch``, stdout and stderr to its log there."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    _die_with(parent)
+    tempfile.tempdir = os.environ["TMPDIR"] = scratch   # what an abort leaves behind is removed with it
+    os.environ[SPOOL_ENV] = scratch
+    fd = os.open(os.path.join(scratch, _LOG), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+    os.close(fd)
+    sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), line_buffering=True)
+    sys.stderr = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), line_buffering=True, errors="backslashreplace")
+    import faulthandler
+    faulthandler.enable(file=sys.stderr)   # a segfault's Python frame, for the message
+
+
+def _run(fn: Callable, args: tuple) -> bytes:
+    try:
+        return pickle.dumps(("ok", fn(*args)))
+    except Exception as e:   # noqa: BLE001 - handed to the parent, which raises it
+        return _pickled_exception(e)
+
+
+# ------------------------------------------------------------------------------------------------
+# A child that stays: for calls made many times per command (every verify of a pass's output)
+
+def served(fn: Callable[..., T], *args, doing: str = "verifying this IR") -> T:
+    """:func:`contained`, in a child forked once per process and kept for the next call: a call
+    costs a round trip through a pipe (tens of microseconds), not a fork (10-60 ms, more as the
+    process grows). The child is a copy of this process as it was at the first call, so ``fn``
+    must be a module-level function and ``args`` picklable, and the call must not depend on what
+    this process changed since (Triton's parser and verifier on text do not). After a death the
+    next call forks a new child."""
+    return _warden().call(fn, args, doing)
+
+
+class _Warden:
+    """The kept child and the pipes to it; one per process (a forked process gets its own)."""
+
+    def __init__(self):
+        self.owner = os.getpid()
+        self.pid = 0
+        self.requests = self.answers = -1
+        self.scratch = ""
+
+    def call(self, fn: Callable, args: tuple, doing: str):
+        request = pickle.dumps((fn, args))
+        if not self.pid:
+            self._start()
+        try:
+            try:
+                _send(self.requests, request)
+            except BrokenPipeError:   # the child went while idle (killed from outside): another one
+                self.stop()
+                self._start()
+                _send(self.requests, request)
+            data = _receive(self.answers)
+        except BaseException:   # Ctrl-C: the child goes, the next call starts another
+            self.stop()
+            raise
+        if data is not None:
+            kind, value = pickle.loads(data)
+            if kind == "raised":
+                raise _rebuilt(*value)
+            return value
+        _, status = os.waitpid(self.pid, 0)
+        self.pid = 0
+        try:
+            return _answer(b"", status, self.scratch, doing)
+        finally:
+            self.stop()
+
+    def _start(self) -> None:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        self.scratch = tempfile.mkdtemp(prefix="irlab-warden-")
+        req_read, req_write = os.pipe()
+        ans_read, ans_write = os.pipe()
+        parent = os.getpid()
+        pid = os.fork()
+        if pid == 0:
+            os.close(req_write)
+            os.close(ans_read)
+            _serve(req_read, ans_write, self.scratch, parent)
+        os.close(req_read)
+        os.close(ans_write)
+        self.pid, self.requests, self.answers = pid, req_write, ans_read
+
+    def stop(self) -> None:
+        """Close the pipes (the child leaves when it reads their end), kill the child if it is
+        still there, remove its folder."""
+        for fd in (self.requests, self.answers):
+            if fd >= 0:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+        self.requests = self.answers = -1
+        if self.pid:
+            _kill(self.pid)
+            self.pid = 0
+        if self.scratch:
+            shutil.rmtree(self.scratch, ignore_errors=True)
+            self.scratch = ""
+
+
+_WARDEN: _Warden | None = None
+
+
+def _warden() -> _Warden:
+    global _WARDEN
+    if _WARDEN is None or _WARDEN.owner != os.getpid():   # a forked process does not share its parent's
+        _WARDEN = _Warden()
+        import atexit
+        atexit.register(_WARDEN.stop)
+    return _WARDEN
+
+
+def _serve(requests: int, answers: int, scratch: str, parent: int) -> None:
+    """The kept child: run each request, answer it, until the parent closes the pipe; never return."""
+    try:
+        _become_child(scratch, parent)
+        _close_inherited(keep=(requests, answers))
+        while True:
+            request = _receive(requests)
+            if request is None:
+                break
+            for fd in (1, 2):   # the log holds what this request's Triton said, nothing older
+                os.ftruncate(fd, 0)
+                os.lseek(fd, 0, os.SEEK_SET)
+            fn, args = pickle.loads(request)
+            _send(answers, _run(fn, args))
+    except BaseException:   # noqa: BLE001 - nothing may leave the child but its exit status
+        pass
+    finally:
+        os._exit(0)
+
+
+def _close_inherited(keep: tuple) -> None:
+    """Close every descriptor but stdin/stdout/stderr and ``keep``: a pipe the parent opened
+    before the fork (to a subprocess, to another child) must see its end when the parent closes
+    it, not stay open in a child that outlives the call."""
+    top = os.sysconf("SC_OPEN_MAX") if hasattr(os, "sysconf") else 1024
+    low = 3
+    for fd in sorted(keep) + [top]:
+        os.closerange(low, fd)
+        low = fd + 1
+
+
+def _send(fd: int, data: bytes) -> None:
+    view = memoryview(len(data).to_bytes(8, "little") + data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _receive(fd: int) -> bytes | None:
+    """One length-prefixed message from ``fd``; None at its end (the other side is gone)."""
+    head = _read_exactly(fd, 8)
+    if head is None:
+        return None
+    return _read_exactly(fd, int.from_bytes(head, "little"))
+
+
+def _read_exactly(fd: int, n: int) -> bytes | None:
+    chunks, left = [], n
+    while left:
+        chunk = os.read(fd, min(left, 1 << 20))
+        if not chunk:
+            return None
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
 
 
 def _pickled_exception(e: BaseException) -> bytes:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import functools
 import os
 import re
 import tempfile
@@ -35,7 +36,7 @@ from ..registry import make_pass
 from ..variant import Drop, Insert
 from . import compat
 from .compat import captured_stderr
-from .containment import TritonAborted, contained
+from .containment import TritonAborted, served
 from .pass_runner import run_pass
 from .services import save_rejected
 
@@ -281,7 +282,7 @@ def triton_parse(text: str, context, save_dir: Path | None, what: str, stage: st
     in ``save_dir`` (or a new per-run folder, :func:`services.rejected_root`) and named in the
     VerifierError. The text is parsed in a child first (:func:`check_survives`): IR that makes
     Triton abort is a :class:`VerifierAbort`, not the end of this process."""
-    check_survives(text, what, stage, save_dir, context)
+    check_survives(text, what, stage, save_dir)
     with tempfile.TemporaryDirectory(prefix="irlab-parse-") as d:
         path = os.path.join(d, f"{_safe(what)}.{stage or 'mlir'}")
         with open(path, "w") as f:
@@ -301,20 +302,21 @@ def triton_parse(text: str, context, save_dir: Path | None, what: str, stage: st
     return mod
 
 
-def check_survives(text: str, what: str, stage: str = "", save_dir: Path | None = None, context=None) -> None:
+def check_survives(text: str, what: str, stage: str = "", save_dir: Path | None = None) -> None:
     """:class:`VerifierAbort` (the text saved as rejected IR) if Triton's parser and verifier
-    abort on ``text``; whether they accept it is left to the caller's own parse. Runs in a forked
-    child, in ``context`` (a context of the child's own if None)."""
+    abort on ``text``; whether they accept it is left to the caller's own parse. Runs in the
+    contained child (:func:`irlab.bridge.containment.served`), in an MLIR context of its own with
+    every dialect Triton prints loaded."""
     try:
-        contained(_parse_and_verify, text, context)
+        served(_parse_and_verify, text)
     except TritonAborted as e:
         saved = save_rejected(text, what, stage or "mlir", save_dir)
         raise VerifierAbort(what, str(saved), e, stage) from None
 
 
-def _parse_and_verify(text: str, context) -> None:
-    """Triton's parser and verifier on ``text`` (run in a contained child): only whether they abort counts."""
-    context = context if context is not None else compat.mlir_context()
+def _parse_and_verify(text: str) -> None:
+    """Triton's parser and verifier on ``text`` (run in the contained child): only whether they abort counts."""
+    context = _child_context()
     with tempfile.TemporaryDirectory(prefix="irlab-parse-") as d:
         path = os.path.join(d, "input.mlir")
         Path(path).write_text(text)
@@ -323,6 +325,11 @@ def _parse_and_verify(text: str, context) -> None:
                 ir.parse_mlir_module(path, context).verify()
             except RuntimeError:
                 pass
+
+
+@functools.cache
+def _child_context():
+    return compat.mlir_context()
 
 
 def _safe(s: str) -> str:

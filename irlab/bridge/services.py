@@ -23,7 +23,7 @@ from ..ir.locations import strip_locations
 from ..targets import Target
 from . import compat
 from .compat import captured_stderr
-from .containment import TritonAborted, contained
+from .containment import TritonAborted, served
 
 
 class ServiceError(RuntimeError):
@@ -117,9 +117,8 @@ class TritonServices:
     def verify(self, text: str, name: str = "<ir>") -> Rejection | None:
         """None if Triton's parser and verifier accept ``text``, else what they said (or, if Triton
         aborted on it, that line)."""
-        self.context   # made here once, shared with every child
         try:
-            return contained(_verdict, self, text, name)
+            return served(_verdict, text, name)
         except TritonAborted as e:
             return Rejection([e.line(name)], aborted=True)
 
@@ -141,10 +140,8 @@ class TritonServices:
         """``text`` after Triton's shared-memory allocation for ``target`` (ops that got scratch
         space carry ``allocation.offset``), without locations; :class:`ServiceError` if Triton
         refuses or aborts."""
-        self.context
         try:
-            return contained(_allocated, self, text, Target.parse(target),
-                             doing="allocating shared memory for this IR")
+            return served(_allocated, text, Target.parse(target), doing="allocating shared memory for this IR")
         except TritonAborted as e:
             raise ServiceError(str(e)) from None
 
@@ -164,13 +161,19 @@ class TritonServices:
         return mod.str_nodebug()
 
 
-def _verdict(services: TritonServices, text: str, name: str) -> Rejection | None:
-    """What Triton's parser and verifier say about ``text`` (run in a contained child)."""
-    return services._located_parse(text, name)[1]
+def _verdict(text: str, name: str) -> Rejection | None:
+    """What Triton's parser and verifier say about ``text`` (run in the contained child)."""
+    return _child_services()._located_parse(text, name)[1]
 
 
-def _allocated(services: TritonServices, text: str, target: Target) -> str:
-    return services._allocate_here(text, target)
+def _allocated(text: str, target: Target) -> str:
+    return _child_services()._allocate_here(text, target)
+
+
+@functools.cache
+def _child_services() -> TritonServices:
+    """The contained child's own services (its MLIR context lives as long as it does)."""
+    return TritonServices()
 
 
 _SCHED_MASK_PROBE = """module {
