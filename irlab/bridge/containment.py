@@ -5,16 +5,24 @@ Triton's C++ asserts instead of reporting on IR its parser accepts (an ``nvidia_
 with a 3-D ``instrShape``, a ``linear`` layout with too few lane bases, a ``warpsPerCTA`` holding
 0, ...): the process gets SIGABRT, Python gets no exception, and the command dies with status 134
 and no word. No check in Python can know every such input of every Triton version, so each call
-into Triton on IR a user gave (parse, verify, pass pipelines, shared-memory allocation) goes
-through :func:`contained`: it forks, runs the call in the child and hands back its answer -- or,
-if the child died, :class:`TritonAborted` with the signal and Triton's last message.
+into Triton on IR a user gave runs in a child process, and a child that dies is
+:class:`TritonAborted` with the signal and Triton's last message, one line:
+``FILE: error: Triton aborted while verifying this IR (SIGABRT): Assertion `...' failed (File.cpp:948, in ns::fn)``.
 
-Forking costs about 10-20 ms per call (the child shares the parent's imports and MLIR context and
-starts no interpreter), against 0.5 s for a fresh process that imports Triton. The child writes
-nothing to the parent's stdout or stderr: what native code prints goes to a log in a folder of
-the child's own, and so do the captures of :func:`irlab.bridge.compat.captured_stderr` (an abort
-inside one would otherwise take Triton's message with it); the parent reads them back for the
-message and removes the folder.
+Two ways, one mechanism:
+
+* :func:`served` -- parse and verify, shared-memory allocation, the abort check before Triton's
+  parser reads a pass's output inside a compile: calls made many times per command. One child is
+  forked per process at the first call and kept; a call is a round trip through a pipe. A fork per
+  call would cost 10-60 ms of system time each (more as the process grows: under pytest, with
+  torch loaded, the IR effect-table tests went from 37 s to 300 s).
+* :func:`contained` -- a fork per call, for the rare heavy calls that need this process's state as
+  it is now (a report's compile, Triton's cleanup passes on a captured launch's TTIR).
+
+A child writes nothing to the parent's stdout or stderr: what native code prints goes to a log in
+a folder of the child's own, and so do the captures of :func:`irlab.bridge.compat.captured_stderr`
+(an abort inside one would otherwise take Triton's message with it); the parent reads them back
+for the message and removes the folder. A hang is not caught here.
 """
 from __future__ import annotations
 
