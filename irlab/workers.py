@@ -137,6 +137,9 @@ def _child(fn: Callable, job, answer: Path, log: Path, scratch: str, parent: int
         except BaseException:
             pass
     finally:
+        containment = sys.modules.get("irlab.bridge.containment")
+        if containment is not None:   # its kept child and that child's folder (in this job's) go first
+            containment.shutdown()
         os._exit(code)
 
 

@@ -156,6 +156,31 @@ def test_the_kept_child_holds_no_pipe_the_parent_opened_before_it():
         os.close(read)
 
 
+def test_kept_children_leave_nothing_behind_even_after_os_exit(tmp_path):
+    """A compile worker and a process that leaves by os._exit run no atexit: their kept children
+    still go, and take their folders with them."""
+    (tmp_path / "tmp").mkdir()
+    r = python("""
+        import os
+        from irlab.bridge.containment import served
+        from irlab.workers import Workers
+
+        def job(_):
+            return served(os.getpid)
+
+        with Workers(1) as pool:
+            [(_, answer)] = list(pool.imap(job, [None]))
+        print(isinstance(answer, int), served(os.getpid) != answer)
+        os._exit(0)
+        """, tmp_path, TMPDIR=str(tmp_path / "tmp"))
+    assert r.returncode == 0 and r.stdout.split() == ["True", "True"], r.stderr[-2000:]
+    import time
+    deadline = time.monotonic() + 20
+    while list((tmp_path / "tmp").iterdir()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert list((tmp_path / "tmp").iterdir()) == []
+
+
 def test_triton_messages_are_condensed_to_one_line():
     assert condense("python: /project/include/llvm/ADT/ArrayRef.h:247: const T &llvm::ArrayRef<unsigned int>::"
                     "operator[](size_t) const [T = unsigned int]: Assertion `Index < Length && \"Invalid index!\"' "

@@ -108,12 +108,12 @@ def _child(fn: Callable, args: tuple, write: int, scratch: str, parent: int) -> 
         os._exit(code)
 
 
-def _become_child(scratch: str, parent: int) -> None:
+def _become_child(scratch: str, parent: int, on_parent_death: int = signal.SIGKILL) -> None:
     """Set a forked child up: default signals, death with the parent, temporary files and stderr
     captures in ``scratch``, stdout and stderr to its log there."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    _die_with(parent)
+    _die_with(parent, on_parent_death)
     tempfile.tempdir = os.environ["TMPDIR"] = scratch   # what an abort leaves behind is removed with it
     os.environ[SPOOL_ENV] = scratch
     fd = os.open(os.path.join(scratch, _LOG), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -222,6 +222,13 @@ class _Warden:
 _WARDEN: _Warden | None = None
 
 
+def shutdown() -> None:
+    """Stop this process's kept child now (a process about to leave by ``os._exit``, which runs
+    no ``atexit``: a compile worker, whose folder must be empty when it is checked)."""
+    if _WARDEN is not None and _WARDEN.owner == os.getpid():
+        _WARDEN.stop()
+
+
 def _warden() -> _Warden:
     global _WARDEN
     if _WARDEN is None or _WARDEN.owner != os.getpid():   # a forked process does not share its parent's
@@ -232,9 +239,15 @@ def _warden() -> _Warden:
 
 
 def _serve(requests: int, answers: int, scratch: str, parent: int) -> None:
-    """The kept child: run each request, answer it, until the parent closes the pipe; never return."""
+    """The kept child: run each request, answer it, until the parent closes the pipe (or dies:
+    SIGTERM); then remove its folder. Never returns."""
+    def leave(*_):
+        shutil.rmtree(scratch, ignore_errors=True)
+        os._exit(0)
+
     try:
-        _become_child(scratch, parent)
+        _become_child(scratch, parent, on_parent_death=signal.SIGTERM)
+        signal.signal(signal.SIGTERM, leave)
         _close_inherited(keep=(requests, answers))
         while True:
             request = _receive(requests)
@@ -248,7 +261,7 @@ def _serve(requests: int, answers: int, scratch: str, parent: int) -> None:
     except BaseException:   # noqa: BLE001 - nothing may leave the child but its exit status
         pass
     finally:
-        os._exit(0)
+        leave()
 
 
 def _close_inherited(keep: tuple) -> None:
@@ -325,11 +338,11 @@ def _rebuilt(cls: type, args: tuple, state: dict, cause: tuple | None) -> BaseEx
     return e
 
 
-def _die_with(parent: int) -> None:
-    """Linux: the kernel kills this child if the parent dies."""
+def _die_with(parent: int, sig: int = signal.SIGKILL) -> None:
+    """Linux: the kernel sends ``sig`` to this child if the parent dies."""
     try:
         import ctypes
-        ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL))   # PR_SET_PDEATHSIG
+        ctypes.CDLL(None, use_errno=True).prctl(1, int(sig))   # PR_SET_PDEATHSIG
     except Exception:   # noqa: BLE001 - not Linux: the parent's cleanup is all there is
         pass
     if os.getppid() != parent:
