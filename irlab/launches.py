@@ -124,7 +124,8 @@ class Launch:
         res = recompile(ttir, target, stage="ttir",
                         options={**self.options, **(options or {})}, variant=rest,
                         produced_by=(f"{', '.join(e.pass_name for e in variant.edits if e not in rest.edits)} on "
-                                     if rest is not variant else "") + f"the captured launch {self.source}")
+                                     if rest is not variant else "") + f"the captured launch {self.source}",
+                        source=self.source if rest is variant else None)   # the capture's own TTIR
         res.variant = variant
         res.python_results[:0] = results
         res.python_ir[:0] = seen

@@ -265,7 +265,7 @@ def test_shared_memory_allocation_on_ir_triton_aborts_on_is_a_service_error(tmp_
         r.stdout
 
 
-def test_recompile_and_report_of_a_captured_launch_say_the_abort_in_one_line(tmp_path):
+def test_recompile_report_and_replay_of_a_captured_launch_say_the_abort_in_one_line(tmp_path):
     """A capture folder whose TTIR holds a value in a layout Triton aborts on."""
     import json
     trace = [json.loads(line) for line in (ROOT / "tests" / "data" / "traces" /
@@ -284,10 +284,11 @@ def test_recompile_and_report_of_a_captured_launch_say_the_abort_in_one_line(tmp
                                                       "stages": {"ttir": {"file": "add_kernel.ttir"}},
                                                       "triton_metadata": comp["metadata"]}))
     (folder / "launches.jsonl").write_text(json.dumps({"grid": [4, 1, 1], "args": launch["extracted_args"]}) + "\n")
-    r = irlab("report", str(folder), cwd=tmp_path)
-    assert r.returncode == 2, r.stderr[-2000:]
-    m = ABORT_LINE.fullmatch(r.stderr.strip())
-    assert m and m["file"] == str(folder), r.stderr
+    for command in ("report", "replay"):
+        r = irlab(command, str(folder), cwd=tmp_path)
+        assert r.returncode == 2, (command, r.stderr[-2000:])
+        m = ABORT_LINE.fullmatch(r.stderr.strip())
+        assert m and m["file"] == f"{folder}#0", (command, r.stderr)   # the launch, as launches name it
     r = irlab("recompile", str(folder / "add_kernel.ttir"), "--target", "cuda:90", cwd=tmp_path)
     assert r.returncode == 2, r.stderr[-2000:]
     m = ABORT_LINE.fullmatch(r.stderr.strip())

@@ -270,11 +270,19 @@ class VerifierError(PipelineError):
 
 class VerifierAbort(VerifierError):
     """Triton's parser or verifier aborted on IR instead of rejecting it (in a child process,
-    :mod:`irlab.bridge.containment`); ``aborted`` says how and with which message."""
+    :mod:`irlab.bridge.containment`); ``aborted`` says how and with which message. ``source`` is
+    the user's file when the IR is that file's, unchanged (the user's input is at fault: exit 2,
+    ``FILE: error: ...``), None when a pass produced it."""
 
-    def __init__(self, pass_name: str, ir_path: str, aborted: TritonAborted, stage: str = ""):
+    def __init__(self, pass_name: str, ir_path: str, aborted: TritonAborted, stage: str = "",
+                 source: str | None = None):
         self.aborted = aborted
+        self.source = source
         super().__init__(pass_name, ir_path, str(aborted), stage)
+
+    def line(self) -> str:
+        """The one line to print: at the user's file where it is theirs, else naming the pass."""
+        return self.aborted.line(self.source) if self.source else f"irlab: error: {self}"
 
 
 def triton_parse(text: str, context, save_dir: Path | None, what: str, stage: str = ""):
@@ -302,16 +310,18 @@ def triton_parse(text: str, context, save_dir: Path | None, what: str, stage: st
     return mod
 
 
-def check_survives(text: str, what: str, stage: str = "", save_dir: Path | None = None) -> None:
+def check_survives(text: str, what: str, stage: str = "", save_dir: Path | None = None,
+                   source: str | None = None) -> None:
     """:class:`VerifierAbort` (the text saved as rejected IR) if Triton's parser and verifier
-    abort on ``text``; whether they accept it is left to the caller's own parse. Runs in the
-    contained child (:func:`irlab.bridge.containment.served`), in an MLIR context of its own with
-    every dialect Triton prints loaded."""
+    abort on ``text`` (``source``: the user's file it is, unchanged); whether they accept it is
+    left to the caller's own parse. Runs in the contained child
+    (:func:`irlab.bridge.containment.served`), in an MLIR context of its own with every dialect
+    Triton prints loaded."""
     try:
         served(_parse_and_verify, text)
     except TritonAborted as e:
         saved = save_rejected(text, what, stage or "mlir", save_dir)
-        raise VerifierAbort(what, str(saved), e, stage) from None
+        raise VerifierAbort(what, str(saved), e, stage, source) from None
 
 
 def _parse_and_verify(text: str) -> None:

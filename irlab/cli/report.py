@@ -162,9 +162,9 @@ def _report(args) -> int:
         try:
             compiles = [contained_compile(args.files[0], f"recompiling its TTIR as {n} for {target}",
                                           launch.recompile, target, _variant(n, target)) for n in names]
-        except VerifierAbort as e:
-            err(e.aborted.line(args.files[0]))
-            return EXIT_USAGE
+        except VerifierAbort as e:   # on the capture's own TTIR (exit 2), or on what a pass made of it
+            err(e.line())
+            return EXIT_USAGE if e.source else EXIT_FAIL
         except (LaunchError, VerifierError) as e:
             err(f"irlab report: {e}")
             return EXIT_FAIL
