@@ -181,6 +181,26 @@ def test_kept_children_leave_nothing_behind_even_after_os_exit(tmp_path):
     assert list((tmp_path / "tmp").iterdir()) == []
 
 
+def test_a_kept_child_forked_inside_a_compile_serves_with_triton_s_own_pass_manager():
+    """The kept child may be forked while a compile's pipeline session has Triton's pass adders
+    swapped for recording ones: its calls (shared-memory allocation) must run Triton's own."""
+    from irlab.bridge import containment
+    from irlab.bridge.pipeline import PipelineSession
+    from irlab.bridge.services import TritonServices
+    containment._warden().stop()
+    with PipelineSession().active():
+        assert not _triton_s_own_pass_manager_and_no_session()   # as the compile sees it
+        containment.served(os.getpid)   # the kept child is forked now, inside the session
+    assert containment.served(_triton_s_own_pass_manager_and_no_session)
+    text = (GOLDEN / "gemm_fp16" / "cuda-80" / "baseline.ttgir").read_text()
+    assert "allocation.offset" in TritonServices().allocate_shared_memory(text, "cuda:80")
+
+
+def _triton_s_own_pass_manager_and_no_session() -> bool:
+    from irlab.bridge import pipeline
+    return pipeline.ir.pass_manager is pipeline._ORIGINAL_PASS_MANAGER and pipeline._SESSION.get() is None
+
+
 def test_triton_messages_are_condensed_to_one_line():
     assert condense("python: /project/include/llvm/ADT/ArrayRef.h:247: const T &llvm::ArrayRef<unsigned int>::"
                     "operator[](size_t) const [T = unsigned int]: Assertion `Index < Length && \"Invalid index!\"' "

@@ -220,6 +220,15 @@ class _Warden:
 
 
 _WARDEN: _Warden | None = None
+_FRESH: list[Callable[[], None]] = []
+
+
+def forget_in_kept_child(fn: Callable[[], None]) -> Callable[[], None]:
+    """Register ``fn`` to run when a kept child starts: it undoes state of this process that its
+    calls must not see (the kept child may be forked in the middle of a compile, with Triton's
+    pass adders swapped for recording ones and a pipeline session active)."""
+    _FRESH.append(fn)
+    return fn
 
 
 def shutdown() -> None:
@@ -249,6 +258,8 @@ def _serve(requests: int, answers: int, scratch: str, parent: int) -> None:
         _become_child(scratch, parent, on_parent_death=signal.SIGTERM)
         signal.signal(signal.SIGTERM, leave)
         _close_inherited(keep=(requests, answers))
+        for forget in _FRESH:
+            forget()
         while True:
             request = _receive(requests)
             if request is None:

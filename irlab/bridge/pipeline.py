@@ -36,7 +36,7 @@ from ..registry import make_pass
 from ..variant import Drop, Insert
 from . import compat
 from .compat import captured_stderr
-from .containment import TritonAborted, served
+from .containment import TritonAborted, forget_in_kept_child, served
 from .pass_runner import run_pass
 from .services import save_rejected
 
@@ -204,6 +204,19 @@ def intercept():
                     setattr(mod, k, fn)
                 _patched.clear()
                 ir.pass_manager = _ORIGINAL_PASS_MANAGER
+
+
+@forget_in_kept_child
+def _uninstall_in_child() -> None:
+    """In a kept child (:mod:`irlab.bridge.containment`) forked while a session was active:
+    Triton's own adders and pass manager back, and no session, for the calls it serves."""
+    global _install_depth
+    for mod, k, fn in _patched:
+        setattr(mod, k, fn)
+    _patched.clear()
+    _install_depth = 0
+    ir.pass_manager = _ORIGINAL_PASS_MANAGER
+    _SESSION.set(None)
 
 
 class RecordingPassManager:
