@@ -23,9 +23,9 @@ TEST_PASSES = str(Path(__file__).parent / "passes_for_tests")
 ABORT_LINE = re.compile(r"(?P<file>\S+): error: Triton aborted while verifying this IR \(SIGABRT\): (?P<msg>.+)")
 
 
-def python(code: str, cwd: Path, **env) -> subprocess.CompletedProcess:
+def python(code: str, cwd: Path, timeout: int = 300, **env) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, cwd=cwd,
-                          timeout=300, env={**os.environ, **env})
+                          timeout=timeout, env={**os.environ, **env})
 
 
 def irlab(*args, cwd: Path, **env) -> subprocess.CompletedProcess:
@@ -139,6 +139,17 @@ def test_the_kept_child_answers_call_after_call_and_is_replaced_after_a_death(tm
     lines = r.stdout.splitlines()
     assert lines[0] == "True True" and lines[2:] == ["True", "True"], r.stdout
     assert lines[1].startswith("f: error: Triton aborted while testing (SIGABRT): Aborted"), r.stdout
+
+
+def test_threads_share_the_kept_child_one_call_at_a_time(tmp_path):
+    r = python("""
+        from concurrent.futures import ThreadPoolExecutor
+        from irlab.bridge.containment import served
+        with ThreadPoolExecutor(4) as pool:
+            answers = list(pool.map(lambda i: served(divmod, i, 7), range(200)))
+        print(answers == [divmod(i, 7) for i in range(200)])
+        """, tmp_path, timeout=120)
+    assert r.stdout == "True\n", r.stderr[-2000:]
 
 
 def test_the_kept_child_holds_no_pipe_the_parent_opened_before_it():

@@ -34,6 +34,7 @@ import shutil
 import signal
 import sys
 import tempfile
+import threading
 from pathlib import Path
 from typing import Callable, TypeVar
 
@@ -154,8 +155,13 @@ class _Warden:
         self.pid = 0
         self.requests = self.answers = -1
         self.scratch = ""
+        self.lock = threading.Lock()   # one call at a time on the pipes
 
     def call(self, fn: Callable, args: tuple, doing: str):
+        with self.lock:
+            return self._call(fn, args, doing)
+
+    def _call(self, fn: Callable, args: tuple, doing: str):
         request = pickle.dumps((fn, args))
         if not self.pid:
             self._start()
