@@ -8,7 +8,8 @@ Mutations are syntactic (truncation, deleted, duplicated and swapped lines, unde
 garbage bytes, spliced lines) and semantic, the kind that tempt a pass into an unsafe rewrite or
 break the IR in ways only a verifier sees: swapped operands, another layout alias, a result name
 defined twice, a dropped yield value, a changed attribute value, an inserted barrier, atomic,
-volatile load or cancelling transpose pair. Each mutated file goes through ``ir check`` and every
+volatile load or cancelling transpose pair, a bad value of one layout parameter (tests/fuzz_layouts.py:
+the layouts Triton's parser accepts and its C++ asserts on). Each mutated file goes through ``ir check`` and every
 rewriting pass through the CLI's ``main``; a run must end with exit 0, 1 or 2 and no traceback,
 and an output a pass says it rewrote must parse back with irlab and print byte for byte (and, for
 a sample, pass Triton's parser and verifier once more).
@@ -28,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tests import fuzz_launch_contract as launch_contract
+from tests.fuzz_layouts import mutate_layout
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = ROOT / "golden"
@@ -93,7 +95,7 @@ TRANS = re.compile(r"^(\s+)(%[\w.$-]+) = tt\.trans (%[\w.$-]+) (\{order = array<
 
 SYNTACTIC = ("truncate", "delete", "duplicate", "swap", "undefined", "garbage", "splice")
 SEMANTIC = ("swap-operands", "layout-alias", "duplicate-result-name", "drop-yield-value", "attribute-value",
-            "insert-barrier", "insert-atomic", "volatile-load", "transpose-pair")
+            "insert-barrier", "insert-atomic", "volatile-load", "transpose-pair", "layout-parameter")
 
 
 def _op_lines(lines: list[str]) -> list[int]:
@@ -269,7 +271,8 @@ def _transpose_pair(text, lines, rng):
 _SEMANTIC = {"swap-operands": _swap_operands, "layout-alias": _layout_alias,
              "duplicate-result-name": _duplicate_result_name, "drop-yield-value": _drop_yield_value,
              "attribute-value": _attribute_value, "insert-barrier": _insert_barrier,
-             "insert-atomic": _insert_atomic, "volatile-load": _volatile_load, "transpose-pair": _transpose_pair}
+             "insert-atomic": _insert_atomic, "volatile-load": _volatile_load, "transpose-pair": _transpose_pair,
+             "layout-parameter": lambda text, lines, rng: mutate_layout(text, rng)}   # tests/fuzz_layouts.py
 
 
 # ------------------------------------------------------------------------------------------------

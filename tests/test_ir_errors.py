@@ -28,6 +28,7 @@ CASES = {
     # name: (text or bytes, expected line, expected column, message fragment)
     "empty": ("", 1, 1, "empty input"),
     "blank": ("\n\n   \n", 1, 1, "empty input"),
+    "comments_only": ("// a kernel, some day\n\n  // nothing yet\n", 1, 1, "empty input: only comments"),
     "garbage": (b"\x7fELF\x02\x01\x01\x00\x00\x00\xff\xfe\x01", 1, 8, "binary"),
     "truncated": (GOOD[:GOOD.rindex("  }")], 9, 14, "'{' opened at 3:"),
     "unknown_token": (GOOD.replace("%3 = tt.load %2", "%3 = tt.load %2 $$"), 7, 21, "unexpected character '$'"),
@@ -158,6 +159,27 @@ def test_empty_input_is_an_error_for_every_command_that_reads_ir(tmp_path, comma
     path = _write(tmp_path, "empty", "\n  \n")
     r = _run_cli(*command, str(path), cwd=tmp_path)
     assert r.returncode == 2 and f"{path}:1:1: error: empty input" in r.stderr and r.stdout == "", r.stderr
+
+
+@pytest.mark.parametrize("command", [["ir", "check"], ["ir", "show"], ["pass", "identity"]])
+def test_a_file_of_comments_only_is_said_to_hold_only_comments(tmp_path, command):
+    """Triton reads such a file as an empty module; irlab, like for a blank file, has nothing to
+    check or rewrite in it, and says so -- not that it holds alias definitions (it holds none)."""
+    path = _write(tmp_path, "comments", "// RUN: irlab ir check %s\n// a kernel, some day\n")
+    r = _run_cli(*command, str(path), cwd=tmp_path)
+    assert r.returncode == 2 and r.stdout == "", r.stderr
+    assert r.stderr.startswith(f"{path}:1:1: error: empty input: only comments, no module or operations\n"), r.stderr
+    assert "alias" not in r.stderr
+
+
+def test_a_chunk_of_comments_only_is_skipped_like_a_blank_one(tmp_path, capsys):
+    from irlab.cli import main
+    path = _write(tmp_path, "split", "// RUN: irlab ir check --split-input-file %s\n// -----\n" + GOOD +
+                  "// -----\n// the end\n")
+    assert main(["ir", "check", "--split-input-file", str(path)]) == 0
+    assert capsys.readouterr().out.startswith(f"{path}: ok (1 module(s), ")
+    assert main(["pass", "identity", "--split-input-file", "-q", str(path)]) == 0
+    assert capsys.readouterr().out == path.read_text()   # the comment chunks come through as they were
 
 
 # A file whose top level is not one `module` is read by Triton (3.6 and 3.9) with its top-level

@@ -43,6 +43,14 @@ def test_lane_run_of_each_modelled_layout(layout, run):
     assert lane_run(m.first("arith.constant").result.type) == run
 
 
+@pytest.mark.parametrize("order", ["[3, 0]", "[1, 1]", "[-1, 0]"])
+def test_a_blocked_layout_whose_order_is_no_permutation_is_not_modelled(order):
+    """Found by tests/fuzz_layouts.py's mutation (an unverified pass input): no claim, no IndexError."""
+    bad = f"#ttg.blocked<{{sizePerThread = [1, 8], threadsPerWarp = [8, 8], warpsPerCTA = [4, 1], order = {order}}}>"
+    m = ir.parse(HEAD + f"    %x = arith.constant dense<0.0> : tensor<64x64xf16, {bad}>\n" + TAIL)
+    assert lane_run(m.first("arith.constant").result.type) is None
+
+
 def test_lane_run_is_capped_by_the_tensor_extent():
     m = ir.parse(HEAD + "    %x = arith.constant dense<0.0> : tensor<64x4xf16, #blocked>\n" + TAIL)
     assert lane_run(m.first("arith.constant").result.type) == LaneRun(1, 4)

@@ -5,6 +5,7 @@ one line naming the crash, not a silent SIGABRT of irlab itself."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -50,7 +51,22 @@ def test_ir_that_crashes_the_backend_is_one_line(tmp_path):
     assert 'ttg.target = "cuda:90"' in text and "warp_group_dot" in text
     (tmp_path / "relabelled.ttgir").write_text(text.replace('ttg.target = "cuda:90"', 'ttg.target = "cuda:80"'))
     r = irlab(tmp_path, "relabelled.ttgir")
-    assert r.returncode == 1, (r.returncode, r.stderr[-2000:])
+    assert r.returncode == 2, (r.returncode, r.stderr[-2000:])
     lines = r.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: Triton crashed on relabelled.ttgir for cuda:80: the "
-                                                   "compile process was killed by SIG"), r.stderr[-2000:]
+    assert len(lines) == 1 and lines[0].startswith("relabelled.ttgir: error: Triton aborted while compiling this IR "
+                                                   "for cuda:80 (SIG"), r.stderr[-2000:]
+    assert "LLVM ERROR" in lines[0]   # Triton's own last word, not only the signal
+
+
+def test_ir_whose_verification_aborts_is_one_line(tmp_path):
+    """An MMA v2 layout with a 3-D instrShape: Triton's parser accepts it, its layout code asserts
+    while verifying the module."""
+    text = (GOLDEN / "gemm_fp16" / "cuda-80" / "baseline.ttgir").read_text()
+    assert "instrShape = [16, 8]}" in text
+    (tmp_path / "mma3d.ttgir").write_text(text.replace("instrShape = [16, 8]}", "instrShape = [16, 8, 16]}"))
+    r = irlab(tmp_path, "mma3d.ttgir")
+    assert r.returncode == 2, (r.returncode, r.stderr[-2000:])
+    [line] = r.stderr.strip().splitlines()
+    assert re.fullmatch(r"mma3d\.ttgir: error: Triton aborted while verifying this IR \(SIGABRT\): Assertion "
+                        r"`tileShape\.size\(\) == rank' failed \(LinearLayoutConversions\.cpp:\d+, in "
+                        r"mlir::triton::gpu::nvidiaMmaTile\)", line), line

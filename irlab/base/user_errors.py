@@ -164,6 +164,8 @@ def user_error(e: BaseException) -> str | None:
     does not compile (in Triton's front end or in one of its passes), ``file:line: in FUNCTION:
     Type: message`` for an exception raised in the user's Python -- or None when ``e`` did not
     come from the user's code."""
+    if getattr(e, "located_in_child", None):   # raised in a child process, placed there (bridge/containment.py)
+        return e.located_in_child
     located = compilation_error_at(e) or diagnostic_at(e)
     if located:
         return located

@@ -114,6 +114,7 @@ def _child(fn: Callable, job, answer: Path, log: Path, scratch: str, parent: int
         signal.signal(signal.SIGINT, signal.SIG_DFL)
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         tempfile.tempdir = os.environ["TMPDIR"] = scratch
+        os.environ["IRLAB_STDERR_SPOOL"] = scratch   # stderr captures stay readable if it dies (bridge/containment.py)
         fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         os.dup2(fd, 1)
         os.dup2(fd, 2)
@@ -136,6 +137,9 @@ def _child(fn: Callable, job, answer: Path, log: Path, scratch: str, parent: int
         except BaseException:
             pass
     finally:
+        containment = sys.modules.get("irlab.bridge.containment")
+        if containment is not None:   # its kept child and that child's folder (in this job's) go first
+            containment.shutdown()
         os._exit(code)
 
 
@@ -218,8 +222,10 @@ class Workers:
             if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0 and answer.exists():
                 _remove_empty(scratch)
                 return pickle.loads(answer.read_bytes())
-            shutil.rmtree(scratch, ignore_errors=True)   # what a crashed job left is half-done
             text = log.read_text(errors="replace") if log.exists() else ""
+            text += "".join("\n" + p.read_text(errors="replace")    # the stderr capture it died in
+                            for p in sorted(scratch.glob("stderr-*"), key=lambda p: p.stat().st_mtime))
+            shutil.rmtree(scratch, ignore_errors=True)   # what a crashed job left is half-done
             how, sig = _describe(status)
             return Crashed(how, sig, last_message(text), text.splitlines()[-20:])
         finally:

@@ -91,7 +91,10 @@ def captured_stderr():
         pass
     saved = os.dup(2)
     holder: list[str] = []
-    with tempfile.TemporaryFile() as tmp:
+    # in a child whose parent reads what it left when it dies (irlab.bridge.containment), the
+    # capture is a named file there: an abort inside the capture must not take Triton's message along
+    spool = os.environ.get("IRLAB_STDERR_SPOOL")
+    with (tempfile.NamedTemporaryFile(dir=spool, prefix="stderr-") if spool else tempfile.TemporaryFile()) as tmp:
         os.dup2(tmp.fileno(), 2)
         try:
             yield holder

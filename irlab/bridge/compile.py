@@ -27,7 +27,7 @@ from triton.compiler.compiler import ASTSource
 from ..base.targets import Target
 from . import compat
 from .pipeline import (KernelNotCompilable, PassCall, PassFailed, PipelineError, PipelineSession, Snapshot,
-                       VerifierError, split_occurrence)
+                       VerifierError, check_survives, split_occurrence)
 from .compat import captured_stderr
 from .services import save_rejected
 from .specialize import Specialization, specialize
@@ -364,14 +364,16 @@ def infer_stage(path: Path, stage: str | None = None) -> str:
 def recompile(ir_text: str | None = None, target: str | Target = "cuda:90", *, path: str | Path | None = None,
               stage: str | None = None, options: dict | None = None, variant: Variant | None = None,
               produced_by: str | None = None, work_dir: str | Path | None = None,
-              keep_nodebug: bool = True) -> CompileResult:
+              keep_nodebug: bool = True, source: str | None = None) -> CompileResult:
     """Continue a (rewritten) TTIR/TTGIR through the remaining stages into a binary.
 
     The stage comes from ``stage``, else from the file (:func:`infer_stage`); text without a path
     is TTGIR unless ``stage`` says otherwise. If Triton's parser or verifier rejects the IR,
     raises :class:`VerifierError` naming the pass that produced it (``produced_by``) and the file
     the rejected IR was saved in: ``work_dir``, or a new per-run folder under ~/.cache/irlab
-    (:func:`services.rejected_root`). Nothing else is left behind.
+    (:func:`services.rejected_root`); :class:`VerifierAbort` if they abort on it (tried in a child
+    process first; ``source`` names the user's file the text is, unchanged, default ``path``).
+    Nothing else is left behind.
     """
     if (ir_text is None) == (path is None):
         raise ValueError("give the IR as text or as a path, not both")
@@ -389,6 +391,8 @@ def recompile(ir_text: str | None = None, target: str | Target = "cuda:90", *, p
     variant = variant or Variant.baseline()
     who = produced_by or f"the input IR ({path or 'text'})"
     session = PipelineSession(variant=variant, work_dir=Path(work_dir) if work_dir else None)
+    check_survives(ir_text, who, stage, session.work_dir,    # an abort on the input is an error, in a child
+                   source if source is not None else (str(path) if path is not None and produced_by is None else None))
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="irlab-recompile-") as tmp:
         src_path = Path(tmp) / f"input.{stage}"

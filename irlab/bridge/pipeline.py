@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import functools
 import os
 import re
 import tempfile
@@ -35,6 +36,7 @@ from ..passkit.registry import make_pass
 from ..passkit.variant import Drop, Insert
 from . import compat
 from .compat import captured_stderr
+from .containment import TritonAborted, forget_in_kept_child, served
 from .pass_runner import run_pass
 from .services import save_rejected
 
@@ -204,6 +206,19 @@ def intercept():
                 ir.pass_manager = _ORIGINAL_PASS_MANAGER
 
 
+@forget_in_kept_child
+def _uninstall_in_child() -> None:
+    """In a kept child (:mod:`irlab.bridge.containment`) forked while a session was active:
+    Triton's own adders and pass manager back, and no session, for the calls it serves."""
+    global _install_depth
+    for mod, k, fn in _patched:
+        setattr(mod, k, fn)
+    _patched.clear()
+    _install_depth = 0
+    ir.pass_manager = _ORIGINAL_PASS_MANAGER
+    _SESSION.set(None)
+
+
 class RecordingPassManager:
     """Stands in for ``ir.pass_manager`` while a session is active: collects the adders' calls and
     executes them (with the session's edits) on ``run``."""
@@ -296,9 +311,29 @@ class VerifierError(PipelineError):
         super().__init__(msg)
 
 
+class VerifierAbort(VerifierError):
+    """Triton's parser or verifier aborted on IR instead of rejecting it (in a child process,
+    :mod:`irlab.bridge.containment`); ``aborted`` says how and with which message. ``source`` is
+    the user's file when the IR is that file's, unchanged (the user's input is at fault: exit 2,
+    ``FILE: error: ...``), None when a pass produced it."""
+
+    def __init__(self, pass_name: str, ir_path: str, aborted: TritonAborted, stage: str = "",
+                 source: str | None = None):
+        self.aborted = aborted
+        self.source = source
+        super().__init__(pass_name, ir_path, str(aborted), stage)
+
+    def line(self) -> str:
+        """The one line to print: at the user's file where it is theirs, else naming the pass."""
+        return self.aborted.line(self.source) if self.source else f"irlab: error: {self}"
+
+
 def triton_parse(text: str, context, save_dir: Path | None, what: str, stage: str = ""):
     """Parse IR text with Triton's parser (which verifies it) in ``context``; rejected IR is saved
-    in ``save_dir`` (or a new per-run folder, :func:`services.rejected_root`) and named in the VerifierError."""
+    in ``save_dir`` (or a new per-run folder, :func:`services.rejected_root`) and named in the
+    VerifierError. The text is parsed in a child first (:func:`check_survives`): IR that makes
+    Triton abort is a :class:`VerifierAbort`, not the end of this process."""
+    check_survives(text, what, stage, save_dir)
     with tempfile.TemporaryDirectory(prefix="irlab-parse-") as d:
         path = os.path.join(d, f"{_safe(what)}.{stage or 'mlir'}")
         with open(path, "w") as f:
@@ -316,6 +351,38 @@ def triton_parse(text: str, context, save_dir: Path | None, what: str, stage: st
             raise VerifierError(what, str(saved), detail.replace(path, str(saved)), stage)
     mod.context = context
     return mod
+
+
+def check_survives(text: str, what: str, stage: str = "", save_dir: Path | None = None,
+                   source: str | None = None) -> None:
+    """:class:`VerifierAbort` (the text saved as rejected IR) if Triton's parser and verifier
+    abort on ``text`` (``source``: the user's file it is, unchanged); whether they accept it is
+    left to the caller's own parse. Runs in the contained child
+    (:func:`irlab.bridge.containment.served`), in an MLIR context of its own with every dialect
+    Triton prints loaded."""
+    try:
+        served(_parse_and_verify, text)
+    except TritonAborted as e:
+        saved = save_rejected(text, what, stage or "mlir", save_dir)
+        raise VerifierAbort(what, str(saved), e, stage, source) from None
+
+
+def _parse_and_verify(text: str) -> None:
+    """Triton's parser and verifier on ``text`` (run in the contained child): only whether they abort counts."""
+    context = _child_context()
+    with tempfile.TemporaryDirectory(prefix="irlab-parse-") as d:
+        path = os.path.join(d, "input.mlir")
+        Path(path).write_text(text)
+        with captured_stderr():
+            try:
+                ir.parse_mlir_module(path, context).verify()
+            except RuntimeError:
+                pass
+
+
+@functools.cache
+def _child_context():
+    return compat.mlir_context()
 
 
 def _safe(s: str) -> str:

@@ -5,7 +5,10 @@ pass API's :class:`irlab.passkit.pass_api.PassServices`; passes reach it through
 
 Verification parses the text with Triton's own MLIR parser, with every Triton dialect loaded,
 and runs the verifier. An error points at the line of the IR text, not at the kernel's Python
-source the ``loc(...)`` attributes name.
+source the ``loc(...)`` attributes name. Every call runs Triton in a forked child
+(:mod:`irlab.bridge.containment`): IR that makes Triton's C++ abort instead of report is a
+rejection (``FILE: error: Triton aborted while verifying this IR (SIGABRT): ...``), not the end
+of the command.
 """
 from __future__ import annotations
 
@@ -20,6 +23,7 @@ from ..ir.locations import strip_locations
 from ..base.targets import Target
 from . import compat
 from .compat import captured_stderr
+from .containment import TritonAborted, served
 
 
 class ServiceError(RuntimeError):
@@ -30,6 +34,7 @@ class ServiceError(RuntimeError):
 class Rejection:
     """Triton's parser or verifier refused IR: its messages, as ``file:line:col: error: ...``."""
     messages: list[str]
+    aborted: bool = False     # Triton's native code died on the IR (one message: what it said last)
 
     @property
     def first(self) -> str:
@@ -72,9 +77,17 @@ class TritonServices:
         return self._context
 
     def parse(self, text: str, name: str = "<ir>"):
-        """Parse and verify ``text``: (Triton module, None) or (None, Rejection). Errors point at
-        lines of ``text``: when the verifier reports at a ``loc(...)`` of the kernel's source, the
-        text is checked again with its locations blanked (lines kept), so the op's own line is named."""
+        """Parse and verify ``text``: (Triton module, None) or (None, Rejection). The text is
+        verified in a child first (:meth:`verify`), so that only IR Triton survives is parsed here."""
+        rejection = self.verify(text, name)
+        if rejection is not None:
+            return None, rejection
+        return self._located_parse(text, name)
+
+    def _located_parse(self, text: str, name: str):
+        """:meth:`parse` in this process. Errors point at lines of ``text``: when the verifier
+        reports at a ``loc(...)`` of the kernel's source, the text is checked again with its
+        locations blanked (lines kept), so the op's own line is named."""
         mod, rejection = self._parse(text, name)
         if rejection is not None and not all(m.startswith(f"{name}:") for m in rejection.messages):
             _, in_ir = self._parse(strip_locations(text, keep_lines=True), name)
@@ -102,8 +115,12 @@ class TritonServices:
             return None, Rejection(messages)
 
     def verify(self, text: str, name: str = "<ir>") -> Rejection | None:
-        """None if Triton's parser and verifier accept ``text``, else what they said."""
-        return self.parse(text, name)[1]
+        """None if Triton's parser and verifier accept ``text``, else what they said (or, if Triton
+        aborted on it, that line)."""
+        try:
+            return served(_verdict, text, name)
+        except TritonAborted as e:
+            return Rejection([e.line(name)], aborted=True)
 
     def tensordesc_block(self, shape, element: str) -> str:
         """The block of ``!tt.tensordesc<...>`` in this Triton's syntax (3.6: ``tensor<64x64xf16>``,
@@ -121,13 +138,20 @@ class TritonServices:
 
     def allocate_shared_memory(self, text: str, target: Target | str) -> str:
         """``text`` after Triton's shared-memory allocation for ``target`` (ops that got scratch
-        space carry ``allocation.offset``), without locations."""
+        space carry ``allocation.offset``), without locations; :class:`ServiceError` if Triton
+        refuses or aborts."""
+        try:
+            return served(_allocated, text, Target.parse(target), doing="allocating shared memory for this IR")
+        except TritonAborted as e:
+            raise ServiceError(str(e)) from None
+
+    def _allocate_here(self, text: str, target: Target) -> str:
         from triton._C.libtriton import ir
-        mod, rejected = self.parse(text, "<allocation copy>")
+        mod, rejected = self._located_parse(text, "<allocation copy>")
         if rejected is not None:
             raise ServiceError(f"Triton could not parse the module: {rejected.first}")
         pm = ir.pass_manager(self.context)
-        compat.add_allocate_shared_memory(pm, Target.parse(target))
+        compat.add_allocate_shared_memory(pm, target)
         with captured_stderr() as err:
             try:
                 pm.run(mod, "irlab-shared-memory-allocation")
@@ -135,6 +159,21 @@ class TritonServices:
                 raise ServiceError(f"Triton's shared-memory allocation failed: {(err[0] if err else '') or e}") \
                     from None
         return mod.str_nodebug()
+
+
+def _verdict(text: str, name: str) -> Rejection | None:
+    """What Triton's parser and verifier say about ``text`` (run in the contained child)."""
+    return _child_services()._located_parse(text, name)[1]
+
+
+def _allocated(text: str, target: Target) -> str:
+    return _child_services()._allocate_here(text, target)
+
+
+@functools.cache
+def _child_services() -> TritonServices:
+    """The contained child's own services (its MLIR context lives as long as it does)."""
+    return TritonServices()
 
 
 _SCHED_MASK_PROBE = """module {

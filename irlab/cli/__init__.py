@@ -141,6 +141,13 @@ def _main(argv: list[str] | None) -> int:
         err(f"irlab: error: {e.strerror or e}" + (f": {e.filename}" if e.filename else ""))
         return EXIT_FAIL
     except Exception as e:   # a kernel that does not compile, or the user's bind() raising: at the user's line
+        pipeline = sys.modules.get("irlab.bridge.pipeline")   # only raised once it is imported
+        if pipeline is not None and isinstance(e, pipeline.VerifierAbort):   # Triton aborted on IR (in a child)
+            err(e.line())
+            return EXIT_USAGE if e.source else EXIT_FAIL   # the user's own file, or what a pass made
+        if pipeline is not None and isinstance(e, pipeline.PipelineError):   # a pass made IR Triton rejects
+            err(f"irlab: error: {e}")
+            return EXIT_FAIL
         from ..base.user_errors import user_error
         located = user_error(e)
         if located is None:

@@ -92,14 +92,16 @@ def recompile_target(args):
 
 
 def cmd_recompile(args) -> int:
-    """The remaining stages of a TTIR/TTGIR file, in a child process: IR that makes Triton's
-    backend abort (an assertion in LLVM) costs that child, and is said in one line with the
-    compiler's last message."""
+    """The remaining stages of a TTIR/TTGIR file, in a child process: IR that makes Triton
+    abort (an assertion in its verifier, its layout code or LLVM) costs that child, and is said in
+    one line with Triton's last message, exit 2 (the IR is the user's)."""
+    from ..bridge.containment import condense
     from ..base.workers import Crashed, Workers
     target = recompile_target(args)
     with Workers(1) as pool:
         [(_, answer)] = list(pool.imap(_recompile_job, [(args, target)]))
-    status, text = ("crashed", f"error: Triton crashed on {args.file} for {target.name}: {answer}") \
+    status, text = ("usage", f"{args.file}: error: Triton aborted while compiling this IR for {target.name} "
+                             f"({answer.signal or answer.how}): {condense(answer.message)}") \
         if isinstance(answer, Crashed) else answer
     if status == "ok":
         print(text)
@@ -112,7 +114,7 @@ def _recompile_job(job) -> tuple[str, str]:
     """``(status, text)``: ("ok", the summary JSON), or why not ("usage", "fail"): what
     :func:`cmd_recompile` prints."""
     from ..bridge.compile import recompile
-    from ..bridge.pipeline import PipelineError, VerifierError
+    from ..bridge.pipeline import PipelineError, VerifierAbort, VerifierError
     from ..base.user_errors import compact_reason
     from .. import ir
     args, target = job
@@ -123,6 +125,8 @@ def _recompile_job(job) -> tuple[str, str]:
         return "usage", f"irlab: error: {e}"
     except ir.IRParseError as e:
         return "usage", e.render()
+    except VerifierAbort as e:
+        return "usage", e.aborted.line(args.file)
     except VerifierError as e:
         return "fail", f"error: {e}"
     except PipelineError as e:   # a later stage failed: its first line and its last, not the IR it printed

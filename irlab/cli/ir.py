@@ -20,7 +20,8 @@ def cmd_ir_check(args) -> int:
         try:
             text = ir.read_text(f)
             chunks = ir.split_input(text) if args.split_input_file else [(1, text)]
-            modules = [(line, chunk, ir.parse(chunk, name, first_line=line)) for line, chunk in chunks if chunk.strip()]
+            modules = [(line, chunk, ir.parse(chunk, name, first_line=line)) for line, chunk in chunks
+                       if (ir.holds_ir(chunk) if args.split_input_file else chunk.strip())]
             if not modules:
                 raise ir.IRParseError("empty input: no module or operations", name, 1, 1)
         except ir.IRParseError as e:

@@ -39,7 +39,8 @@ def cmd_pass(args) -> int:
     try:
         text = ir.read_text(args.file)
         chunks = ir.split_input(text) if args.split_input_file else [(1, text)]
-        modules = [(line, ir.parse(chunk, filename=name, first_line=line) if chunk.strip() else chunk)
+        modules = [(line, ir.parse(chunk, filename=name, first_line=line)
+                    if (ir.holds_ir(chunk) if args.split_input_file else chunk.strip()) else chunk)
                    for line, chunk in chunks]
     except ir.IRParseError as e:
         err(e.render())

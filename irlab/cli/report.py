@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .common import EXIT_FAIL, EXIT_OK, UsageError, add_kernel_options, compile_from_args, err, out_file
+from .common import EXIT_FAIL, EXIT_OK, EXIT_USAGE, UsageError, add_kernel_options, compile_from_args, err, out_file
 from ..base.jsonio import write_json
 
 
@@ -148,8 +148,38 @@ def _variant(name: str, target):
     return resolve(name, target)
 
 
+def contained_compile(source: str, doing: str, compile_one, *args, **kwargs):
+    """``compile_one(*args, **kwargs)`` in a child process (:mod:`irlab.bridge.containment`), its
+    CompileResult without the live compiled kernel (the report reads only its text and metadata);
+    Triton aborting on it is :class:`CompileAborted`, its line naming ``source``."""
+    from ..bridge.containment import TritonAborted, contained
+    try:
+        return contained(_without_kernel, compile_one, args, kwargs, doing=doing)
+    except TritonAborted as e:
+        raise CompileAborted(e.line(source)) from None
+
+
+class CompileAborted(Exception):
+    """Triton aborted compiling what a report asked for; the one line to print."""
+
+
+def _without_kernel(compile_one, args, kwargs):
+    res = compile_one(*args, **kwargs)
+    res.compiled = None
+    return res
+
+
 def cmd_report(args) -> int:
-    """Static report of one variant or file, or the diff of two (--vs)."""
+    """Static report of one variant or file, or the diff of two (--vs); each compile runs in a
+    child process, so that Triton aborting is one line (exit 2), not the end of irlab."""
+    try:
+        return _report(args)
+    except CompileAborted as e:
+        err(str(e))
+        return EXIT_USAGE
+
+
+def _report(args) -> int:
     from .. import report
     notes, compiles = [], []
     from ..program.launches import LaunchError, is_launch_ref, load
@@ -163,9 +193,13 @@ def cmd_report(args) -> int:
         from .common import target_arg
         target = target_arg(args.target) if args.target else launch.target
         names = [args.variant or "baseline"] + ([args.vs] if args.vs else [])
-        from ..bridge.pipeline import VerifierError
+        from ..bridge.pipeline import VerifierAbort, VerifierError
         try:
-            compiles = [launch.recompile(target, _variant(n, target)) for n in names]
+            compiles = [contained_compile(args.files[0], f"recompiling its TTIR as {n} for {target}",
+                                          launch.recompile, target, _variant(n, target)) for n in names]
+        except VerifierAbort as e:   # on the capture's own TTIR (exit 2), or on what a pass made of it
+            err(e.line())
+            return EXIT_USAGE if e.source else EXIT_FAIL
         except (LaunchError, VerifierError) as e:
             err(f"irlab report: {e}")
             return EXIT_FAIL
@@ -189,7 +223,8 @@ def cmd_report(args) -> int:
         from .common import target_arg
         target = target_arg(args.target)
         names = [args.variant or "baseline"] + ([args.vs] if args.vs else [])
-        compiles = [compile_from_args(args, variant=_variant(n, target)) for n in names]
+        compiles = [contained_compile(args.kernel, f"compiling {n} for {target}", compile_from_args, args,
+                                      variant=_variant(n, target)) for n in names]
         reports = [report.from_compile(res) for res in compiles]
     if len(reports) == 2:
         print(report.render_diff(reports[0], reports[1], markdown=args.markdown))

@@ -19,12 +19,12 @@ from .effects import Effect, effects, is_pure, is_speculatable
 from .rewrite import Change, Rewriter, describe, dominates
 from .model import Alias, Block, BlockArgument, FreeValue, Module, Operation, OpResult, Region, Use, Value
 from .types import FunctionType, MemDescType, OpaqueType, PointerType, ScalarType, TensorType, Type
-from .parsing import SPLIT_MARKER, parse, parse_file, read_text, split_input
+from .parsing import SPLIT_MARKER, holds_ir, parse, parse_file, read_text, split_input
 
 __all__ = [
     "Alias", "Attribute", "Change", "DriverResult", "Effect", "PatternRewriter", "RewritePattern", "Rewriter",
     "apply_patterns", "describe", "dominates", "effects", "is_pure", "is_speculatable", "Block", "BlockArgument", "Dense", "FreeValue", "FunctionType", "IRError", "IRParseError",
     "Keyword", "Layout", "MemDescType", "Module", "OpaqueType", "OpResult", "Operation", "PointerType", "Region",
     "RewriteError", "ScalarType", "Source", "TensorType", "Type", "Use", "Value", "parse", "parse_file",
-    "read_text", "split_input", "SPLIT_MARKER",
+    "read_text", "split_input", "holds_ir", "SPLIT_MARKER",
 ]

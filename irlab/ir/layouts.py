@@ -56,8 +56,8 @@ def layout_run(layout: Layout, rank: int) -> LaneRun | None:
     kind, p = layout.kind, layout.params
     if kind == "blocked":
         spt, order = p.get("sizePerThread"), p.get("order")
-        if not _ints(spt, rank) or not _ints(order, rank):
-            return None
+        if not _ints(spt, rank) or not _ints(order, rank) or sorted(order) != list(range(rank)):
+            return None   # (an order that is no permutation of the dimensions: malformed, no claim)
         return LaneRun(order[0], spt[order[0]])
     if kind == "amd_mfma":
         if set(p) - _MFMA_KNOWN or rank != 2 or p.get("elementBitWidth", 32) not in (16, 32):

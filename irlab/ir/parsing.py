@@ -33,6 +33,9 @@ def parse(text: str, filename: str | None = None, fragment: bool | None = None, 
     gc.disable()
     try:
         nodes = parse_syntax(source)
+        if not nodes:   # Triton would read an empty module; there is nothing to check or rewrite
+            raise IRParseError("empty input: only comments, no module or operations", source.filename,
+                               first_line, 1, source.line_text(first_line))
         if not any(not hasattr(n, "kind") or n.kind not in ("attr", "type") for n in nodes):
             raise IRParseError("no operations: the input holds only alias definitions", source.filename,
                                first_line, 1, source.line_text(first_line))
@@ -88,6 +91,12 @@ def read_text(path: str | Path) -> str:
 
 def parse_file(path: str | Path, fragment: bool | None = None) -> Module:
     return parse(read_text(path), filename=str(path), fragment=fragment)
+
+
+def holds_ir(text: str) -> bool:
+    """Whether ``text`` holds anything but blank lines and ``//`` comments (a chunk of a split
+    input that holds nothing is skipped, as an empty module would be)."""
+    return any(line.strip() and not line.lstrip().startswith("//") for line in text.splitlines())
 
 
 def split_input(text: str) -> list[tuple[int, str]]:

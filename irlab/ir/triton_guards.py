@@ -1,9 +1,10 @@
 """IR that Triton's own parser and verifier crash on instead of reporting: refused here first.
 
-``irlab ir check`` and ``irlab pass`` hand IR to Triton's parser and verifier in-process; an
-input that makes native code abort, segfault or hang takes the whole command down with it. The
-cases below were found by fuzzing (tests/ir_fuzzing.py) on Triton 3.6.0 and 3.9.0; each is
-refused at its op with ``file:line:col``, as Triton would have reported it.
+``irlab ir check`` and ``irlab pass`` hand IR to Triton's parser and verifier in a child process
+(:mod:`irlab.bridge.containment`), so an abort or a segfault there is one error line for the
+whole file. The cases below are refused here first, at their op with ``file:line:col``, because
+the child cannot do better: they were found by fuzzing (tests/ir_fuzzing.py) on Triton 3.6.0
+and 3.9.0, and one of them can also hang Triton, which the child does not catch.
 
 * ``tt.expand_dims`` with an ``axis`` outside ``[0, rank]`` of its operand: Triton infers the
   result shape by inserting a 1 at ``axis`` before checking it, writing out of bounds (an abort

@@ -124,7 +124,8 @@ class Launch:
         res = recompile(ttir, target, stage="ttir",
                         options={**self.options, **(options or {})}, variant=rest,
                         produced_by=(f"{', '.join(e.pass_name for e in variant.edits if e not in rest.edits)} on "
-                                     if rest is not variant else "") + f"the captured launch {self.source}")
+                                     if rest is not variant else "") + f"the captured launch {self.source}",
+                        source=self.source if rest is variant else None)   # the capture's own TTIR
         res.variant = variant
         res.python_results[:0] = results
         res.python_ir[:0] = seen
@@ -192,7 +193,18 @@ def _apply_ttir_edits(ttir: str, variant, source: str):
 
 
 def _triton_cleanup(text: str, edit) -> str:
-    """``text`` after the Triton cleanup passes ``edit`` asks for (canonicalize, cse, ...)."""
+    """``text`` after the Triton cleanup passes ``edit`` asks for (canonicalize, cse, ...), run in
+    a child process (:mod:`irlab.bridge.containment`): an abort there is a VerifierAbort."""
+    from ..bridge.containment import TritonAborted, contained
+    from ..bridge.pipeline import VerifierAbort
+    from ..bridge.services import save_rejected
+    try:
+        return contained(_cleaned_up, text, edit, doing=f"running the cleanup passes after {edit.pass_name}")
+    except TritonAborted as e:
+        raise VerifierAbort(edit.pass_name, str(save_rejected(text, edit.pass_name, "ttir")), e, "ttir") from None
+
+
+def _cleaned_up(text: str, edit) -> str:
     from ..bridge import compat
     from ..bridge.pipeline import _run_calls, cleanup_calls, triton_parse
     context = compat.mlir_context()
