@@ -8,7 +8,7 @@ import argparse
 import os
 from pathlib import Path
 
-from .common import EXIT_FAIL, EXIT_OK, UsageError, err, target_arg
+from .common import EXIT_FAIL, EXIT_OK, UsageError, err, out_folder, target_arg
 
 # test seams, as IRLAB_VERIFY_RUNNER is verify's: CPU stand-ins for the GPU runners (module:Class)
 TIMING_RUNNER_ENV = "IRLAB_TIMING_RUNNER"
@@ -103,7 +103,7 @@ def register(sub) -> None:
     c.add_argument("--target", default=None, help="target (default: this machine's GPU)")
     c.add_argument("--gpus", default="all", help="GPUs to spread the timing cells over: all, a count, or ids 0,1")
     c.add_argument("--jobs", type=int, default=4, help="verify groups run side by side (default 4)")
-    c.add_argument("--out", default=None, help="results folder (default runs/search-model/<run>)")
+    c.add_argument("--out", default=None, type=out_folder, help="results folder (default runs/search-model/<run>)")
     c.add_argument("--resume", action="store_true", help="go on with an interrupted search in --out")
     c.add_argument("program", nargs=argparse.REMAINDER,
                    help="-- script.py [args]: the program, for the confirming model A/B (without it the mixed "
