@@ -137,6 +137,14 @@ class Sweep:
         append_record(self.out, {**rec, **({"device": device.to_json()} if device is not None else {})})
 
     def _on_outcome(self, o) -> list[Job]:
+        follow = self._settle(o)
+        if not follow:
+            finished = sum(1 for key in self.cells if key in self.done)
+            self.log(f"[{finished}/{len(self.cells)}] {o.job.key} (on {o.device.label() if o.device else '?'})")
+        return follow
+
+    def _settle(self, o) -> list[Job]:
+        """Record what a cell's job left undone; the job to run again, if any."""
         cell: Cell = o.job.tag
         if cell.key in self.done:
             return []
