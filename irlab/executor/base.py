@@ -63,8 +63,8 @@ class Executor:
             hits = [m for m in models if wanted.lower() in m.lower()]
             if len(hits) != 1:
                 have = ", ".join(f"{m} ({len(ds)})" for m, ds in models.items())
-                raise ExecutorError(f"--gpu-model {wanted}: {'no GPU' if not hits else 'several models'} "
-                                    f"match{'es' if len(hits) == 1 else ''} it; the GPUs here: {have}")
+                raise ExecutorError(f"--gpu-model {wanted}: {'no GPU matches' if not hits else 'several models match'} "
+                                    f"it; the GPUs here: {have}")
             chosen = hits[0]
         else:
             chosen = next(iter(models))
