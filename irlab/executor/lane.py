@@ -21,7 +21,7 @@ import time
 from collections import deque
 
 from .jobs import Death, Device, Job, Outcome
-from .worker import kill_tree
+from .procs import kill_tree
 
 START_S = 300.0      # a worker that has not said hello by then is taken for dead
 TAIL = 40            # stderr lines kept for what a death says

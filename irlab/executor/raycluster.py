@@ -63,12 +63,14 @@ class GpuActor:
     def describe(self) -> dict:
         return self.device.to_json()
 
-    def run(self, lane: int, job: dict) -> dict:
+    def run(self, lane: int, job: dict, env: dict) -> dict:
+        """``env``: the driver's settings now, for a worker that starts for this job."""
         from .lane import LocalLane
         d = self.device
         runner = self.lanes.get(lane)
         if runner is None:
-            runner = self.lanes[lane] = LocalLane(Device(d.node, d.index, d.name, d.uuid, d.node_id, lane), self.env)
+            runner = self.lanes[lane] = LocalLane(Device(d.node, d.index, d.name, d.uuid, d.node_id, lane), env)
+        runner.env = dict(env)
         records, lines = [], []
         outcome = runner.run(Job.from_json(job), records.append, lines.append)
         return {"outcome": outcome.to_json(), "records": records, "log": lines}
@@ -99,7 +101,7 @@ class RayLane:
         t0 = time.monotonic()
         if self.killed or self.executor.is_dead(self.actor):
             return Outcome(job, self.device, lost=f"the Ray actor of {self.device.label()} is gone")
-        ref = self.actor.run.remote(self.device.lane, job.to_json())
+        ref = self.actor.run.remote(self.device.lane, job.to_json(), driver_env(self.executor.env))
         while not ray.wait([ref], timeout=WAIT_S)[0]:
             if self.killed:
                 return Outcome(job, self.device, lost="stopped")
@@ -155,7 +157,8 @@ class RayExecutor(Executor):
         n = min(total, self.max_gpus) if self.max_gpus else total
         if n < 1:
             raise ExecutorError(f"the Ray cluster ({self.where()}) has no GPU to run on")
-        cls = ray.remote(num_gpus=1, max_concurrency=LANES_MAX, max_restarts=0)(GpuActor)
+        # no CPU held: the actor waits on its worker processes (an actor asks for one CPU by default)
+        cls = ray.remote(num_gpus=1, num_cpus=0, max_concurrency=LANES_MAX, max_restarts=0)(GpuActor)
         env = driver_env(self.env)
         actors = [cls.remote(env, self.probe) for _ in range(n)]
         refs = {a.describe.remote(): a for a in actors}

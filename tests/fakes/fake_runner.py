@@ -8,7 +8,7 @@ from the IRLAB_FAKE environment variable (JSON):
 
 "position" slows the entry timed at that place in a round (0: first) by that fraction, the way
 a GPU can favour one place in the order; "trace" appends one JSON line per timing call (label,
-launches per sample, place in the round) to that file; "launches" is the sample size the fake
+launches per sample, place in the round, the executor's node id) to that file; "launches" is the sample size the fake
 picks when the plan names none. The noise of a cell's times is drawn from a generator seeded by
 the cell's key, so a cell times the same whichever worker, GPU or node runs it, and whatever ran
 there before.
@@ -93,7 +93,9 @@ class FakeRunner:
             time.sleep(self.cfg["slow"])
         if self.cfg.get("trace"):
             with open(self.cfg["trace"], "a") as f:
-                f.write(json.dumps({"cell": p["cell"].key, "label": p["label"], "n": n, "place": self.place}) + "\n")
+                f.write(json.dumps({"cell": p["cell"].key, "label": p["label"], "n": n, "place": self.place,
+                                    "node": json.loads(os.environ.get("IRLAB_EXECUTOR_DEVICE", "{}")).get("node_id")})
+                        + "\n")
         label, times = p.get("times_as", p["label"]), self.cfg.get("times", {})
         base = times.get(f"{label}@{p['cell'].config}", times.get(f"{p['cell'].config}/{label}", times.get(label, 1.0)))
         slower = self.cfg.get("position", {}).get(str(self.place), 0.0)
