@@ -25,8 +25,10 @@ class LocalExecutor(Executor):
         self._lanes: dict[tuple, LocalLane] = {}
 
     def devices(self) -> list[Device]:
-        if self._devices is None:
-            self._devices = [describe(g, self.probe) for g in self.gpu_ids]
+        if self._devices is None:   # each asks nvidia-smi: side by side
+            from concurrent.futures import ThreadPoolExecutor
+            with ThreadPoolExecutor(max(1, len(self.gpu_ids))) as pool:
+                self._devices = list(pool.map(lambda g: describe(g, self.probe), self.gpu_ids))
         return self._devices
 
     def lanes(self, devices: list[Device], per_gpu: int) -> list[LocalLane]:

@@ -104,6 +104,8 @@ class Sweep:
     def __exit__(self, exc_type, exc, tb) -> None:
         try:
             self.batch.__exit__(exc_type, exc, tb)
+            if exc_type is None and self.batch.warm_s:   # what starting each GPU's worker cost (once per command)
+                append_record(self.out, {"type": "lanes", "warm_s": self.batch.warm_s})
         finally:
             self._close()
 

@@ -197,7 +197,8 @@ def run_cell(runner, plan: Plan, cell: Cell, out, log) -> None:
     spent["timing_s"] = round(time.monotonic() - t_rounds, 3)
     out.record({"type": "cell", "cell": cell.key, "status": "done", "rounds_info": rounds_info,
                 "rounds": rounds, "launches_per_sample": n, "stopped_by": stop[0], "stop_reason": stop[1],
-                "aa_floor": floor, "warmup_info": warmup_info, "overhead": spent, **cell.to_json()})
+                "aa_floor": floor, "warmup_info": warmup_info, "overhead": spent, "finished_at": time.time(),
+                **cell.to_json()})
     summary = ", ".join(f"{label} {median(times[label]):.4f} ms" for label in labels)
     log(f"  done after {rounds} rounds ({stop[1]}): {summary}")
 
