@@ -183,7 +183,8 @@ def test_resume_on_another_gpu_model_times_the_cells_again(tmp_path, monkeypatch
     run_sweep(Plan(todo, rounds=3, launches=5), out, runner=FAKE, log=lambda m: None, gpus=["0"])
     lines = [json.loads(x) for x in out.read_text().splitlines()]
     for rec in lines:   # as if timed on an A100
-        rec["device"] = {**rec["device"], "name": "NVIDIA A100"}
+        if "device" in rec:
+            rec["device"] = {**rec["device"], "name": "NVIDIA A100"}
     out.write_text("".join(json.dumps(x) + "\n" for x in lines))
 
     class H100(LocalExecutor):

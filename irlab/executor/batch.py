@@ -28,7 +28,9 @@ class Batch:
                  warm: Job | None = None, prefix: bool | None = None):
         """``lanes``: objects with ``device``, ``run(job, on_record, log) -> Outcome`` and ``stop()``;
         ``warm``: a job each lane runs first (not handed to ``on_outcome``), e.g. making its GPU
-        runner while the CPU compiles."""
+        runner while the CPU compiles -- when there is work for it: jobs are queued, or the input
+        is still open (put the jobs and :meth:`close_input` before entering when they are all
+        known, and a batch with nothing to do starts no worker)."""
         self.lanes = lanes
         self.on_outcome, self.on_record = on_outcome, on_record or (lambda job, rec, device: None)
         self.log = log or (lambda msg: None)
@@ -45,6 +47,7 @@ class Batch:
         self.threads: list[threading.Thread] = []
         self.live = 0
         self.warm_s: dict = {}      # lane label -> seconds its warm-up job took (worker start included)
+        self.ran = 0                # jobs handed to on_outcome
 
     # -- feeding ------------------------------------------------------------------------------------
     def put(self, job: Job, front: bool = False) -> None:
@@ -138,7 +141,9 @@ class Batch:
         prefix = f"[{label}] " if self.prefix else ""
         log = lambda line: self.log(prefix + line)   # noqa: E731
         try:
-            if self.warm is not None:
+            with self.cond:   # a worker is started only for work: queued, or still to come
+                needed = bool(self.queue) or self.input_open
+            if self.warm is not None and needed:
                 o = lane.run(self.warm, lambda rec: None, log)
                 self.warm_s[label] = round(o.seconds, 2)
                 if o.lost is not None:
@@ -156,6 +161,7 @@ class Batch:
                         self.put(job, front=True)
                         return
                     with self.handler_lock:
+                        self.ran += 1
                         follow = self.on_outcome(outcome) or []
                     for j in reversed(follow):
                         self.put(j, front=True)

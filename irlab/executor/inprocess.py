@@ -52,6 +52,7 @@ class _InlineBatch:
         self.queue: list[Job] = []
         self.cancelled = False
         self.warm_s: dict = {}
+        self.ran = 0
 
     def put(self, job: Job, front: bool = False) -> None:
         if not self.cancelled:
@@ -75,6 +76,7 @@ class _InlineBatch:
         while self.queue:
             job = self.queue.pop(0)
             outcome = self.lane.run(job, lambda rec, job=job: self.on_record(job, rec, self.lane.device))
+            self.ran += 1
             for j in reversed(self.on_outcome(outcome) or []):
                 self.put(j, front=True)
 

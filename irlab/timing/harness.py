@@ -56,12 +56,14 @@ class Sweep:
             sweep.add(cell)
         collect(sweep.out)
 
-    ``plan``'s cells are added at once; its settings (method, rounds, ...) apply to every cell."""
+    ``plan``'s cells are added at once; its settings (method, rounds, ...) apply to every cell.
+    ``more``: cells will be added after them (the GPU workers start at once, to be ready for
+    them); without it, a sweep with nothing left to do starts no worker."""
 
     def __init__(self, plan: Plan, out: str | Path, runner: str = DEFAULT_RUNNER, resume: bool = False,
                  max_faults_per_cell: int = 3, log=None, env: dict | None = None, gpus: list[str] | None = None,
-                 stall_s: float | None = None, executor=None, gpu_model: str | None = None):
-        self.plan, self.out, self.runner, self.resume = plan, Path(out), runner, resume
+                 stall_s: float | None = None, executor=None, gpu_model: str | None = None, more: bool = False):
+        self.plan, self.out, self.runner, self.resume, self.more = plan, Path(out), runner, resume, more
         self.max_faults = max_faults_per_cell
         self.log = log or (lambda msg: print(msg, file=sys.stderr, flush=True))
         self.stall_s = float(os.environ.get("IRLAB_STALL_S", "180")) if stall_s is None else stall_s
@@ -93,18 +95,20 @@ class Sweep:
             warm = Job("irlab.timing.worker:warm_job", {"runner": self.runner}, key="make the GPU runner")
             self.batch = self.executor.batch(self._on_outcome, self._on_record, self.log, per_gpu=1,
                                              gpu_model=self.gpu_model, warm=warm)
+            for cell in self.plan.cells:
+                self.add(cell)
+            if not self.more:
+                self.batch.close_input()
             self.batch.__enter__()
         except BaseException:
             self._close()
             raise
-        for cell in self.plan.cells:
-            self.add(cell)
         return self
 
     def __exit__(self, exc_type, exc, tb) -> None:
         try:
             self.batch.__exit__(exc_type, exc, tb)
-            if exc_type is None and self.batch.warm_s:   # what starting each GPU's worker cost (once per command)
+            if exc_type is None and self.batch.ran and self.batch.warm_s:   # what starting each GPU's worker cost
                 append_record(self.out, {"type": "lanes", "warm_s": self.batch.warm_s})
         finally:
             self._close()

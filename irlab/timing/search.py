@@ -131,7 +131,8 @@ class Search:
                 own.close()
 
     def _executor_text(self) -> str:
-        return self._active.describe(self.gpu_model)
+        active = getattr(self, "_active", None)
+        return active.describe(self.gpu_model) if active is not None else "this host's GPUs"
 
     @property
     def reference_name(self) -> str | None:
@@ -225,8 +226,9 @@ class Search:
                  f"{self._executor_text()}")
         self._screen_t0 = time.perf_counter()
         plan = Plan([], self.method, self.screen_rounds, self.launches, cache_dir=str(self.out / "cache"))
-        return Sweep(plan, self.out / "screen.jsonl", resume=resume, log=self.log, executor=self._active,
-                     gpu_model=self.gpu_model, **({"runner": self.runner} if self.runner else {}))
+        return Sweep(plan, self.out / "screen.jsonl", resume=resume, log=self.log,
+                     executor=getattr(self, "_active", None) or self.executor,
+                     gpu_model=self.gpu_model, more=True, **({"runner": self.runner} if self.runner else {}))
 
     def _screened(self, path: Path) -> dict:
         from . import collect
@@ -340,7 +342,8 @@ class Search:
         t0 = time.perf_counter()
         plan = Plan(cells, self.method, self.rounds, self.launches, cache_dir=str(self.out / "cache"),
                     target_halfwidth=self.target_halfwidth, budget_s=self.budget_s)
-        path = run_sweep(plan, self.out / "headline.jsonl", resume=resume, log=self.log, executor=self._active,
+        path = run_sweep(plan, self.out / "headline.jsonl", resume=resume, log=self.log,
+                         executor=getattr(self, "_active", None) or self.executor,
                          gpu_model=self.gpu_model, **({"runner": self.runner} if self.runner else {}))
         self.timings["headline_s"] = round(time.perf_counter() - t0, 1)
         return choose_baseline(collect(path, self.gpu_model), base.name)
