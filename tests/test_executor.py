@@ -87,15 +87,19 @@ def test_a_dying_worker_costs_its_entry_and_the_other_gpu_goes_on(tmp_path, monk
 
 
 def test_a_batch_puts_a_lost_job_back_for_the_other_lanes_and_raises_a_handler_s_error():
-    """Without processes: a lane that goes away (its cluster node died) hands its job back; the
-    other lane runs it. An error in a handler ends the batch and is raised where it waits."""
+    """Without processes: a lane that goes away (its cluster node died) hands back the job it took;
+    the other lane runs it. An error in a handler ends the batch and is raised where it waits."""
+    took = threading.Event()
+
     class Lane:
         def __init__(self, index, lose=False):
             self.device, self.lose, self.ran = Device("host", index), lose, []
 
         def run(self, job, on_record, log=None):
             if self.lose:
+                took.set()
                 return Outcome(job, self.device, lost="its node went away")
+            took.wait(30)   # the other lane takes a job first
             self.ran.append(job.key)
             on_record({"job": job.key})
             return Outcome(job, self.device, result=job.key)
@@ -105,10 +109,12 @@ def test_a_batch_puts_a_lost_job_back_for_the_other_lanes_and_raises_a_handler_s
 
     gone, alive = Lane("0", lose=True), Lane("1")
     seen, records = [], []
-    with Batch([gone, alive], lambda o: seen.append(o.result), lambda j, r, d: records.append((r["job"], d.index))) as b:
-        for k in "abcd":
-            b.put(Job("x:y", {}, key=k))
-    assert sorted(seen) == list("abcd") and sorted(alive.ran) == list("abcd")
+    batch = Batch([gone, alive], lambda o: seen.append(o.result), lambda j, r, d: records.append((r["job"], d.index)))
+    for k in "abcd":
+        batch.put(Job("x:y", {}, key=k))
+    with batch:
+        pass
+    assert took.is_set() and sorted(seen) == list("abcd") and sorted(alive.ran) == list("abcd")
     assert sorted(records) == [(k, "1") for k in "abcd"]
 
     def boom(o):

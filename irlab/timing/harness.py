@@ -21,6 +21,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+import threading
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -75,6 +76,7 @@ class Sweep:
         self.gpu_model = gpu_model
         self.cells: dict[str, Cell] = {}
         self.faults: dict[str, set] = {}
+        self.lock = threading.RLock()   # cells are added from the caller's thread, settled in the lanes' threads
         self.done: set[str] = set()
         self.batch = None
 
@@ -120,11 +122,13 @@ class Sweep:
 
     def add(self, cell: Cell) -> None:
         """Time ``cell`` (unless it finished in the run being resumed, or was added already)."""
-        if cell.key in self.done or cell.key in self.cells:
-            return
-        self.cells[cell.key] = cell
-        self.faults[cell.key] = set(self.plan.exclude.get(cell.key, ()))
-        self.batch.put(self._job(cell))
+        with self.lock:
+            if cell.key in self.done or cell.key in self.cells:
+                return
+            self.cells[cell.key] = cell
+            self.faults[cell.key] = set(self.plan.exclude.get(cell.key, ()))
+            job = self._job(cell)
+        self.batch.put(job)
 
     def _job(self, cell: Cell) -> Job:
         excluded = self.faults[cell.key]
@@ -137,16 +141,18 @@ class Sweep:
     def _on_record(self, job: Job, rec: dict, device) -> None:
         append_record(self.out, {**rec, "device": device.to_json()})
         if rec.get("type") == "cell":
-            self.done.add(rec["cell"])
+            with self.lock:
+                self.done.add(rec["cell"])
 
     def _write(self, rec: dict, device) -> None:
         append_record(self.out, {**rec, **({"device": device.to_json()} if device is not None else {})})
 
     def _on_outcome(self, o) -> list[Job]:
-        follow = self._settle(o)
+        with self.lock:
+            follow = self._settle(o)
+            finished, total = sum(1 for key in self.cells if key in self.done), len(self.cells)
         if not follow:
-            finished = sum(1 for key in self.cells if key in self.done)
-            self.log(f"[{finished}/{len(self.cells)}] {o.job.key} (on {o.device.label() if o.device else '?'})")
+            self.log(f"[{finished}/{total}] {o.job.key} (on {o.device.label() if o.device else '?'})")
         return follow
 
     def _settle(self, o) -> list[Job]:
