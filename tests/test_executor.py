@@ -181,6 +181,27 @@ def test_ctrl_c_keeps_every_finished_cell_and_resume_runs_only_the_rest(tmp_path
     assert again == set(keys[:2])
 
 
+def test_workers_leave_when_their_driver_is_killed(tmp_path):
+    """A driver killed outright (SIGKILL: no Ctrl-C handling, no cleanup) leaves no GPU worker
+    behind: each worker notices its parent is gone and ends itself and what it started."""
+    from tests.test_interrupts import started_by
+    import uuid
+    script = tmp_path / "sweep.py"
+    script.write_text(DRIVER)
+    keys = [f"t|gemm_fp16|{64 * (i + 1)}|c" for i in range(8)]
+    tag = f"IRLAB_TEST_{uuid.uuid4().hex}"
+    env = {**os.environ, tag: "1", "IRLAB_FAKE": json.dumps({"gate": {k: str(tmp_path / "never") for k in keys}})}
+    proc = subprocess.Popen([sys.executable, str(script), str(tmp_path / "r.jsonl"), FAKE], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    envs = lambda: [r for r in read_records(tmp_path / "r.jsonl") if r.get("type") == "env"]  # noqa: E731
+    try:   # each worker in a cell's job (it sent its env record), held there: not reading its input
+        wait_for(lambda: len(envs()) == 3, what="three GPU workers in their jobs")
+    finally:
+        proc.kill()
+        proc.wait()
+    wait_for(lambda: started_by(tag) == [], timeout=10, what="every worker gone after its driver was killed")
+
+
 def test_resume_on_another_gpu_model_times_the_cells_again(tmp_path, monkeypatch):
     """A cell finished on another GPU model does not count as done for a sweep on this one."""
     monkeypatch.setenv("IRLAB_FAKE", "{}")

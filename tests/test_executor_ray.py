@@ -2,7 +2,7 @@
 whose GPUs are declared, not real (``num_gpus=2`` on CPU-only nodes; Ray still gives each actor
 its CUDA_VISIBLE_DEVICES), with the fake GPU runner of tests/fakes and a fake probe that reads
 each node's model from the node's environment. A sweep spreads over the nodes and equals the
-local executor's, keeps to one GPU model, survives a node killed mid-sweep, stops on Ctrl-C
+local executor's (a worker that dies mid-cell included), keeps to one GPU model, survives a node killed mid-sweep, stops on Ctrl-C
 and resumes; compiles run as Ray CPU tasks with a crash reported by its signal; ``irlab verify``
 gives the local executor's verdicts. One cluster serves the whole module (it takes seconds to
 start)."""
@@ -72,8 +72,10 @@ def wait_for(predicate, timeout: float = 180.0, what: str = "") -> None:
 
 def test_a_sweep_spreads_over_the_nodes_of_one_model_and_equals_the_local_executor(cluster, tmp_path, monkeypatch):
     c, nodes = cluster
-    monkeypatch.setenv("IRLAB_FAKE", json.dumps({"times": {"baseline": 1.0, "v1": 0.97}, "slow": 0.03}))
-    plan = Plan(cells(12), rounds=10, launches=5)
+    todo = cells(12)   # one entry's worker dies: a fault on both executors, the cell done without it
+    monkeypatch.setenv("IRLAB_FAKE", json.dumps({"times": {"baseline": 1.0, "v1": 0.97}, "slow": 0.03,
+                                                 "abort": {f"{todo[5].key}|v1": "time"}}))
+    plan = Plan(todo, rounds=10, launches=5)
     logs = []
     with ray_executor() as ex:
         out = run_sweep(plan, tmp_path / "ray.jsonl", runner=FAKE, executor=ex, log=logs.append)
@@ -88,12 +90,15 @@ def test_a_sweep_spreads_over_the_nodes_of_one_model_and_equals_the_local_execut
     assert all(e["visible"] == e["device"]["index"] for e in on_ray["env"])
     local = collect(run_sweep(plan, tmp_path / "local.jsonl", runner=FAKE, gpus=["0", "1"], log=lambda m: None))
     assert sorted(local["cells"]) == sorted(on_ray["cells"])
+    fault = on_ray["cells"][todo[5].key]["entries"]["v1"]
+    assert fault["status"] == "fault" and "killed by SIGABRT" in fault["reason"] and fault["device"]["node_id"]
     for key, mine in on_ray["cells"].items():
         theirs = local["cells"][key]["entries"]
-        assert sorted(mine["entries"]) == sorted(theirs)
+        assert {k: e["status"] for k, e in mine["entries"].items()} == {k: e["status"] for k, e in theirs.items()}
         for label, e in mine["entries"].items():
-            assert e["times_ms"] == theirs[label]["times_ms"]
-            assert e["ratio_to_baseline"]["verdict"] == theirs[label]["ratio_to_baseline"]["verdict"]
+            if e["status"] == "ok":
+                assert e["times_ms"] == theirs[label]["times_ms"]
+                assert e["ratio_to_baseline"]["verdict"] == theirs[label]["ratio_to_baseline"]["verdict"]
     assert any(e["entries"]["v1"]["ratio_to_baseline"]["called"] for e in on_ray["cells"].values())
 
 
