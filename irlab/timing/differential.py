@@ -206,7 +206,7 @@ def run_group(group: Group, emit, cache_dir: str | None, done: set[str], progres
             row.update(verdict="no variant", reason=_short(e))
             if label == "baseline":    # nothing to compare with: every variant says so
                 emit({**row, "verdict": "baseline failed"})
-                for other, _ in group.variants[1:]:
+                for other, *_ in group.variants[1:]:
                     if other not in done:
                         emit({**row, "variant": other, "verdict": "no baseline",
                                       "reason": "the baseline did not build or run"})
@@ -323,7 +323,7 @@ def run(groups: list[Group], out_dir: Path, jobs: int, resume: bool, log=print, 
 
     def job(g: Group) -> Job | None:
         done = done_labels(rows_path(rows_dir, g))
-        if all(label in done for label, _ in g.variants):
+        if all(v[0] in done for v in g.variants):
             return None
         attempts[g.key] = attempts.get(g.key, 0) + 1
         return Job("irlab.timing.differential:group_job", {"group": g.to_json(), "cache": cache, "done": sorted(done)},
@@ -338,14 +338,14 @@ def run(groups: list[Group], out_dir: Path, jobs: int, resume: bool, log=print, 
         left = [v for v in g.variants if v[0] not in done_labels(path)]
         if o.died is not None and left:   # the worker died mid-variant: that variant is recorded as what killed it
             label = (o.died.progress or {}).get("variant") or left[0][0]
-            label = label if label in dict(left) else left[0][0]
+            label = label if label in {v[0] for v in left} else left[0][0]
             tail = " | ".join(o.died.tail[-3:])[:400]
             append_record(path, {"group": g.key, "kernel": g.kernel, "config": g.config, "shape": g.shape,
                                  "variant": label, "verdict": "MISMATCH" if label != "baseline" else "baseline failed",
                                  "reason": f"the process died ({o.died.how}): {tail}",
                                  **({"device": o.device.to_json()} if o.device else {})})
             if label == "baseline":
-                for other, _ in left[1:]:
+                for other, *_ in left[1:]:
                     append_record(path, {"group": g.key, "kernel": g.kernel, "config": g.config, "shape": g.shape,
                                          "variant": other, "verdict": "no baseline",
                                          "reason": "the baseline did not build or run"})
