@@ -16,7 +16,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
-FLOORS = ("base", "ir", "analysis", "passkit", "passes", "report", "kernels", "bridge", "program", "timing",
+FLOORS = ("base", "executor", "ir", "analysis", "passkit", "passes", "report", "kernels", "bridge", "program", "timing",
           "profile", "golden", "entry")
 # the folders of the entry floor: the command line and the experiments it runs
 ENTRY = ("cli", "experiments")
@@ -24,7 +24,7 @@ ROOT_MODULES = {"__init__.py", "__main__.py"}
 
 # floors that never import Triton or torch: what they know of Triton reaches them through
 # protocols the bridge implements (irlab.passkit.pass_api.PassServices, irlab.report.static.NvidiaTools)
-TRITON_FREE = {"ir", "analysis", "passkit", "passes", "report"}
+TRITON_FREE = {"executor", "ir", "analysis", "passkit", "passes", "report"}
 HEAVY = {"triton", "torch"}
 
 

@@ -121,9 +121,10 @@ def _main(argv: list[str] | None) -> int:
     from ..bridge.pipeline import KernelNotCompilable
     from ..base.targets import TargetError
     from ..passkit.variant import VariantError
+    from ..executor import ExecutorError
     try:
         return int(args.func(args) or 0)
-    except (UsageError, VariantError, PassError, KernelError, TargetError, OptionError) as e:
+    except (UsageError, VariantError, PassError, KernelError, TargetError, OptionError, ExecutorError) as e:
         err(f"irlab: error: {e}")
         return EXIT_USAGE
     except SeamError as e:

@@ -5,7 +5,7 @@ this machine's GPU (the same binary twice and the identity variant, over kernels
 What it times and writes: :mod:`irlab.timing.calibration`."""
 from __future__ import annotations
 
-from .common import EXIT_FAIL, EXIT_OK, UsageError, err, percent, seconds, out_folder
+from .common import EXIT_FAIL, EXIT_OK, UsageError, add_executor_options, err, executor_from_args, out_folder, percent, seconds
 
 
 def cmd_calibrate(args) -> int:
@@ -29,9 +29,10 @@ def cmd_calibrate(args) -> int:
     except VariantError as e:
         err(f"irlab calibrate: the identity variant is not available ({e}); timing the same binary twice only")
         identity = None
-    summary = calibration.run(args.out, cases, methods, args.rounds, identity, fresh=args.fresh,
-                              target_halfwidth=args.target_halfwidth, budget_s=args.budget,
-                              log=lambda msg: err(msg))
+    with executor_from_args(args):
+        summary = calibration.run(args.out, cases, methods, args.rounds, identity, fresh=args.fresh,
+                                  target_halfwidth=args.target_halfwidth, budget_s=args.budget,
+                                  log=lambda msg: err(msg), gpu_model=args.gpu_model)
     print(f"irlab calibrate: {summary['verdict']}; table in {args.out}/README.md")
     return EXIT_OK if summary["within_nominal"] else EXIT_FAIL
 
@@ -50,4 +51,5 @@ def register(sub) -> None:
     c.add_argument("--budget", type=seconds, default=None, metavar="SECONDS", help="adaptive: seconds of timing per "
                    "case at most")
     c.add_argument("--fresh", action="store_true", help="start over (earlier results are kept beside the new ones)")
+    add_executor_options(c)
     c.set_defaults(func=cmd_calibrate)

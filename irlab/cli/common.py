@@ -3,6 +3,7 @@ compiling from them."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import re
 import sys
 
@@ -106,6 +107,33 @@ def add_variant_options(p: argparse.ArgumentParser):
                         "most, `irlab passes` says)")
     g.add_argument("--option", action="append", default=[], metavar="K=V", help="option of the inserted pass")
     g.add_argument("--cleanup", default="", help="Triton passes to run after it: canonicalize,cse,...")
+
+
+def add_executor_options(p: argparse.ArgumentParser, gpus: bool = True) -> None:
+    """Where a GPU command runs: --executor, --gpus, --gpu-model (docs/executor.md)."""
+    g = p.add_argument_group("where it runs (docs/executor.md)")
+    g.add_argument("--executor", choices=("local", "ray"), default=None,
+                   help="local: this host's GPUs (the default); ray: the GPUs of a Ray cluster (RAY_ADDRESS, else a Ray "
+                   "instance on this host; needs pip install 'irlab[ray]'); default: [tool.irlab] executor of the "
+                   "nearest pyproject.toml, else local")
+    if gpus:
+        g.add_argument("--gpus", default="all", help="GPUs to use: all, a count, or ids 0,1 (local executor)")
+    g.add_argument("--gpu-model", default=None, metavar="NAME",
+                   help="time on GPUs of this model only (part of its name: H100); default: the model with the most "
+                   "GPUs (timings of different models are never compared)")
+
+
+@contextlib.contextmanager
+def executor_from_args(args, env: dict | None = None):
+    """The executor the command line asks for, installed for the block (the timing entry points
+    take it from :func:`irlab.executor.current`) and closed after it."""
+    from ..executor import ExecutorError, make, use
+    try:
+        executor = make(getattr(args, "executor", None), getattr(args, "gpus", None), env)
+    except ExecutorError as e:
+        raise UsageError(str(e)) from None
+    with use(executor):
+        yield executor
 
 
 def parse_kv(items: list[str], what: str) -> dict:

@@ -6,7 +6,8 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from .common import EXIT_FAIL, EXIT_OK, KERNEL_HELP, UsageError, err, parse_shape, target_arg, out_folder
+from .common import (EXIT_FAIL, EXIT_OK, KERNEL_HELP, UsageError, add_executor_options, err, executor_from_args,
+                     out_folder, parse_shape, target_arg)
 
 
 def register(sub) -> None:
@@ -34,6 +35,7 @@ def register(sub) -> None:
     c.add_argument("--out", type=out_folder, default=None, help="results folder (default runs/profile/<kernel>-<time>)")
     c.add_argument("--compile-only", action="store_true", help="no GPU: compile every entry as the sessions "
                    "would (scopes instrumented, PTX relined) and say where the scopes go and what they cost")
+    add_executor_options(c)
     c.set_defaults(func=cmd_profile)
 
 
@@ -131,8 +133,14 @@ def cmd_profile(args) -> int:
         from ..profile.check import compile_check
         return compile_check(job, print)
     modes, notes = modes_for(target, modes)
-    results = run_sessions(job, modes, log=lambda m: err(f"irlab profile: {m}"))
+    with executor_from_args(args) as executor:
+        log = lambda m: err(f"irlab profile: {m}")   # noqa: E731
+        results = run_sessions(job, modes, log=log, gpu_model=executor.choose_model(args.gpu_model, log))
     data = collect(job, results)
+    from ..executor import Device
+    notes = notes + ["sessions ran on: " + ", ".join(
+        f"{mode} {Device.from_json(r['device']).label()} ({r['device'].get('name') or 'unknown GPU'})"
+        for mode, r in results.items() if r.get("device"))]
     from ..base.jsonio import write_json
     from ..timing.gpu import environment
     env = environment()

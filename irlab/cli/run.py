@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from .common import EXIT_FAIL, EXIT_OK, UsageError, err, positive, out_folder
+from .common import EXIT_FAIL, EXIT_OK, UsageError, add_executor_options, err, executor_from_args, out_folder, positive
 
 ISOLATION = ("every Triton compile in an isolated cache; Inductor compiles in this process and launches through "
              "Triton's launcher (TORCHINDUCTOR_COMPILE_THREADS=1, TORCHINDUCTOR_USE_STATIC_CUDA_LAUNCHER=0, as "
@@ -91,14 +91,16 @@ def cmd_ab_model(args) -> int:
     from ..program.model_ab import ResumeError, SubprocessRunner
     out = Path(args.out or f"runs/ab-model/{Path(cmd[1] if cmd[0] == '-m' else cmd[0]).stem}-{time.strftime('%Y%m%d-%H%M%S')}")
     err(f"irlab ab-model: {ISOLATION}; each arm a fresh process per round; results in {out}")
-    ab = ModelAB(cmd, ref, out, rounds=args.rounds, region=args.region, aa=None if not args.no_aa else False,
-                 save_outputs=args.save_outputs, profile=not args.no_profile, rel=args.rtol,
-                 seed=args.seed, keep_caches=args.keep_caches, resume=args.resume, same_choices=not args.retune,
-                 runner=SubprocessRunner(cmd, args.target, args.timeout), progress=lambda m: err(f"irlab ab-model: {m}"))
-    try:
-        result = ab.run()
-    except ResumeError as e:
-        raise UsageError(f"irlab ab-model --resume: {e}") from None
+    with executor_from_args(args) as executor:
+        ab = ModelAB(cmd, ref, out, rounds=args.rounds, region=args.region, aa=None if not args.no_aa else False,
+                     save_outputs=args.save_outputs, profile=not args.no_profile, rel=args.rtol,
+                     seed=args.seed, keep_caches=args.keep_caches, resume=args.resume, same_choices=not args.retune,
+                     runner=SubprocessRunner(cmd, args.target, args.timeout),
+                     progress=lambda m: err(f"irlab ab-model: {m}"), executor=executor)
+        try:
+            result = ab.run()
+        except ResumeError as e:
+            raise UsageError(f"irlab ab-model --resume: {e}") from None
     for line in summary_lines(result):
         print(line)
     print(f"results in {out}/README.md")
@@ -157,6 +159,7 @@ def register(sub) -> None:
                    "both arms run the same kernels and configs, compiled differently)")
     c.add_argument("--resume", action="store_true", help="go on from the check runs and rounds an earlier A/B with the "
                    "same arguments finished in --out (recorded in its runs.jsonl as each ended)")
+    add_executor_options(c)
     c.add_argument("program", nargs=argparse.REMAINDER, help="-- script.py [args] | -- -m module [args]")
     c.set_defaults(func=cmd_ab_model)
 

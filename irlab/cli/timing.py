@@ -10,8 +10,8 @@ import argparse
 import time
 from pathlib import Path
 
-from .common import (EXIT_FAIL, EXIT_OK, EXIT_USAGE, KERNEL_HELP, UsageError, err, kernel_arg, parse_shape, percent, seconds,
-                     target_arg, out_folder)
+from .common import (EXIT_FAIL, EXIT_OK, EXIT_USAGE, KERNEL_HELP, UsageError, add_executor_options, err,
+                     executor_from_args, kernel_arg, out_folder, parse_shape, percent, seconds, target_arg)
 
 
 def why_no_timing() -> str | None:
@@ -46,7 +46,8 @@ def _gpu_target(args):
 
 
 def _gpus(text: str | None) -> list[str] | None:
-    from ..timing.harness import visible_gpus
+    """--gpus as this host's GPU ids (what summary.json names; the executor picks the GPUs)."""
+    from ..executor.devices import visible_gpus
     if text in (None, "all"):
         return visible_gpus()
     if text.isdigit() and "," not in text:
@@ -100,7 +101,7 @@ def build_launch_search(args):
                   target, [{}], [captured], variants, out, name=f"irlab {args.command}",
                   screen_rounds=args.screen_rounds, rounds=args.rounds, method=args.method, library=False,
                   gpus=None if args.static_only else _gpus(args.gpus), workers=args.jobs,
-                  target_halfwidth=args.target_halfwidth, budget_s=args.budget)
+                  target_halfwidth=args.target_halfwidth, budget_s=args.budget, gpu_model=args.gpu_model)
 
 
 def build_search(args, explore_options: bool):
@@ -146,7 +147,8 @@ def build_search(args, explore_options: bool):
                       library=spec.library is not None and not args.no_library,
                       gpus=None if args.static_only else _gpus(args.gpus), workers=args.jobs,
                       target_halfwidth=args.target_halfwidth, budget_s=args.budget,
-                      reference=ref and reference(ref, args.reference), baseline_finalists=args.baseline_finalists)
+                      reference=ref and reference(ref, args.reference), baseline_finalists=args.baseline_finalists,
+                      gpu_model=args.gpu_model)
     except (KernelError, ValueError) as e:   # a reference of another problem: said before any compile
         raise UsageError(str(e)) from None
 
@@ -186,6 +188,11 @@ def reference_kernel(args, spec, target, shapes):
 
 
 def cmd_search(args) -> int:
+    with executor_from_args(args):
+        return _search(args)
+
+
+def _search(args) -> int:
     from ..timing.search import ResumeError, headline_rows, static_counts, static_summary
     search = build_search(args, explore_options=args.command == "search")
     try:
@@ -278,7 +285,7 @@ def register(sub) -> None:
                        "on each shape and whose best config is timed in the headline's rounds: columns 'reference (its "
                        "best config) TFLOP/s' and 'variant vs reference (95%% CI)'")
         c.add_argument("--target", default=None, help="target (default: this machine's GPU)")
-        c.add_argument("--gpus", default="all", help="GPUs to spread cells over: all, a count, or ids 0,1")
+        add_executor_options(c)
         c.add_argument("--out", type=out_folder, default=None,
                        help=f"results folder (default runs/{name}/<kernel>-<time>)")
         c.add_argument("--screen-rounds", type=int, default=5, help="rounds per config when screening")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .common import EXIT_FAIL, EXIT_OK, UsageError, err, kernel_arg, out_folder
+from .common import EXIT_FAIL, EXIT_OK, UsageError, add_executor_options, err, executor_from_args, kernel_arg, out_folder
 
 
 def register(sub) -> None:
@@ -25,11 +25,12 @@ def register(sub) -> None:
                    help="only these element types, of kernels that take several (repeatable; default: all)")
     c.add_argument("--configs", choices=("default", "all"), default="default",
                    help="the kernel's default tile config only, or all of its named configs")
-    c.add_argument("--jobs", type=int, default=8, help="groups compiled and run side by side (default 8)")
+    c.add_argument("--jobs", type=int, default=8, help="groups compiled and run side by side on each GPU (default 8)")
     c.add_argument("--out", type=out_folder, default="runs/verify",
                    help="results folder: README.md, results.json, rows/ (default runs/verify)")
     c.add_argument("--resume", action="store_true", help="go on with an interrupted run in --out")
     c.add_argument("--list", action="store_true", help="print what would run and exit (no GPU needed)")
+    add_executor_options(c)
     c.set_defaults(func=cmd_verify)
 
 
@@ -81,13 +82,16 @@ def cmd_verify(args) -> int:
         else:
             runnable.append(g)
     out = Path(args.out)
-    try:
-        rows = d.run(runnable, out, args.jobs, args.resume, log=lambda m: err(f"irlab verify: {m}"))
-    except FileExistsError as e:
-        raise UsageError(str(e)) from None
-    except d.Interrupted:
-        err(f"irlab verify: interrupted; every finished variant is kept in {out}/rows (--resume goes on)")
-        return 130
+    with executor_from_args(args) as executor:
+        try:
+            rows = d.run(runnable, out, args.jobs, args.resume, log=lambda m: err(f"irlab verify: {m}"))
+        except FileExistsError as e:
+            raise UsageError(str(e)) from None
+        except d.Interrupted:
+            err(f"irlab verify: interrupted; every finished variant is kept in {out}/rows (--resume goes on)")
+            return 130
+    from ..timing.output import devices_text
+    devices = devices_text([{"cells": {i: {"device": r["device"]} for i, r in enumerate(rows) if r.get("device")}}])
     from ..base.jsonio import write_json
     from ..timing.gpu import environment
     env = environment()
@@ -96,11 +100,12 @@ def cmd_verify(args) -> int:
     lines = ["# Every rewriting pass against its baseline on the GPU", "",
              f"`irlab verify {' '.join(_argv(args))}`", "",
              f"GPU: {env.get('gpu')}, driver {env.get('driver')}; torch {env.get('torch')}, triton {env.get('triton')}; "
-             f"target {target}", "",
+             f"target {target}; {executor.name} executor, {args.jobs} group(s) at a time on each GPU", "",
+             f"{devices} (each group's variants ran on one GPU)", "",
              d.summary_line(rows, len(runnable)), ""] + [f"- {n}" for n in notes] + ([""] if notes else []) \
         + d.table(rows)
     (out / "README.md").write_text("\n".join(lines) + "\n")
-    write_json(out / "results.json", {"env": env, "target": target, "rows": rows})
+    write_json(out / "results.json", {"env": env, "target": target, "devices": devices, "rows": rows})
     print("\n".join(lines))
     return EXIT_FAIL if bad else EXIT_OK
 

@@ -12,6 +12,7 @@
     captures = ["tests/data/captures/llama2"]      # irlab capture runs (or kernel folders) and tritonparse
                                                    # traces: each kernel the program ran, recompiled from its
                                                    # captured TTIR for the target it ran on (irlab.golden.captured)
+    executor = "ray"                               # where GPU commands run (default local: irlab.executor)
 
 The project is the folder of the nearest ``pyproject.toml`` (looked for from the current folder
 up by ``irlab golden``, from pytest's rootdir up by the plugin), else the current folder. Paths
@@ -45,6 +46,7 @@ KEYS = {
     "passes_path": (list, "a list of folders of Python passes"),
     "corpus": (bool, "true or false"),
     "captures": (list, "a list of capture folders (irlab capture) or tritonparse traces"),
+    "executor": (str, "\"local\" or \"ray\": where GPU commands run (irlab.executor)"),
 }
 NON_EMPTY = ("targets", "variants", "stages")   # the defaults are used only when left out
 

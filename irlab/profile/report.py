@@ -4,8 +4,6 @@ side), ``results.json``, ``timeline.png`` and Proton's own files."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -26,33 +24,47 @@ def modes_for(target, wanted: tuple[str, ...]) -> tuple[tuple[str, ...], list[st
     return wanted, notes
 
 
-def run_sessions(job: Job, modes, log=print, timeout: int = 1800) -> dict:
-    """Each session in a process of its own (:mod:`irlab.profile.run`); ``{mode: result or
-    {"error": ...}}``."""
+def run_sessions(job: Job, modes, log=print, timeout: int = 1800, executor=None, gpu_model: str | None = None) -> dict:
+    """Each session in a GPU worker process of its own (:func:`irlab.profile.run.mode_job`), the
+    sessions side by side on the executor's GPUs (of one model); ``{mode: result or {"error":
+    ...}}``, each result naming the GPU it ran on. A session that reports nothing for ``timeout``
+    seconds is killed."""
+    from ..executor import Job as ExecutorJob, LocalExecutor, current
     out = Path(job.out)
     out.mkdir(parents=True, exist_ok=True)
-    job_path = out / "job.json"
-    job_path.write_text(json.dumps(job.to_json(), indent=1))
-    results = {}
-    for mode in modes:
-        log(f"{mode}: running")
-        result_path = out / f"{mode}-result.json"
-        t0 = time.time()
-        try:
-            p = subprocess.run([sys.executable, "-m", "irlab.profile.run", mode, str(job_path), str(result_path)],
-                               capture_output=True, text=True, timeout=timeout)
-        except subprocess.TimeoutExpired:
-            results[mode] = {"error": f"timed out after {timeout} s"}
-            continue
-        (out / f"{mode}.log").write_text(p.stdout + p.stderr)
-        if p.returncode != 0 or not result_path.is_file():
-            tail = (p.stderr or p.stdout).strip().splitlines()[-1:] or ["(no output)"]
-            results[mode] = {"error": f"exit {p.returncode}: {tail[0]} (see {out / (mode + '.log')})"}
+    (out / "job.json").write_text(json.dumps(job.to_json(), indent=1))
+    results, started = {}, {}
+
+    def on_outcome(o) -> None:
+        mode = o.job.tag
+        (out / f"{mode}.log").write_text("\n".join(o.tail) + "\n")
+        if o.died is not None:
+            tail = o.died.tail[-1:] or ["(no output)"]
+            results[mode] = {"error": f"the session's process {o.died.how}: {tail[0]} (see {out / (mode + '.log')})"}
+        elif o.error is not None:
+            last = [line for line in o.error.strip().splitlines() if line.strip()][-1:] or ["?"]
+            results[mode] = {"error": f"{last[0]} (see {out / (mode + '.log')})"}
         else:
-            results[mode] = json.loads(result_path.read_text())
+            results[mode] = {**o.result, "device": o.device.to_json()}
         log(f"{mode}: {'failed: ' + results[mode]['error'] if 'error' in results[mode] else 'done'} "
-            f"({time.time() - t0:.0f} s)")
-    return results
+            f"({o.seconds:.0f} s on {o.device.label()})")
+
+    own = None
+    executor = executor or current()
+    if executor is None:
+        executor = own = LocalExecutor()
+    try:
+        model = gpu_model or executor.choose_model(None, log)
+        with executor.batch(on_outcome, log=None, gpu_model=model) as batch:
+            for mode in modes:
+                log(f"{mode}: queued")
+                started[mode] = time.time()
+                batch.put(ExecutorJob("irlab.profile.run:mode_job", {"mode": mode, "job": job.to_json()}, key=mode,
+                                      stall_s=timeout, fresh=True, tag=mode))
+    finally:
+        if own is not None:
+            own.close()
+    return {mode: results.get(mode, {"error": "not run"}) for mode in modes}
 
 
 def collect(job: Job, results: dict) -> dict:

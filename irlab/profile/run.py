@@ -229,6 +229,20 @@ def _written(name: str) -> str:
 MODES = {"time": run_time, "pcsampling": run_pcsampling, "scopes": run_scopes}
 
 
+def mode_job(payload: dict, ctx) -> dict:
+    """An executor job: one session (``payload``: ``mode``, ``job``), in a worker process of its own
+    (the job is ``fresh``). Its files go to the job's folder, which must be visible here."""
+    job = Job.from_json(payload["job"])
+    if not Path(job.out).is_dir():
+        import socket
+        raise RuntimeError(f"{job.out} is not visible on {socket.gethostname()}: on a cluster, irlab profile writes "
+                           "into --out from the GPU's node; give a folder every node shares")
+    import torch
+    from ..timing.gpu import install_scratch_allocator
+    install_scratch_allocator(torch)
+    return MODES[payload["mode"]](job, Subject(job))
+
+
 def main(argv=None) -> int:
     """``python -m irlab.profile.run MODE JOB.json RESULT.json``: one session, in this process."""
     argv = list(sys.argv[1:] if argv is None else argv)

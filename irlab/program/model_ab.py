@@ -31,6 +31,12 @@ launch, and into a wall-clock region); a region is reported with the summed GPU 
 program's kernels beside it. What runs an arm is a *runner*: :class:`SubprocessRunner` starts
 ``python -m irlab run``; tests give a fake one.
 
+Where it runs: the check runs are one job of the executor (:mod:`irlab.executor`), on one GPU,
+and so is each round -- its arms one after the other on one GPU, so a round's ratio is never
+taken across GPUs -- while the rounds spread over every GPU of one model that the executor has
+(this host's, or a Ray cluster's: then ``out`` must be on a filesystem every node shares). A
+runner given as a Python object (tests) runs in this process, one arm at a time.
+
 Nothing finished is lost: the check runs and every finished round are appended to ``runs.jsonl``
 as they end, and ``ab_model.json`` and ``README.md`` are rewritten after every round (the ratio
 of the rounds so far, marked partial). Stopped (Ctrl-C, a time limit, a crash), the A/B goes on
@@ -53,6 +59,7 @@ from typing import Callable
 
 from .records import FINGERPRINT, MAX_OUTPUT_BYTES
 from ..base.jsonio import write_json, write_text
+from ..executor import InProcess, Job, LocalExecutor, current
 from ..base.jsonio import append_record, read_records
 from ..base.stats import ESTIMATOR, MIN_ROUNDS, RatioEstimate, ratio_estimate, round_orders
 
@@ -82,6 +89,11 @@ class SubprocessRunner:
 
     def __init__(self, cmd: list[str], target: str | None = None, timeout_s: float | None = None):
         self.cmd, self.target, self.timeout_s = list(cmd), target, timeout_s
+
+    def spec(self) -> dict:
+        """How a GPU worker makes the same runner (:func:`arms_job`)."""
+        return {"cls": f"{__name__}:SubprocessRunner",
+                "kwargs": {"cmd": self.cmd, "target": self.target, "timeout_s": self.timeout_s}}
 
     def __call__(self, arm: str, variant_ref: str, out: Path, *, cache_dir: Path, save_outputs: int = 0,
                  profile: bool = False, workers: bool = False) -> dict:
@@ -339,6 +351,47 @@ def _counts(statuses: list[str]) -> dict:
 
 
 # ------------------------------------------------------------------------------------------------
+# the arms of a round, on one GPU
+
+def arms_job(payload: dict, ctx) -> dict:
+    """An executor job: arms run one after the other on this worker's GPU (``payload``: ``runner``,
+    a runner's ``spec()`` or, in-process, the runner itself; ``root``, the A/B's folder; ``steps``:
+    each an arm to run -- ``arm``, ``ref``, ``out``, ``cache_dir``, ``save_outputs``, ``profile``,
+    ``workers``, ``as`` (the key of its result), ``stop_on_error`` -- or a ``seed`` of the
+    variant's Inductor cache from the baseline's, ``unless_failed`` that arm). Returns each arm's
+    result by its key."""
+    root = Path(payload["root"])
+    if not root.is_dir():
+        import socket
+        raise RuntimeError(f"{root} is not visible on {socket.gethostname()}: on a cluster, irlab ab-model runs "
+                           "the program on the GPU's node and writes into --out from there; give a folder every "
+                           "node shares")
+    runner = payload["runner"]
+    if isinstance(runner, dict):
+        from ..executor.jobs import load
+        runner = load(runner["cls"])(**runner["kwargs"])
+    got: dict = {}
+    for s in payload["steps"]:
+        if "seed" in s:
+            if not s.get("failed_before") and not (got.get(s["unless_failed"]) or {}).get("error"):
+                seed_choices(Path(s["seed"][0]), Path(s["seed"][1]))
+            continue
+        key = s.get("as", s["arm"])
+        got[key] = runner(s["arm"], s["ref"], Path(s["out"]), cache_dir=Path(s["cache_dir"]),
+                          save_outputs=s.get("save_outputs", 0), profile=s.get("profile", False),
+                          workers=s.get("workers", False))
+        if s.get("stop_on_error") and got[key].get("error"):
+            break
+    return got
+
+
+def _device_label(d: dict | None) -> str | None:
+    if not d:
+        return None
+    return f"{d['node_id'][:8] if d.get('node_id') else d['node']} gpu {d['index']} ({d.get('name') or 'unknown GPU'})"
+
+
+# ------------------------------------------------------------------------------------------------
 # the A/B
 
 @dataclass
@@ -360,6 +413,7 @@ class ModelAB:
     resume: bool = False              # go on from the check runs and rounds recorded in out/runs.jsonl
     same_choices: bool = True         # the variant starts from the baseline's Inductor choices (seed_choices)
     progress: Callable[[str], None] = field(default=lambda msg: None)
+    executor: object = None           # where the arms run (default: see _executor)
 
     def run(self) -> dict:
         out = Path(self.out)
@@ -381,30 +435,55 @@ class ModelAB:
             append_record(out / RUNS_FILE, {"kind": "header", "command": self.cmd, "variant": self.variant,
                                             "aa": aa, "seed": self.seed})
         t0 = time.monotonic()
+        devices: dict = {}   # the GPUs the rounds ran on (an ordered set)
+        executor, own = self._executor(runner)
+        spec = runner.spec() if hasattr(runner, "spec") and not isinstance(executor, InProcess) else runner
+
+        def step(arm: str, folder: Path, **kw) -> dict:
+            return {"arm": arm, "ref": refs[arm], "out": str(folder), "cache_dir": str(caches[arm]), **kw}
+
         try:
+            model = executor.choose_model(None, self.progress)
+            # the check runs, in order on one GPU: their outputs are compared with each other
+            steps = []
             if self.same_choices and not checks.get(COMPILE):
                 # Both check runs load the baseline's graphs: launches that only compiling makes (the
                 # scheduler's and autotuners' own, whichever escape their windows) are in neither
                 self.progress("compile run of the baseline (compiles and autotunes once, in Inductor's workers: "
                               "no variant to apply; its launches are not compared)")
-                checks[COMPILE] = runner(BASELINE, "baseline", out / "check" / COMPILE, cache_dir=caches[BASELINE],
-                                         save_outputs=0, profile=False, workers=True)
-                if checks[COMPILE].get("error"):
-                    result["runs"]["check"] = {COMPILE: _brief(checks[COMPILE])}
-                    result["error"] = f"{COMPILE}: {checks[COMPILE]['error']}"
-                    return self._finish(out, result)
-                append_record(out / RUNS_FILE, {"kind": "check", "arm": COMPILE, "result": checks[COMPILE]})
+                steps.append({"arm": BASELINE, "as": COMPILE, "ref": "baseline", "out": str(out / "check" / COMPILE),
+                              "cache_dir": str(caches[BASELINE]), "save_outputs": 0, "profile": False, "workers": True,
+                              "stop_on_error": True})
             for arm in (BASELINE, VARIANT):
                 if arm in checks:
                     continue
                 self.progress(f"check run of the {arm} (compiles; keeps the outputs of up to "
                               f"{self.save_outputs} launches)")
-                if arm == VARIANT and self.same_choices and not checks[BASELINE].get("error"):
-                    seed_choices(caches[BASELINE], caches[VARIANT])
-                checks[arm] = runner(arm, refs[arm], out / "check" / arm, cache_dir=caches[arm],
-                                     save_outputs=self.save_outputs, profile=False)
-                if not checks[arm].get("error"):
-                    append_record(out / RUNS_FILE, {"kind": "check", "arm": arm, "result": checks[arm]})
+                if arm == VARIANT and self.same_choices:
+                    steps.append({"seed": [str(caches[BASELINE]), str(caches[VARIANT])], "unless_failed": BASELINE,
+                                  "failed_before": bool(checks.get(BASELINE, {}).get("error"))})
+                steps.append(step(arm, out / "check" / arm, save_outputs=self.save_outputs, profile=False))
+            if steps:
+                got, where = self._one_job(executor, model, spec, out, steps, "the check runs")
+                if "error" in got:   # the job itself failed (its worker died): no arm's result
+                    result["error"] = got["error"]
+                    return self._finish(out, result)
+                result["check_device"] = where
+                if COMPILE in got:
+                    checks[COMPILE] = got[COMPILE]
+                    if checks[COMPILE].get("error"):
+                        result["runs"]["check"] = {COMPILE: _brief(checks[COMPILE])}
+                        result["error"] = f"{COMPILE}: {checks[COMPILE]['error']}"
+                        return self._finish(out, result)
+                    append_record(out / RUNS_FILE, {"kind": "check", "arm": COMPILE, "result": checks[COMPILE]})
+                for arm in (BASELINE, VARIANT):
+                    if arm in got:
+                        checks[arm] = got[arm]
+                        if not checks[arm].get("error"):
+                            append_record(out / RUNS_FILE, {"kind": "check", "arm": arm, "result": checks[arm],
+                                                            "device": where})
+                    elif arm not in checks:
+                        checks[arm] = {"error": got.get("error") or "not run"}
             result["runs"]["check"] = {arm: _brief(r) for arm, r in checks.items()}
             failed = {arm: r["error"] for arm, r in checks.items() if r.get("error")}
             checks.pop(COMPILE, None)
@@ -427,43 +506,100 @@ class ModelAB:
                                                     out / "check" / VARIANT, checks[VARIANT], self.rel,
                                                     same_kernels=self.same_choices)
             arms = [BASELINE, VARIANT] + ([AA] if aa else [])
-            orders = round_orders(arms, self.seed)
-            for _ in per_round:            # the rounds done before keep their orders; the next ones follow on
-                next(orders)
-            for r in range(len(per_round), self.rounds):
-                order = next(orders)
-                self.progress(f"round {r + 1}/{self.rounds}: {', '.join(order)}")
-                got = {}
-                for arm in order:
-                    got[arm] = runner(arm, refs[arm], out / "rounds" / f"{r:03d}" / arm, cache_dir=caches[arm],
-                                      save_outputs=0, profile=self.profile)
+            gen = round_orders(arms, self.seed)
+            orders = [next(gen) for _ in range(self.rounds)]   # a round's order is the same whenever it runs
+
+            def on_outcome(o) -> None:
+                r = o.job.tag
+                got = o.result if o.ok else {}
+                if not o.ok:
+                    how = o.died.how if o.died else (o.error or "").strip().splitlines()[-1:] or ["failed"]
+                    got = {arm: {"error": f"its worker {how}" if o.died else f"its job raised: {how[0]}"}
+                           for arm in orders[r]}
                 bad = {arm: g["error"] for arm, g in got.items() if g.get("error")}
                 if bad:
-                    per_round.append(got)
+                    per_round[r] = got
                     result["error"] = f"round {r + 1}: " + "; ".join(f"{arm}: {why}" for arm, why in bad.items())
-                    break
-                append_record(out / RUNS_FILE, {"kind": "round", "n": r, "result": got})
-                per_round.append(got)
-                if r + 1 < self.rounds:    # what the rounds so far say, on disk while the next one runs
-                    self._finish(out, self._partial(result, checks, per_round, aa, time.monotonic() - t0))
+                    batch.cancel_pending()
+                    return
+                where = o.device.to_json() if o.device else None
+                devices[_device_label(where)] = None
+                append_record(out / RUNS_FILE, {"kind": "round", "n": r, "result": got, "device": where})
+                per_round[r] = got
+                if len(per_round) < self.rounds and not result.get("error"):   # on disk while the next ones run
+                    self._finish(out, self._partial(result, checks, self._done(per_round), aa,
+                                                    time.monotonic() - t0, devices))
+
+            with executor.batch(on_outcome, gpu_model=model) as batch:
+                for r in range(self.rounds):
+                    if r in per_round:     # the rounds done before keep their orders; the next ones follow on
+                        continue
+                    self.progress(f"round {r + 1}/{self.rounds}: {', '.join(orders[r])}")
+                    steps = [step(arm, out / "rounds" / f"{r:03d}" / arm, save_outputs=0, profile=self.profile)
+                             for arm in orders[r]]
+                    batch.put(Job("irlab.program.model_ab:arms_job", self._payload(spec, out, steps),
+                                  key=f"round {r + 1}", tag=r))
+            result["devices"] = [d for d in devices if d]
             try:
-                result.update(self._analyse(checks, per_round, aa))
+                result.update(self._analyse(checks, self._done(per_round), aa))
             except ValueError as e:
                 result["error"] = str(e)
         except KeyboardInterrupt:
-            self._finish(out, {**self._partial(result, checks, per_round, aa, time.monotonic() - t0),
-                               "interrupted": True})
+            self._finish(out, {**self._partial(result, checks, self._done(per_round), aa, time.monotonic() - t0,
+                                               devices), "interrupted": True})
             raise
         finally:
+            if own is not None:
+                own.close()
             if not self.keep_caches:
                 shutil.rmtree(out / "cache", ignore_errors=True)
             result["seconds"] = time.monotonic() - t0
         return self._finish(out, result)
 
+    @staticmethod
+    def _done(per_round: dict) -> list[dict]:
+        """The rounds finished so far, in round order."""
+        return [per_round[r] for r in sorted(per_round)]
+
+    def _executor(self, runner):
+        """The executor of the arms (given; else the one in use, or this host's GPUs, for a runner a
+        GPU worker can make again from its ``spec()``; else this process, one arm at a time)."""
+        if self.executor is not None:
+            return self.executor, None
+        if not hasattr(runner, "spec"):
+            return InProcess(), None
+        found = current()
+        if found is not None:
+            return found, None
+        own = LocalExecutor()
+        return own, own
+
+    def _payload(self, spec, out: Path, steps: list[dict]) -> dict:
+        return {"runner": spec, "root": str(out), "steps": steps}
+
+    def _one_job(self, executor, model, spec, out: Path, steps: list[dict], what: str) -> tuple[dict, dict | None]:
+        """Run ``steps`` as one job; (the arms' results, or {"error"}; the device it ran on)."""
+        got: dict = {}
+
+        def on_outcome(o) -> None:
+            got["device"] = o.device.to_json() if o.device else None
+            if o.ok:
+                got["result"] = o.result
+            elif o.died is not None:
+                got["result"] = {"error": f"the worker running {what} {o.died.how}: "
+                                          + (" | ".join(o.died.tail[-3:]) or "no output")}
+            else:
+                got["result"] = {"error": f"{what} raised: " + ((o.error or o.lost or "").strip().splitlines()
+                                                                 or ["?"])[-1]}
+
+        with executor.batch(on_outcome, gpu_model=model) as batch:
+            batch.put(Job("irlab.program.model_ab:arms_job", self._payload(spec, out, steps), key=what))
+        return got.get("result") or {"error": f"{what} did not run"}, got.get("device")
+
     def _earlier(self, out: Path, aa: bool) -> tuple[dict, list[dict]]:
         """With ``resume``: the check runs and rounds an earlier A/B in ``out`` finished."""
         if not self.resume:
-            return {}, []
+            return {}, {}
         records = read_records(out / RUNS_FILE)
         if not records or records[0].get("kind") != "header":
             raise ResumeError(f"nothing to resume in {out}: no {RUNS_FILE} of an earlier irlab ab-model there")
@@ -473,11 +609,12 @@ class ModelAB:
                 raise ResumeError(f"the A/B in {out} ran with {key} {head.get(key)!r}, not {now!r}: resume it with "
                                   f"the same arguments, or give another --out")
         checks = {r["arm"]: r["result"] for r in records if r.get("kind") == "check"}
-        rounds = sorted((r for r in records if r.get("kind") == "round"), key=lambda r: r["n"])
-        return checks, [r["result"] for n, r in enumerate(rounds) if r["n"] == n]
+        return checks, {r["n"]: r["result"] for r in records if r.get("kind") == "round" and r["n"] < self.rounds}
 
-    def _partial(self, result: dict, checks: dict, per_round: list[dict], aa: bool, seconds: float) -> dict:
-        part = {**result, "partial": True, "seconds": seconds}
+    def _partial(self, result: dict, checks: dict, per_round: list[dict], aa: bool, seconds: float,
+                 devices: dict | None = None) -> dict:
+        part = {**result, "partial": True, "seconds": seconds, "rounds_done": len(per_round),
+                **({"devices": [d for d in devices if d]} if devices else {})}
         if per_round:     # rounds run only once both check runs are in; _analyse leaves out failed rounds
             try:
                 part.update(self._analyse(checks, per_round, aa))
@@ -672,6 +809,9 @@ def render(result: dict) -> str:
              f"an order drawn at random per round{'; with an A/A arm' if result.get('aa') else ''}. "
              f"{result['estimator']}.", ""]
     lines += [f"- {s}" for s in summary_lines(result)]
+    if result.get("devices"):
+        lines += ["", f"GPUs: every round's arms ran on one GPU, the rounds side by side on {len(result['devices'])} "
+                  f"GPU(s) of one model: {', '.join(result['devices'])}."]
     iso = result.get("isolation")
     if iso:
         lines += ["", "Isolation: every arm compiles into caches of its own; " + "; ".join(iso.get("inductor") or [])]

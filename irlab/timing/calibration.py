@@ -112,25 +112,44 @@ def cells(cases: list[Case], method: str, identity: dict | None) -> list[Cell]:
 
 
 def run(out: Path, cases: list[Case], methods: list[str], rounds: int, identity: dict | None, runner: str | None = None,
-        fresh: bool = False, target_halfwidth: float | None = None, budget_s: float | None = None, log=print) -> dict:
+        fresh: bool = False, target_halfwidth: float | None = None, budget_s: float | None = None, log=print,
+        gpu_model: str | None = None) -> dict:
     """Time every case under every method (resuming what ``out`` already holds unless ``fresh``),
-    then write the table; returns the summary written to calibration.json."""
-    from .harness import collect, run_sweep
+    then write the table; returns the summary written to calibration.json. The cases spread over
+    the executor's GPUs of one model (each case on one GPU)."""
+    from ..executor import LocalExecutor, current
     out = Path(out)
+    executor = current()
+    own = None
+    if executor is None:
+        executor = own = LocalExecutor()
+    try:
+        gpu_model = executor.choose_model(gpu_model, log)
+        results = _sweeps(out, cases, methods, rounds, identity, runner, fresh, target_halfwidth, budget_s, log,
+                          executor, gpu_model)
+    finally:
+        if own is not None:
+            own.close()
+    summary = summarize(results, cases)
+    write_json(out / "calibration.json", summary)
+    write_text(out / "README.md", render(summary, results) + "\n")
+    log(f"irlab calibrate: {summary['verdict']}; table in {out / 'README.md'}")
+    return summary
+
+
+def _sweeps(out, cases, methods, rounds, identity, runner, fresh, target_halfwidth, budget_s, log, executor,
+            gpu_model) -> dict:
+    from .harness import collect, run_sweep
     results = {}
     for method in methods:
         plan = Plan(cells(cases, method, identity), method, rounds, target_halfwidth=target_halfwidth,
                     budget_s=budget_s)
         log(f"irlab calibrate: {method}: {len(plan.cells)} cases, {rounds} rounds each, results in "
             f"{out / (method + '.jsonl')}")
-        path = run_sweep(plan, out / f"{method}.jsonl", resume=not fresh, log=log,
-                         **({"runner": runner} if runner else {}))
-        results[method] = collect(path)
-    summary = summarize(results, cases)
-    write_json(out / "calibration.json", summary)
-    write_text(out / "README.md", render(summary, results) + "\n")
-    log(f"irlab calibrate: {summary['verdict']}; table in {out / 'README.md'}")
-    return summary
+        path = run_sweep(plan, out / f"{method}.jsonl", resume=not fresh, log=log, executor=executor,
+                         gpu_model=gpu_model, **({"runner": runner} if runner else {}))
+        results[method] = collect(path, gpu_model)
+    return results
 
 
 def _comparison(rec: dict | None) -> dict:
@@ -218,7 +237,7 @@ def _comparison_text(comp: dict) -> str:
 
 
 def render(summary: dict, results: dict) -> str:
-    from .output import clock_note, method_note
+    from .output import clock_note, devices_text, method_note
     lines = ["# Timing calibration: A/A false-positive rate", "",
              f"**{summary['verdict']}**" + (f", 95% interval {summary['false_positive_rate_ci95'][0]:.1%}-"
                                             f"{summary['false_positive_rate_ci95'][1]:.1%}" if summary["a_a_comparisons"]
@@ -259,7 +278,8 @@ def render(summary: dict, results: dict) -> str:
         env = (res.get("env") or [{}])[0]
         lines += ["", f"GPU: {env.get('gpu')} (driver {env.get('driver')}, L2 {env.get('l2_mib')} MiB), torch "
                   f"{env.get('torch')}, triton {env.get('triton')}, CUDA {env.get('cuda_runtime')}, {env.get('date')}"
-                  + (f"; {clock}" if clock else "") + f". Raw results: `{method}.jsonl`.", ""]
+                  + (f"; {clock}" if clock else "") + f". {devices_text([res])}; each case's rounds on one GPU. "
+                  f"Raw results: `{method}.jsonl`.", ""]
     return "\n".join(lines)
 
 

@@ -22,24 +22,19 @@ tolerance of its own element type; a MISMATCH names the output that differs. A c
 tensor argument after the launch is compared with the baseline's, NaNs in the same places
 included, each within its dtype's tolerance.
 
-The parent process never touches CUDA: each (kernel, config, shape) group runs in a child that
-appends one JSON line per finished variant, so a fault that poisons the CUDA context costs one
-variant (recorded as a MISMATCH with the error), never the run, and ``--resume`` skips what is
-done. Children run side by side (compiles dominate; correctness runs are not timed).
+The driver never touches CUDA: each (kernel, config, shape) group is one job of the executor
+(:mod:`irlab.executor`), run in a GPU worker that sends one row per finished variant to the
+driver, which appends it to the group's file with the node and GPU it ran on. A fault that
+poisons the CUDA context costs one variant (recorded as a MISMATCH with the error), never the
+run: the worker is replaced and the group goes on with the variants left; ``--resume`` skips
+what is done. Compiles dominate and correctness runs are not timed, so several workers share
+each GPU (``jobs`` per GPU), on every GPU of the host or of a Ray cluster.
 
     irlab verify [--kernel K ...] [--pass P[:k=v] ...] [--dtype D ...] [--out DIR] [--resume]
 """
 from __future__ import annotations
 
-import argparse
-import json
 import os
-import signal
-import subprocess
-import sys
-import threading
-import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -56,7 +51,7 @@ PASS_OPTIONS = {
     "descriptor-loads": ("", "store=true"),
     "persistent-tiles": ("", "flatten=true"),
 }
-POISONED = 3     # a child's exit status after a GPU fault poisoned its CUDA context
+POISONED = 3     # run_group's answer after a GPU fault poisoned its worker's CUDA context
 
 
 @dataclass(frozen=True)
@@ -207,7 +202,7 @@ def plan(kernels: list[str], passes: list[str], dtypes: list[str] | None, config
 
 
 # ------------------------------------------------------------------------------------------------
-# the child: one group on the GPU
+# one group on the GPU
 
 def done_labels(path: Path) -> set[str]:
     """The variants a group's results file already holds (a line cut short by a kill runs again)."""
@@ -225,14 +220,17 @@ def make_runner():
     return GpuRunner()
 
 
-def run_group(group: Group, out: Path, cache_dir: str | None) -> int:
+def run_group(group: Group, emit, cache_dir: str | None, done: set[str], progress=lambda label: None,
+              runner=None) -> int:
+    """Every variant of ``group`` not in ``done`` against the baseline (run again for its output
+    whenever it is needed), each row handed to ``emit``; ``progress(label)`` before each variant.
+    Returns POISONED when a fault left the GPU context unusable."""
     from .plan import Cell, Entry
     from ..bridge.named_variants import resolve
-    runner = make_runner()
+    runner = runner or make_runner()
     runner.cache_dir = cache_dir
     target = runner.target
     cell = Cell("verify", group.kernel, dict(group.shape), group.config, [])
-    done = done_labels(out)
     base = None
     base_failed = None    # why the baseline did not run: nothing a variant did can be compared with it
     for label, ref, *other_launch in group.variants:
@@ -240,6 +238,7 @@ def run_group(group: Group, out: Path, cache_dir: str | None) -> int:
             continue
         row = {"group": group.key, "kernel": group.kernel, "config": group.config, "shape": group.shape,
                "variant": label}
+        progress(label)
         try:
             variant = resolve(ref, target)
             entry = Entry(label, variant_spec=variant.to_json(), kernel=other_launch[0] if other_launch else None)
@@ -249,21 +248,21 @@ def run_group(group: Group, out: Path, cache_dir: str | None) -> int:
             if label == "baseline":    # nothing to compare with: every variant says so
                 why = str(fit) if fit else _short(e)
                 if label not in done:
-                    append_record(out, {**row, "verdict": DOES_NOT_FIT if fit else "baseline failed", "reason": why})
+                    emit({**row, "verdict": DOES_NOT_FIT if fit else "baseline failed", "reason": why})
                 for other, *_ in group.variants[1:]:
                     if other not in done:
-                        append_record(out, {**row, "variant": other, "verdict": "no baseline",
+                        emit({**row, "variant": other, "verdict": "no baseline",
                                       "reason": f"not run: the baseline {why if fit else 'did not build: ' + why}"})
                 return 0
             row.update(verdict=DOES_NOT_FIT if fit else "no variant", reason=str(fit) if fit else _short(e))
-            append_record(out, row)
+            emit(row)
             continue
         row.update(binary_sha256=p.info.get("binary_sha256"), changed_by_passes=p.info.get("changed_by_passes"),
                    pass_diagnostics=p.info.get("pass_diagnostics", [])[:8])
         if base is not None and p.info.get("binary_sha256") == base["sha"]:
             row.update(verdict="same binary", reason="; ".join(p.info.get("pass_diagnostics", [])[:3])
                        or "the pass changed nothing")
-            append_record(out, row)
+            emit(row)
             continue
         try:
             check, output = runner.check(cell, entry, p)
@@ -280,13 +279,13 @@ def run_group(group: Group, out: Path, cache_dir: str | None) -> int:
             else:   # the baseline ran: a variant that cannot launch is a cost, one that faults a miscompile
                 row.update(verdict=DOES_NOT_FIT if fit else "MISMATCH", reason=why)
             if label not in done:
-                append_record(out, row)
+                emit(row)
             if not runner.healthy():
                 return POISONED
             continue
         if base_failed is not None:    # it ran, the baseline did not: nothing to compare its output with
             row.update(verdict="no baseline", reason=f"not compared: the baseline did not run ({base_failed[1]})")
-            append_record(out, row)
+            emit(row)
             continue
         row.update(rel_error_vs_reference=check.get("rel_error"), reference_ok=check.get("ok"),
                    tolerance=check.get("tolerance"))
@@ -305,13 +304,13 @@ def run_group(group: Group, out: Path, cache_dir: str | None) -> int:
             if label not in done:
                 row["verdict"] = "baseline" if check.get("ok") else "baseline wrong"
                 row["reason"] = check.get("reason", "")
-                append_record(out, row)
+                emit(row)
             continue
         if _captured(output):    # a captured launch: every tensor argument against the baseline's
             row.update(_captured_verdict(base["out"], output, None))
             if row["verdict"] == "close" and not base["exact"]:
                 row["reason"] = "the baseline itself differs between two runs (atomics): within tolerance is a match"
-            append_record(out, row)
+            emit(row)
             continue
         cmp = runner.compare(base["out"], output)
         row.update(cmp)
@@ -339,7 +338,7 @@ def run_group(group: Group, out: Path, cache_dir: str | None) -> int:
                              f"{d:.3g} exceeds {tol:g}")
         if not base["ok"]:
             row["note"] = "the baseline misses the reference at this shape: not counted"
-        append_record(out, row)
+        emit(row)
     return 0
 
 
@@ -373,83 +372,100 @@ def _short(e: BaseException) -> str:
 
 
 # ------------------------------------------------------------------------------------------------
-# the parent
+# the driver
 
 class Interrupted(Exception):
     pass
 
 
-def run(groups: list[Group], out_dir: Path, jobs: int, resume: bool, log=print) -> list[dict]:
-    """Run every group in children, ``jobs`` at a time; returns every row (this run's and, with
+def group_job(payload: dict, ctx) -> int:
+    """An executor job: one group (``payload``: ``group``, ``cache``, ``done``: the variants an
+    earlier run finished). The GPU runner is made once per worker; a poisoned one retires it."""
+    g = payload["group"]
+    group = Group(g["kernel"], g["config"], g["shape"], tuple(tuple(v) for v in g["variants"]))
+    runners = ctx.state.setdefault("verify_runners", {})
+    if "runner" not in runners:
+        runners["runner"] = make_runner()
+    code = run_group(group, ctx.emit, payload.get("cache"), set(payload.get("done") or ()),
+                     lambda label: ctx.progress(variant=label), runners["runner"])
+    if code == POISONED:
+        ctx.retire()
+    return code
+
+
+def rows_path(rows_dir: Path, g: Group) -> Path:
+    return rows_dir / (g.key.replace("|", "__").replace("/", "_").replace("=", "").replace(",", "_") + ".jsonl")
+
+
+def run(groups: list[Group], out_dir: Path, jobs: int, resume: bool, log=print, executor=None) -> list[dict]:
+    """Run every group on the executor in use (:func:`irlab.executor.current`, else this host's
+    GPUs), ``jobs`` groups side by side on each GPU; returns every row (this run's and, with
     ``resume``, the earlier ones)."""
+    from ..executor import Job, LocalExecutor, current
     rows_dir = out_dir / "rows"
     if rows_dir.exists() and not resume and any(rows_dir.iterdir()):
         raise FileExistsError(f"{out_dir} holds results of an earlier run: --resume to go on with it, or "
                               "another --out")
     rows_dir.mkdir(parents=True, exist_ok=True)
     cache = str(out_dir / "cache")
-    children: set[subprocess.Popen] = set()
-    lock, stop = threading.Lock(), threading.Event()
+    attempts: dict[str, int] = {}
     finished = [0]
 
-    def one(i: int, g: Group):
-        path = rows_dir / (g.key.replace("|", "__").replace("/", "_").replace("=", "").replace(",", "_") + ".jsonl")
-        for attempt in range(len(g.variants) + 1):
-            todo = [v for v in g.variants if v[0] not in done_labels(path)]
-            if not todo or stop.is_set():
-                break
-            job = json.dumps({"group": g.to_json(), "out": str(path), "cache": cache})
-            with lock:
-                if stop.is_set():
-                    return
-                proc = subprocess.Popen([sys.executable, "-m", "irlab.timing.differential", "--child", job],
-                                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                                        start_new_session=True)
-                children.add(proc)
-            _, err = proc.communicate()
-            with lock:
-                children.discard(proc)
-            if proc.returncode not in (0, POISONED) and not stop.is_set():
-                # the child died mid-variant: that variant is recorded as what killed it
-                left = [v for v in g.variants if v[0] not in done_labels(path)]
-                if left:
-                    tail = " | ".join((err or "").strip().splitlines()[-3:])[:400]
+    def job(g: Group) -> Job | None:
+        done = done_labels(rows_path(rows_dir, g))
+        if all(v[0] in done for v in g.variants):
+            return None
+        attempts[g.key] = attempts.get(g.key, 0) + 1
+        return Job("irlab.timing.differential:group_job", {"group": g.to_json(), "cache": cache, "done": sorted(done)},
+                   key=g.key, tag=g)
+
+    def on_record(j, row: dict, device) -> None:
+        append_record(rows_path(rows_dir, j.tag), {**row, "device": device.to_json()})
+
+    def on_outcome(o) -> list:
+        g: Group = o.job.tag
+        path = rows_path(rows_dir, g)
+        left = [v for v in g.variants if v[0] not in done_labels(path)]
+        if o.died is not None and left:   # the worker died mid-variant: that variant is recorded as what killed it
+            label = (o.died.progress or {}).get("variant") or left[0][0]
+            label = label if label in {v[0] for v in left} else left[0][0]
+            tail = " | ".join(o.died.tail[-3:])[:400]
+            append_record(path, {"group": g.key, "kernel": g.kernel, "config": g.config, "shape": g.shape,
+                                 "variant": label, "verdict": "MISMATCH" if label != "baseline" else "baseline failed",
+                                 "reason": f"the process died ({o.died.how}): {tail}",
+                                 **({"device": o.device.to_json()} if o.device else {})})
+            if label == "baseline":
+                for other, *_ in left[1:]:
                     append_record(path, {"group": g.key, "kernel": g.kernel, "config": g.config, "shape": g.shape,
-                                   "variant": left[0][0], "verdict": "MISMATCH" if left[0][0] != "baseline"
-                                   else "baseline failed", "reason": f"the process died ({_exit(proc.returncode)}): "
-                                   f"{tail}"})
-        with lock:
-            finished[0] += 1
-            log(f"[{finished[0]}/{len(groups)}] {g.key}")
+                                         "variant": other, "verdict": "no baseline",
+                                         "reason": "the baseline did not build or run"})
+        elif o.error is not None:
+            log(f"{g.key}: the group's job raised:\n{o.error}")
+        again = job(g) if attempts[g.key] <= len(g.variants) and o.error is None else None
+        if again is not None:
+            return [again]
+        finished[0] += 1
+        log(f"[{finished[0]}/{len(groups)}] {g.key}")
+        return []
 
-    pool = ThreadPoolExecutor(max_workers=max(1, jobs))
+    own = None
+    executor = executor or current()
+    if executor is None:
+        executor = own = LocalExecutor()
     try:
-        futures = [pool.submit(one, i, g) for i, g in enumerate(groups)]
-        for f in futures:
-            while not f.done():
-                time.sleep(0.1)
-            f.result()
+        with executor.batch(on_outcome, on_record, log, per_gpu=max(1, jobs)) as batch:
+            for g in groups:
+                j = job(g)
+                if j is None:
+                    finished[0] += 1
+                    continue
+                batch.put(j)
     except KeyboardInterrupt:
-        stop.set()
-        with lock:
-            for p in list(children):
-                try:
-                    os.killpg(p.pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-        pool.shutdown(wait=True, cancel_futures=True)
         raise Interrupted() from None
-    pool.shutdown(wait=True)
+    finally:
+        if own is not None:
+            own.close()
     return read_rows(rows_dir)
-
-
-def _exit(code: int) -> str:
-    if code < 0:
-        try:
-            return f"killed by {signal.Signals(-code).name}"
-        except ValueError:
-            return f"killed by signal {-code}"
-    return f"exit status {code}"
 
 
 def read_rows(rows_dir: Path) -> list[dict]:
@@ -515,16 +531,3 @@ def summary_line(rows: list[dict], groups: int) -> str:
     if cost:
         text += f" {len(cost)} variant run(s) that do not fit this GPU where the baseline does (not a miscompile)."
     return text
-
-
-def _child(job_text: str) -> int:
-    job = json.loads(job_text)
-    g = job["group"]
-    group = Group(g["kernel"], g["config"], g["shape"], tuple(tuple(v) for v in g["variants"]))
-    return run_group(group, Path(job["out"]), job.get("cache"))
-
-
-if __name__ == "__main__":
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--child", required=True)
-    sys.exit(_child(ap.parse_args().child))

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import platform
 import statistics
 import subprocess
@@ -89,10 +90,16 @@ class Prepared:
     placed: dict = field(default_factory=dict)     # arena block -> one launch per input copy placed there
 
 
+def visible_index() -> str:
+    """The GPU this process uses, as nvidia-smi and NVML name it (they ignore CUDA_VISIBLE_DEVICES):
+    the first entry of CUDA_VISIBLE_DEVICES (an index or a UUID), else 0."""
+    return (os.environ.get("CUDA_VISIBLE_DEVICES") or "0").split(",")[0].strip() or "0"
+
+
 def _nvidia_smi(fields: str) -> list[str]:
     try:
-        out = subprocess.run(["nvidia-smi", f"--query-gpu={fields}", "--format=csv,noheader,nounits"],
-                             capture_output=True, text=True, timeout=20).stdout.strip()
+        out = subprocess.run(["nvidia-smi", f"--query-gpu={fields}", "--format=csv,noheader,nounits",
+                              "-i", visible_index()], capture_output=True, text=True, timeout=20).stdout.strip()
         return [x.strip() for x in out.splitlines()[0].split(",")] if out else []
     except (OSError, subprocess.SubprocessError):
         return []
@@ -106,7 +113,9 @@ def environment() -> dict:
         props = torch.cuda.get_device_properties(0)
         env.update({"gpu": torch.cuda.get_device_name(0), "sm_count": props.multi_processor_count,
                     "memory_gib": round(props.total_memory / 2**30, 1),
-                    "capability": f"{props.major}.{props.minor}"})
+                    "capability": f"{props.major}.{props.minor}",
+                    "visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES"),
+                    **({"gpu_uuid": str(props.uuid)} if getattr(props, "uuid", None) is not None else {})})
     q = _nvidia_smi("driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.draw,temperature.gpu")
     if q:
         keys = ("driver", "sm_clock_mhz", "sm_clock_max_mhz", "mem_clock_mhz", "power_w", "temperature_c")
@@ -123,6 +132,20 @@ def install_scratch_allocator(torch) -> None:
         return torch.empty(size, dtype=torch.int8, device="cuda")
 
     triton.set_allocator(scratch)
+
+
+def _nvml_handle(pynvml, props):
+    """NVML's handle of the GPU torch runs on. NVML counts every GPU of the host whatever
+    CUDA_VISIBLE_DEVICES says (by index 0 a worker given GPU 2 would read GPU 0's clocks): by the
+    UUID torch reports, else by the index CUDA_VISIBLE_DEVICES gives."""
+    uuid = getattr(props, "uuid", None)
+    if uuid is not None:
+        text = str(uuid)
+        return pynvml.nvmlDeviceGetHandleByUUID(text if text.startswith("GPU-") else f"GPU-{text}")
+    index = visible_index()
+    if index.startswith("GPU-"):
+        return pynvml.nvmlDeviceGetHandleByUUID(index)
+    return pynvml.nvmlDeviceGetHandleByIndex(int(index))
 
 
 class GpuRunner:
@@ -148,10 +171,10 @@ class GpuRunner:
         self._blocks, self._views = [], {}   # the cell's arena blocks; (workload id, block) -> input sets placed
         install_scratch_allocator(torch)
         self.nvml = None
-        try:  # clocks and throttling per round, where NVML is available
+        try:  # clocks and throttling per round, where NVML is available -- of this process's own GPU
             import pynvml
             pynvml.nvmlInit()
-            self.nvml = (pynvml, pynvml.nvmlDeviceGetHandleByIndex(torch.cuda.current_device()))
+            self.nvml = (pynvml, _nvml_handle(pynvml, props))
         except Exception:
             self.nvml = None
     def healthy(self) -> bool:

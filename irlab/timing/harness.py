@@ -1,233 +1,219 @@
-"""A/B timing sweeps that survive what goes wrong on a GPU.
+"""A/B timing sweeps that survive what goes wrong on a GPU, spread over every GPU the executor has.
 
-The parent process never touches CUDA. It runs the plan in a child (``irlab.timing.worker``);
-the child appends every finished entry and cell to a JSON-lines file as it goes. If the child
-dies -- a kernel faulted and took the CUDA context with it, or the machine killed it -- the
-parent reads which entry was in flight, records it as a fault with the reason, and starts a new
-child for the cells left, without the faulting entry. ``resume=True`` skips cells that already
-finished in an earlier (interrupted) run; without it, an earlier results file is kept beside the
-new one, never overwritten.
+The driver never touches CUDA. Each cell is one job of the executor (:mod:`irlab.executor`): a
+long-lived worker process per GPU takes the next cell from one shared queue and runs it whole
+(:func:`irlab.timing.worker.cell_job`), so a cell's rounds -- baseline, variants, A/A control --
+are timed on one GPU, and a slow cell or a dead worker holds back only its own GPU. The worker
+sends every finished entry and cell to the driver, which appends it to the results file (JSON
+lines) with the node and GPU it ran on. If a worker dies -- a kernel faulted and took the CUDA
+context with it, the machine killed it, it made no progress for ``stall_s`` -- the driver reads
+which entry and step were in flight, records a fault with the reason, and puts the cell back at
+the front of the queue without the faulting entry; the lane starts a new worker. ``resume=True``
+skips cells that already finished in an earlier (interrupted) run; without it, an earlier results
+file is kept beside the new one, never overwritten.
+
+Timings of different GPU models are never compared: a sweep runs on GPUs of one model (the
+executor's choice, :meth:`irlab.executor.Executor.choose_model`, or ``gpu_model``), and with
+``gpu_model`` a cell finished on another model counts as not done.
 """
 from __future__ import annotations
 
-import json
 import os
 import shutil
-import signal
-import subprocess
 import sys
 import threading
 import time
-from collections import deque
 from dataclasses import replace
 from pathlib import Path
 
-from .plan import DEFAULT_RUNNER, Plan, progress_path
+from .plan import DEFAULT_RUNNER, Cell, Plan
 from ..base.jsonio import append_record, read_records
-
-
-def _describe_exit(code: int) -> str:
-    from .worker import POISONED
-    if code == POISONED:
-        return "stopped after a GPU fault poisoned its CUDA context"
-    if code < 0:
-        try:
-            return f"killed by {signal.Signals(-code).name}"
-        except ValueError:
-            return f"killed by signal {-code}"
-    return f"exited with status {code}"
-
-
-def finished_cells(out: Path) -> set[str]:
-    return {r["cell"] for path in shards(out) for r in read_records(path) if r.get("type") == "cell"}
+from ..executor import Job, current
+from ..executor.devices import visible_gpus  # noqa: F401  (the command line's --gpus reads it here)
 
 
 def shards(out: str | Path) -> list[Path]:
-    """The results files of a sweep: ``out`` and, from a run over several GPUs, one per GPU."""
+    """The results files of a sweep: ``out`` and, from runs before the shared queue, one per GPU."""
     out = Path(out)
     return [p for p in [out] + sorted(out.parent.glob(f"{out.stem}.gpu*{out.suffix}")) if p.exists()]
 
 
-def visible_gpus() -> list[str]:
-    """The GPUs a sweep can use: CUDA_VISIBLE_DEVICES, else what nvidia-smi lists (the parent never
-    touches CUDA itself), else one (the default device)."""
-    env = os.environ.get("CUDA_VISIBLE_DEVICES")
-    if env:
-        return [g for g in env.split(",") if g.strip()]
-    try:
-        out = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=30).stdout
-        found = [str(i) for i, line in enumerate(out.splitlines()) if line.startswith("GPU ")]
-        return found or ["0"]
-    except (OSError, subprocess.SubprocessError):
-        return ["0"]
+def _of_model(rec: dict, gpu_model: str | None) -> bool:
+    """Whether a record was timed on ``gpu_model`` (records that name no GPU count as any)."""
+    name = (rec.get("device") or {}).get("name")
+    return gpu_model is None or name is None or name == gpu_model
 
 
-def _watch(proc: subprocess.Popen, progress_file: Path, stall_s: float, stalled: dict) -> None:
-    """Kill ``proc`` once its progress file has not changed for ``stall_s`` seconds."""
-    last, since = None, time.monotonic()
-    while proc.poll() is None:
-        time.sleep(min(2.0, stall_s / 4))
+def finished_cells(out: Path, gpu_model: str | None = None) -> set[str]:
+    return {r["cell"] for path in shards(out) for r in read_records(path)
+            if r.get("type") == "cell" and _of_model(r, gpu_model)}
+
+
+class Sweep:
+    """A sweep whose cells can be added while it runs (a search adds each config's cells as soon
+    as its compiles are done, while the GPUs already time others)::
+
+        with Sweep(plan, out) as sweep:
+            sweep.add(cell)
+        collect(sweep.out)
+
+    ``plan``'s cells are added at once; its settings (method, rounds, ...) apply to every cell.
+    ``more``: cells will be added after them (the GPU workers start at once, to be ready for
+    them); without it, a sweep with nothing left to do starts no worker."""
+
+    def __init__(self, plan: Plan, out: str | Path, runner: str = DEFAULT_RUNNER, resume: bool = False,
+                 max_faults_per_cell: int = 3, log=None, env: dict | None = None, gpus: list[str] | None = None,
+                 stall_s: float | None = None, executor=None, gpu_model: str | None = None, more: bool = False):
+        self.plan, self.out, self.runner, self.resume, self.more = plan, Path(out), runner, resume, more
+        self.max_faults = max_faults_per_cell
+        self.log = log or (lambda msg: print(msg, file=sys.stderr, flush=True))
+        self.stall_s = float(os.environ.get("IRLAB_STALL_S", "180")) if stall_s is None else stall_s
+        self.executor = executor or current()
+        self.own = None
+        if self.executor is None:   # no command installed one: this host's GPUs, for this sweep alone
+            from ..executor import LocalExecutor
+            self.executor = self.own = LocalExecutor(gpus, env)
+        self.gpu_model = gpu_model
+        self.cells: dict[str, Cell] = {}
+        self.faults: dict[str, set] = {}
+        self.lock = threading.RLock()   # cells are added from the caller's thread, settled in the lanes' threads
+        self.done: set[str] = set()
+        self.batch = None
+
+    # -- running ------------------------------------------------------------------------------------
+    def __enter__(self) -> "Sweep":
         try:
-            stamp = progress_file.stat().st_mtime_ns, progress_file.stat().st_size
-        except FileNotFoundError:
-            stamp = None
-        if stamp != last:
-            last, since = stamp, time.monotonic()
-        elif time.monotonic() - since > stall_s and proc.poll() is None:
-            stalled["hit"] = True
-            proc.kill()
-            return
+            self.out.parent.mkdir(parents=True, exist_ok=True)
+            if not self.resume:
+                for old in shards(self.out):
+                    keep = old.with_name(old.name + f".{time.strftime('%Y%m%d-%H%M%S')}.prev")
+                    shutil.move(old, keep)
+                    self.log(f"irlab timing: earlier results kept at {keep}")
+            if self.gpu_model is None:
+                self.gpu_model = self.executor.choose_model(None, self.log)
+            self.done = finished_cells(self.out, self.gpu_model)
+            if self.done:
+                self.log(f"irlab timing: resuming: {len(self.done)} cell(s) already finished in {self.out}")
+            warm = Job("irlab.timing.worker:warm_job", {"runner": self.runner}, key="make the GPU runner")
+            self.batch = self.executor.batch(self._on_outcome, self._on_record, self.log, per_gpu=1,
+                                             gpu_model=self.gpu_model, warm=warm)
+            for cell in self.plan.cells:
+                self.add(cell)
+            if not self.more:
+                self.batch.close_input()
+            self.batch.__enter__()
+        except BaseException:
+            self._close()
+            raise
+        return self
 
-
-# the GPU workers running now (each in a session of its own: Ctrl-C reaches the parent only, which
-# kills them), and whether the sweep is being stopped (threads then start no new worker)
-_LIVE: set = set()
-_STOPPING = threading.Event()
-
-
-def _stop_workers() -> None:
-    _STOPPING.set()
-    for proc in list(_LIVE):
+    def __exit__(self, exc_type, exc, tb) -> None:
         try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except OSError:
-            pass
+            self.batch.__exit__(exc_type, exc, tb)
+            if exc_type is None and self.batch.ran and self.batch.warm_s:   # what starting each GPU's worker cost
+                append_record(self.out, {"type": "lanes", "warm_s": self.batch.warm_s})
+        finally:
+            self._close()
+
+    def _close(self) -> None:
+        if self.own is not None:
+            self.own.close()
+            self.own = None
+
+    def add(self, cell: Cell) -> None:
+        """Time ``cell`` (unless it finished in the run being resumed, or was added already)."""
+        with self.lock:
+            if cell.key in self.done or cell.key in self.cells:
+                return
+            self.cells[cell.key] = cell
+            self.faults[cell.key] = set(self.plan.exclude.get(cell.key, ()))
+            job = self._job(cell)
+        self.batch.put(job)
+
+    def _job(self, cell: Cell) -> Job:
+        excluded = self.faults[cell.key]
+        plan = replace(self.plan, cells=[cell], exclude={cell.key: sorted(excluded)} if excluded else {})
+        return Job("irlab.timing.worker:cell_job", {"plan": plan.to_json(), "runner": self.runner,
+                                                    "sweep": str(self.out)},
+                   key=cell.key, stall_s=self.stall_s if self.stall_s and self.stall_s > 0 else None, tag=cell)
+
+    # -- what comes back (in the driver, one at a time) --------------------------------------------
+    def _on_record(self, job: Job, rec: dict, device) -> None:
+        append_record(self.out, {**rec, "device": device.to_json()})
+        if rec.get("type") == "cell":
+            with self.lock:
+                self.done.add(rec["cell"])
+
+    def _write(self, rec: dict, device) -> None:
+        append_record(self.out, {**rec, **({"device": device.to_json()} if device is not None else {})})
+
+    def _on_outcome(self, o) -> list[Job]:
+        with self.lock:
+            follow = self._settle(o)
+            finished, total = sum(1 for key in self.cells if key in self.done), len(self.cells)
+        if not follow:
+            self.log(f"[{finished}/{total}] {o.job.key} (on {o.device.label() if o.device else '?'})")
+        return follow
+
+    def _settle(self, o) -> list[Job]:
+        """Record what a cell's job left undone; the job to run again, if any."""
+        cell: Cell = o.job.tag
+        if cell.key in self.done:
+            return []
+        if o.died is None:
+            reason = (f"the cell's job raised:\n{o.error}" if o.error else
+                      "the worker ended without reporting this cell")
+            self._fail(cell, reason, o.device)
+            return []
+        death = o.died
+        last = "\n".join(death.tail)
+        prog = death.progress
+        if prog is None or prog.get("cell") != cell.key:
+            self._fail(cell, f"the worker {death.how} before starting this cell:\n{last}", o.device)
+            return []
+        label, step = prog["entry"], prog["step"]
+        if prog.get("error"):
+            last = f"{prog['error']}\n{last}"
+        self.log(f"irlab timing: the worker on {o.device.label()} {death.how} while {step} {label!r} of {cell.key}; "
+                 "recording a fault and going on")
+        self._write({"type": "entry", "cell": cell.key, "label": label, "status": "fault",
+                     "reason": f"the worker process {death.how} during {step}"
+                               + (f" (round {prog['round']})" if "round" in prog else "") + f":\n{last}"}, o.device)
+        self.faults[cell.key].add(label)
+        if label == cell.baseline.label or len(self.faults[cell.key]) >= self.max_faults:
+            self._fail(cell, f"{'the baseline' if label == cell.baseline.label else 'too many entries'} faulted; "
+                             "nothing more is timed in this cell", o.device)
+            return []
+        return [self._job(cell)]
+
+    def _fail(self, cell: Cell, reason: str, device) -> None:
+        self._write({"type": "cell", "cell": cell.key, "status": "failed", "reason": reason, **cell.to_json()}, device)
+        self.done.add(cell.key)
 
 
 def run_sweep(plan: Plan, out: str | Path, runner: str = DEFAULT_RUNNER, resume: bool = False,
               max_faults_per_cell: int = 3, log=None, env: dict | None = None,
-              gpus: list[str] | None = None, stall_s: float | None = None) -> Path:
-    """Run ``plan``; results go to ``out`` (JSON lines). With several ``gpus``, the cells are dealt
-    round-robin to one worker per GPU (each sees only its GPU), each writing ``<out>.gpuN.jsonl``;
-    :func:`collect` reads them together. A worker whose progress file has not changed for
-    ``stall_s`` seconds (default ``IRLAB_STALL_S`` or 180) is killed and its entry recorded as a
-    fault. Returns the results path."""
-    if stall_s is None:
-        stall_s = float(os.environ.get("IRLAB_STALL_S", "180"))
-    if threading.current_thread() is threading.main_thread():   # a new sweep (its GPU threads come below)
-        _STOPPING.clear()
-    out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    log = log or (lambda msg: print(msg, file=sys.stderr, flush=True))
-    if not resume:
-        for old in shards(out):
-            keep = old.with_name(old.name + f".{time.strftime('%Y%m%d-%H%M%S')}.prev")
-            shutil.move(old, keep)
-            log(f"irlab timing: earlier results kept at {keep}")
-    if gpus and len(gpus) > 1:
-        done = finished_cells(out)
-        pending = [c for c in plan.cells if c.key not in done]
-        if done:
-            log(f"irlab timing: resuming: {len(done)} cell(s) already finished in {out}")
-        threads = []
-        for i, gpu in enumerate(gpus):
-            mine = pending[i::len(gpus)]
-            if not mine:
-                continue
-            shard = out.with_name(f"{out.stem}.gpu{gpu}{out.suffix}")
-            sub = replace(plan, cells=mine)
-            prefix = f"[gpu {gpu}] "
-            t = threading.Thread(target=run_sweep, args=(sub, shard, runner, True, max_faults_per_cell,
-                                                         lambda m, p=prefix: log(p + m),
-                                                         {**(env or {}), "CUDA_VISIBLE_DEVICES": gpu},
-                                                         None, stall_s))
-            t.start()
-            threads.append(t)
-        try:
-            for t in threads:
-                t.join()
-        except BaseException:   # Ctrl-C: stop every GPU's worker before leaving
-            _stop_workers()
-            for t in threads:
-                t.join()
-            raise
-        return out
-    if gpus:
-        env = {**(env or {}), "CUDA_VISIBLE_DEVICES": gpus[0]}
-    faults: dict[str, set] = {k: set(v) for k, v in plan.exclude.items()}
-    done = finished_cells(out)
-    if done:
-        log(f"irlab timing: resuming: {len(done)} cell(s) already finished in {out}")
-    attempts = 0
-    while True:
-        pending = [c for c in plan.cells if c.key not in done]
-        if not pending:
-            break
-        attempts += 1
-        if attempts > len(plan.cells) * (max_faults_per_cell + 1) + 1:
-            raise RuntimeError("irlab timing: the worker keeps dying without progress; giving up")
-        sub = replace(plan, cells=pending, exclude=faults)
-        plan_path = out.with_name(out.name + ".plan.json")
-        sub.write(plan_path)
-        progress_file = progress_path(out)
-        progress_file.unlink(missing_ok=True)
-        cmd = [sys.executable, "-m", "irlab.timing.worker", "--plan", str(plan_path), "--out", str(out),
-               "--runner", runner]
-        tail: deque[str] = deque(maxlen=40)
-        if _STOPPING.is_set():
-            break
-        proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True, env={**os.environ, **(env or {})},
-                                start_new_session=True)
-        _LIVE.add(proc)
-        stalled = {"hit": False}
-        if stall_s and stall_s > 0:
-            threading.Thread(target=_watch, args=(proc, progress_file, stall_s, stalled), daemon=True).start()
-        try:
-            for line in proc.stderr:
-                tail.append(line.rstrip())
-                log(line.rstrip())
-            code = proc.wait()
-        except BaseException:   # Ctrl-C: the worker goes with the parent
-            _stop_workers()
-            proc.wait()
-            raise
-        finally:
-            _LIVE.discard(proc)
-            plan_path.unlink(missing_ok=True)
-        if _STOPPING.is_set():   # another GPU's thread was interrupted: this worker was stopped, not faulted
-            break
-        done = finished_cells(out)
-        if code == 0:
-            left = [c for c in plan.cells if c.key not in done]
-            for c in left:  # the worker finished without writing them: say so, do not loop forever
-                append_record(out, {"type": "cell", "cell": c.key, "status": "failed",
-                                    "reason": "the worker ended without reporting this cell", **c.to_json()})
-            break
-        why = _describe_exit(code) if not stalled["hit"] else \
-            f"made no progress for {stall_s:g} s (a kernel that never finishes?) and was killed"
-        last = "\n".join(list(tail)[-12:])
-        prog = json.loads(progress_file.read_text()) if progress_file.exists() else None
-        if prog is None:
-            for c in pending:
-                if c.key not in done:
-                    append_record(out, {"type": "cell", "cell": c.key, "status": "failed",
-                                        "reason": f"the worker {why} before starting this cell:\n{last}",
-                                        **c.to_json()})
-            break
-        key, label, step = prog["cell"], prog["entry"], prog["step"]
-        if prog.get("error"):
-            last = f"{prog['error']}\n{last}"
-        log(f"irlab timing: the worker {why} while {step} {label!r} of {key}; recording a fault and going on")
-        append_record(out, {"type": "entry", "cell": key, "label": label, "status": "fault",
-                            "reason": f"the worker process {why} during {step}"
-                                      + (f" (round {prog['round']})" if "round" in prog else "") + f":\n{last}"})
-        faults.setdefault(key, set()).add(label)
-        cell = next(c for c in plan.cells if c.key == key)
-        if label == cell.baseline.label or len(faults[key]) >= max_faults_per_cell:
-            append_record(out, {"type": "cell", "cell": key, "status": "failed",
-                                "reason": f"{'the baseline' if label == cell.baseline.label else 'too many entries'}"
-                                          f" faulted; nothing more is timed in this cell", **cell.to_json()})
-            done.add(key)
-    progress_path(out).unlink(missing_ok=True)
-    return out
+              gpus: list[str] | None = None, stall_s: float | None = None, executor=None,
+              gpu_model: str | None = None) -> Path:
+    """Run ``plan`` on the executor in use (:func:`irlab.executor.current`; without one, a local
+    executor over ``gpus``, default every visible GPU, with ``env`` added to its workers'
+    environment); results go to ``out`` (JSON lines). A worker whose last progress report is
+    older than ``stall_s`` seconds (default ``IRLAB_STALL_S`` or 180) is killed and its entry
+    recorded as a fault. Returns the results path."""
+    with Sweep(plan, out, runner, resume, max_faults_per_cell, log, env, gpus, stall_s, executor, gpu_model) as s:
+        pass
+    return s.out
 
 
-def collect(out: str | Path) -> dict:
+def collect(out: str | Path, gpu_model: str | None = None) -> dict:
     """Results by cell: {"env": [...], "cells": {key: {"status", "reason", "cell", "entries": {label: rec}, and
-    for a timed cell "rounds", "launches_per_sample", "stopped_by", "stop_reason", "aa_floor"}}}."""
+    for a timed cell "rounds", "launches_per_sample", "stopped_by", "stop_reason", "aa_floor", "device"}}}. With
+    ``gpu_model``, records timed on another GPU model are left out."""
     envs, cells = [], {}
     for r in (r for path in shards(out) for r in read_records(path)):
         t = r.get("type")
+        if not _of_model(r, gpu_model):
+            continue
         if t == "env":
             envs.append(r)
         elif t == "entry":
@@ -236,6 +222,6 @@ def collect(out: str | Path) -> dict:
             c = cells.setdefault(r["cell"], {"entries": {}})
             c.update({"status": r["status"], "reason": r.get("reason"), "rounds_info": r.get("rounds_info"),
                       "cell": {k: r[k] for k in ("experiment", "kernel", "shape", "config", "entries") if k in r}})
-            c.update({k: r[k] for k in ("rounds", "launches_per_sample", "stopped_by", "stop_reason", "aa_floor")
-                      if k in r})
+            c.update({k: r[k] for k in ("rounds", "launches_per_sample", "stopped_by", "stop_reason", "aa_floor",
+                                        "device", "overhead") if k in r})
     return {"env": envs, "cells": cells}

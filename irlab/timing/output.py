@@ -32,6 +32,28 @@ def clock_note(results: dict) -> str | None:
             + (f"; held back by: {', '.join(limits)}" if limits else ""))
 
 
+def devices_text(results: list[dict], note: str | None = None) -> str:
+    """Which GPUs timed the cells of ``results`` (collected sweeps): their model, how many, on how
+    many nodes, each node with its GPUs' indices; ``note``: what the executor said about models it
+    left out."""
+    by_node: dict[str, set] = {}
+    models = set()
+    for res in results:
+        for c in (res or {}).get("cells", {}).values():
+            d = c.get("device")
+            if d:
+                node = d["node_id"][:8] if d.get("node_id") else d["node"]
+                by_node.setdefault(node, set()).add(str(d["index"]))
+                models.add(d.get("name") or "unknown GPU")
+    if not by_node:
+        return "GPUs: -" + (f". {note}" if note else "")
+    count = sum(len(ix) for ix in by_node.values())
+    where = "; ".join(f"{node}: {', '.join(sorted(ix))}" for node, ix in sorted(by_node.items()))
+    text = (f"GPUs: {count} x {', '.join(sorted(models))} on {len(by_node)} node{'s' if len(by_node) > 1 else ''} "
+            f"({where})")
+    return text + (f". {note}" if note else "")
+
+
 def write_csv(rows: list[dict], path: Path) -> None:
     keys = list(dict.fromkeys(k for r in rows for k in r))
     with open(path, "w", newline="") as f:

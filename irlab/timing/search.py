@@ -38,14 +38,16 @@ ratio to it (``ratio_to_reference``) beside the ratio to the baseline. The table
 (its best config) TFLOP/s" and "variant vs reference (95% CI)" (the variant on its own best
 config). A reference that takes other shapes than the kernel is refused.
 
-Cells are spread over every GPU of the host (one worker each); every phase appends its results
-as they finish and ``resume`` skips finished work. How the same cells would spread over many
-hosts is described in docs/search.md.
+Cells go to the executor (:mod:`irlab.executor`: every GPU of the host, or of a Ray cluster),
+one cell per job on one GPU, from a shared queue; each config's screening cells are queued as
+soon as its variants are compiled, so the GPUs time while the CPU still compiles. Only cells
+timed on one GPU model are compared (the executor picks it, or ``gpu_model``). Every phase
+appends its results as they finish and ``resume`` skips finished work (docs/executor.md).
 """
 from __future__ import annotations
 
+import contextlib
 import json
-import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -53,11 +55,12 @@ from pathlib import Path
 from ..base.jsonio import write_json, write_text
 from ..kernels.spec import TileConfig
 from ..base.targets import Target
-from .output import clock_note, method_note, plot_bars, ratio_text, write_csv
+from .output import clock_note, devices_text, method_note, plot_bars, ratio_text, write_csv
 from .plan import Cell, Entry, Plan, resolve_config, tile_json
 from ..base.jsonio import append_record, read_records
 from ..passkit.variant import Variant
-from ..base.workers import Crashed, Workers
+from ..base.workers import Crashed
+from ..executor import LocalExecutor, current
 
 # what a search's results folder holds the search of (kernel, target, method), written when it starts
 FOLDER_FILE = "search.json"
@@ -112,6 +115,8 @@ class Search:
     reference_configs: list[TileConfig] | None = None   # its configs (default: its spec's own)
     reference_static: list[dict] = field(default_factory=list)   # its static records (filled by static())
     baseline_finalists: int = 2         # baseline configs (fastest in the screen) the headline times to find the best
+    gpu_model: str | None = None        # time on GPUs of this model only (default: the executor's choice)
+    executor: object = None             # default: the one in use (irlab.executor.current), else this host's GPUs
 
     def __post_init__(self):
         self.out = Path(self.out)
@@ -129,6 +134,29 @@ class Search:
             self.reference_configs = check_reference(self.kernel, self.reference, self.shapes, names,
                                                      self.reference_configs)
 
+    # --- where it runs --------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def _using_executor(self):
+        """The executor of the timed phases (given, in use, or this host's ``gpus`` for this run) and
+        the one GPU model they time on (``gpu_model``, else the executor's choice: said in the log
+        and the README when others are left out)."""
+        own = None
+        self._active = self.executor or current()
+        if self._active is None:
+            self._active = own = LocalExecutor(self.gpus)
+        notes = []
+        try:
+            self.gpu_model = self._active.choose_model(self.gpu_model, lambda m: (notes.append(m), self.log(m)))
+            self.models_note = notes[0] if notes else None
+            yield self._active
+        finally:
+            if own is not None:
+                own.close()
+
+    def _executor_text(self) -> str:
+        active = getattr(self, "_active", None)
+        return active.describe(self.gpu_model) if active is not None else "this host's GPUs"
+
     @property
     def reference_name(self) -> str | None:
         """The reference kernel's name (its spec's), for tables."""
@@ -138,9 +166,11 @@ class Search:
         return get(self.reference).name
 
     # --- 1: static pruning ----------------------------------------------------------------------
-    def static(self, resume: bool = False) -> list[dict]:
+    def static(self, resume: bool = False, on_ready=None) -> list[dict]:
         """Compile every config x variant for the target; one record per candidate (static.jsonl,
-        appended as each compile finishes), then :func:`mark_unchanged` over them."""
+        appended as each compile finishes), then :func:`mark_unchanged` over them. ``on_ready``:
+        called with a config's screening cells (every shape) as soon as all its variants are
+        compiled, so that GPUs can time them while the other configs still compile."""
         self.out.mkdir(parents=True, exist_ok=True)
         path = self.out / "static.jsonl"
         done = {r["key"]: r for r in read_records(path)} if resume else {}
@@ -150,34 +180,47 @@ class Search:
         self.log(f"{self.name}: static pruning of {len(self.configs)} configs x {len(self.variants)} variants "
                  f"({len(todo)} to compile, {len(done)} already done)")
         t0 = time.perf_counter()
-        self._compile(self.kernel, todo, path, done)
-        if self.reference is not None:   # the reference kernel's configs, as its baseline, in a file of their own
-            ref_path = self.out / "reference_static.jsonl"
-            ref_done = {r["key"]: r for r in read_records(ref_path)} if resume else {}
+        ready = _Ready({c.name: {_key(c, v) for v in self.variants} for c in self.configs}, done,
+                       lambda name: on_ready and on_ready(self.config_cells(self._by_name[name], done)))
+        ref_path = self.out / "reference_static.jsonl"
+        ref_done = {r["key"]: r for r in read_records(ref_path)} if resume and self.reference is not None else {}
+        if self.reference is not None:
+            base = self.variants[0]
             if not resume and ref_path.exists():
                 ref_path.unlink()
-            base = self.variants[0]
+            ref_ready = _Ready({c.name: {_key(c, base)} for c in self.reference_configs}, ref_done,
+                               lambda name: on_ready and on_ready(self.reference_cells(name, ref_done)))
+        self._compile(self.kernel, todo, path, done, ready.arrived)
+        if self.reference is not None:   # the reference kernel's configs, as its baseline, in a file of their own
             ref_todo = [(c, base) for c in self.reference_configs if _key(c, base) not in ref_done]
             self.log(f"{self.name}: static pruning of the reference {self.reference_name}'s "
                      f"{len(self.reference_configs)} configs ({len(ref_todo)} to compile)")
-            self._compile(self.reference, ref_todo, ref_path, ref_done)
+            self._compile(self.reference, ref_todo, ref_path, ref_done, ref_ready.arrived)
             self.reference_static = [ref_done[_key(c, base)] for c in self.reference_configs
                                      if _key(c, base) in ref_done]
         self.timings["static_s"] = round(time.perf_counter() - t0, 1)
         return mark_unchanged([done[_key(c, v)] for c in self.configs for v in self.variants if _key(c, v) in done],
                               [v.name for v in self.variants])
 
-    def _compile(self, kernel: str, todo: list, path: Path, done: dict) -> None:
-        """Compile the (config, variant) candidates ``todo`` of ``kernel`` in parallel, appending each
-        record to ``path`` and into ``done`` (by key) as it finishes."""
+    @property
+    def _by_name(self) -> dict:
+        return {c.name: c for c in self.configs}
+
+    def _compile(self, kernel: str, todo: list, path: Path, done: dict, arrived=None) -> None:
+        """Compile the (config, variant) candidates ``todo`` of ``kernel`` in parallel (the
+        executor's CPU workers: this host's cores, or a Ray cluster's nodes), appending each
+        record to ``path`` and into ``done`` (by key) as it finishes; ``arrived(rec)`` after each."""
+        import contextlib
+        import functools
         jobs = [(kernel, self.target.name, self.shapes[0], tile_json(c), c.name, _key(c, v), v.to_json(),
                  str(self.out / "cache")) for c, v in todo]
         if not jobs:
             return
-        _warm_up(self.target)
+        executor = self.executor or current() or LocalExecutor(["0"])
         try:
-            with Workers(min(len(jobs), self.workers or os.cpu_count() or 1)) as pool:
-                for n, (i, rec) in enumerate(pool.imap(_static_one, jobs), 1):
+            results = executor.map_cpu(_static_one, jobs, self.workers, warm=functools.partial(_warm_up, self.target))
+            with contextlib.closing(results):
+                for n, (i, rec) in enumerate(results, 1):
                     if isinstance(rec, Crashed):
                         c, v = todo[i]
                         rec = {**_head(c, v), "status": "crashed", "signal": rec.signal, "reason": str(rec),
@@ -185,6 +228,8 @@ class Search:
                         self.log(f"  static: {c.name} {v.name}: {rec['reason']}")
                     append_record(path, rec)
                     done[rec["key"]] = rec
+                    if arrived is not None:
+                        arrived(rec)
                     if n % 10 == 0 or n == len(jobs):
                         self.log(f"  static: {n}/{len(jobs)} compiled")
         finally:
@@ -193,34 +238,62 @@ class Search:
     # --- 2: screening ---------------------------------------------------------------------------
     def screen(self, static: list[dict], resume: bool = False) -> dict:
         """Time every surviving config's variants in a few rounds; the collected results."""
-        from . import collect, run_sweep
-        cells = self.screen_cells(static)
-        self.log(f"{self.name}: screening {len(cells)} cells ({len(self.shapes)} shapes) in "
-                 f"{self.screen_rounds} rounds on {len(self.gpus or ['0'])} GPU(s)")
-        t0 = time.perf_counter()
-        plan = Plan(cells, self.method, self.screen_rounds, self.launches, cache_dir=str(self.out / "cache"))
-        path = run_sweep(plan, self.out / "screen.jsonl", resume=resume, gpus=self.gpus, log=self.log,
-                         **({"runner": self.runner} if self.runner else {}))
-        self.timings["screen_s"] = round(time.perf_counter() - t0, 1)
-        return collect(path)
+        with self._screen_sweep(resume) as sweep:
+            for cell in self.screen_cells(static):
+                sweep.add(cell)
+        return self._screened(sweep.out)
+
+    def _screen_sweep(self, resume: bool):
+        from .harness import Sweep
+        self.log(f"{self.name}: screening ({len(self.shapes)} shape(s)) in {self.screen_rounds} rounds on "
+                 f"{self._executor_text()}")
+        self._screen_t0 = time.perf_counter()
+        plan = Plan([], self.method, self.screen_rounds, self.launches, cache_dir=str(self.out / "cache"))
+        return Sweep(plan, self.out / "screen.jsonl", resume=resume, log=self.log,
+                     executor=getattr(self, "_active", None) or self.executor,
+                     gpu_model=self.gpu_model, more=True, **({"runner": self.runner} if self.runner else {}))
+
+    def _screened(self, path: Path) -> dict:
+        from . import collect
+        self.timings["screen_s"] = round(time.perf_counter() - self._screen_t0, 1)
+        return collect(path, self.gpu_model)
 
     def screen_cells(self, static: list[dict]) -> list[Cell]:
         """The screening cells: per shape, each config whose baseline passed static pruning, with
         the variants that passed there (a variant whose binary is another entry's is left out)."""
-        ok = {r["key"] for r in static if r["status"] == "ok"}
-        base = self.variants[0].name
-        cells = []
-        for shape in self.shapes:
-            for c in self.configs:
-                entries = [Entry(v.name, variant_spec=v.to_json()) for v in self.variants if _key(c, v) in ok]
-                if entries and entries[0].label == base:
-                    cells.append(Cell(self.name, self.kernel, shape, c.name, entries, tile_json(c)))
-            if self.reference is not None:   # the reference kernel's configs that passed, each in a cell of its own
-                ref_ok = {r["key"] for r in self.reference_static if r["status"] == "ok"}
-                cells += [Cell(self.name, self.reference, shape, c.name,
-                               [Entry(REFERENCE, variant_spec=self.variants[0].to_json())], tile_json(c))
-                          for c in self.reference_configs if _key(c, self.variants[0]) in ref_ok]
-        return cells
+        by_shape = {}
+        for c in self.configs:
+            for cell in self.config_cells(c, {r["key"]: r for r in static}, marked=True):
+                by_shape.setdefault(_dims(cell.shape), []).append(cell)
+        if self.reference is not None:   # the reference kernel's configs that passed, each in a cell of its own
+            ref = {r["key"]: r for r in self.reference_static}
+            for c in self.reference_configs:
+                for cell in self.reference_cells(c.name, ref):
+                    by_shape.setdefault(_dims(cell.shape), []).append(cell)
+        return [cell for shape in self.shapes for cell in by_shape.get(_dims(shape), [])]
+
+    def config_cells(self, c: TileConfig, records: dict, marked: bool = False) -> list[Cell]:
+        """One config's screening cells, one per shape, from its static ``records`` (by key; unless
+        ``marked``, :func:`mark_unchanged` is applied to them first): the variants that passed,
+        the baseline first; none if the baseline did not pass."""
+        mine = [records[_key(c, v)] for v in self.variants if _key(c, v) in records]
+        if not marked:
+            mine = mark_unchanged(mine, [v.name for v in self.variants])
+        ok = {r["key"] for r in mine if r["status"] == "ok"}
+        entries = [Entry(v.name, variant_spec=v.to_json()) for v in self.variants if _key(c, v) in ok]
+        if not entries or entries[0].label != self.variants[0].name:
+            return []
+        return [Cell(self.name, self.kernel, shape, c.name, entries, tile_json(c)) for shape in self.shapes]
+
+    def reference_cells(self, name: str, records: dict) -> list[Cell]:
+        """The reference kernel's config ``name`` on every shape, if its compile passed."""
+        c = {r.name: r for r in self.reference_configs}[name]
+        base = self.variants[0]
+        rec = records.get(_key(c, base))
+        if rec is None or rec["status"] != "ok":
+            return []
+        return [Cell(self.name, self.reference, shape, c.name, [Entry(REFERENCE, variant_spec=base.to_json())],
+                     tile_json(c)) for shape in self.shapes]
 
     def would_time(self, static: list[dict]) -> list[dict]:
         """What a GPU run would time after this static pruning: one row per screening cell (shape,
@@ -292,10 +365,11 @@ class Search:
         t0 = time.perf_counter()
         plan = Plan(cells, self.method, self.rounds, self.launches, cache_dir=str(self.out / "cache"),
                     target_halfwidth=self.target_halfwidth, budget_s=self.budget_s)
-        path = run_sweep(plan, self.out / "headline.jsonl", resume=resume, gpus=self.gpus, log=self.log,
-                         **({"runner": self.runner} if self.runner else {}))
+        path = run_sweep(plan, self.out / "headline.jsonl", resume=resume, log=self.log,
+                         executor=getattr(self, "_active", None) or self.executor,
+                         gpu_model=self.gpu_model, **({"runner": self.runner} if self.runner else {}))
         self.timings["headline_s"] = round(time.perf_counter() - t0, 1)
-        return choose_baseline(collect(path), base.name)
+        return choose_baseline(collect(path, self.gpu_model), base.name)
 
     def identity(self) -> dict:
         """What a results folder holds the search of: a resume must be the same search."""
@@ -319,16 +393,25 @@ class Search:
     def run(self, resume: bool = False, static_only: bool = False) -> dict:
         t0 = time.perf_counter()
         self.claim_folder(resume)
-        static = self.static(resume)
-        result = {"static": static}
-        if not static_only:
-            screen = self.screen(static, resume)
-            best = self.best(screen)
-            result.update(screen=screen, best=best, headline=self.headline(best, static, resume))
+        if static_only:
+            static = self.static(resume)
+            result = {"static": static}
+        else:
+            with self._using_executor():
+                # the GPUs screen each config as soon as its variants are compiled, while the CPU
+                # compiles the others (their workers start, and make their runners, meanwhile)
+                with self._screen_sweep(resume) as sweep:
+                    static = self.static(resume, on_ready=lambda cells: [sweep.add(c) for c in cells])
+                screen = self._screened(sweep.out)
+                best = self.best(screen)
+                result = {"static": static, "screen": screen, "best": best,
+                          "headline": self.headline(best, static, resume)}
+                self.devices = devices_text([screen, result["headline"]], self.models_note)
         self.timings["total_s"] = round(time.perf_counter() - t0, 1)
         result["timings"] = dict(self.timings)
         write_json(self.out / "summary.json", {"kernel": self.kernel, "target": self.target.name,
-                                               "shapes": self.shapes, "gpus": self.gpus,
+                                               "shapes": self.shapes, "gpus": self.gpus, "gpu_model": self.gpu_model,
+                                               "devices": getattr(self, "devices", None),
                                                "configs": [c.name for c in self.configs],
                                                "variants": [v.name for v in self.variants],
                                                "static": static_counts(static),
@@ -439,6 +522,29 @@ def _drop_unfinished_cache_writes(cache: Path) -> None:
     import shutil
     for d in cache.glob("*/*/tmp.pid_*"):
         shutil.rmtree(d, ignore_errors=True)
+
+
+class _Ready:
+    """Which configs have all their compiles in: ``keys`` maps a config name to the static keys it
+    needs; ``then(name)`` is called once per config as its last key arrives (at once for configs
+    an earlier run finished)."""
+
+    def __init__(self, keys: dict[str, set], done: dict, then):
+        self.missing = {name: set(k) - set(done) for name, k in keys.items()}
+        self.owner = {key: name for name, k in keys.items() for key in k}
+        self.then = then
+        for name, left in self.missing.items():
+            if not left:
+                then(name)
+
+    def arrived(self, rec: dict) -> None:
+        name = self.owner.get(rec["key"])
+        left = self.missing.get(name)
+        if left is None or rec["key"] not in left:
+            return
+        left.discard(rec["key"])
+        if not left:
+            self.then(name)
 
 
 # statuses of a static record, in the order the summaries count them
@@ -648,8 +754,11 @@ def render(search: Search, result: dict) -> str:
              f"- static pruning: {static_summary(static)} ({t.get('static_s')} s)",
              *([f"- reference kernel: {search.reference_name}, its own {len(search.reference_configs)} configs: "
                 f"{static_summary(search.reference_static)}"] if search.reference is not None else []),
-             f"- triton {triton.__version__}; GPUs: {', '.join(search.gpus or ['0'])}; wall time: screen "
-             f"{t.get('screen_s', '-')} s, headline {t.get('headline_s', '-')} s, total {t.get('total_s', '-')} s", ""]
+             f"- triton {triton.__version__}; wall time: static pruning {t.get('static_s', '-')} s, screening "
+             f"{t.get('screen_s', '-')} s (it starts while the compiles run), headline {t.get('headline_s', '-')} s, "
+             f"total {t.get('total_s', '-')} s",
+             *([f"- {search.devices}; every cell's rounds ran on one GPU, and only cells of one GPU model are "
+                "compared"] if getattr(search, "devices", None) else []), ""]
     if "headline" in result:
         env = (result["headline"].get("env") or [{}])[0]
         has_ref = search.reference is not None

@@ -1,8 +1,14 @@
-"""The child process of a timed sweep: compile, check and time the cells of a plan.
+"""The GPU side of a timed sweep: compile, check and time the cells of a plan.
 
-A GPU fault poisons the CUDA context for the whole process, so the sweep's parent runs this in a
-child and reads what it left behind: every finished entry and cell is already appended to the
-results file, and ``<results>.progress`` names the entry and step it was in when it died.
+A cell is one job of the executor (:mod:`irlab.executor`): :func:`cell_job` runs it in a GPU
+worker process, which makes its GPU runner once and keeps it for every cell it is given. A GPU
+fault poisons the CUDA context for the whole process, so every finished entry and cell is sent to
+the driver as it is done, and the step the cell is in (entry, step, round) is reported before it
+begins: if the process dies, the driver knows what killed it, records the fault and gives the
+cell, without the faulting entry, to a fresh worker.
+
+The same cells also run without an executor, writing to a file (``<results>.progress`` names the
+step in flight):
 
     python -m irlab.timing.worker --plan plan.json --out results.jsonl [--runner module:Class]
 """
@@ -39,25 +45,48 @@ def load_runner(spec: str):
     return getattr(mod, cls_name)
 
 
-def progress(out: Path, cell: Cell, label: str, step: str, **extra) -> None:
-    with open(progress_path(out), "w") as f:
-        f.write(json.dumps({"cell": cell.key, "entry": label, "step": step, **extra}))
-        f.flush()
-        os.fsync(f.fileno())
+class FileSink:
+    """Where a cell's results go without an executor: appended to ``out``, the step in flight in
+    ``<out>.progress`` (synced: it must be there when the process dies)."""
+
+    def __init__(self, out: Path):
+        self.out = Path(out)
+
+    def record(self, rec: dict) -> None:
+        append_record(self.out, rec)
+
+    def progress(self, cell: Cell, label: str, step: str, **extra) -> None:
+        with open(progress_path(self.out), "w") as f:
+            f.write(json.dumps({"cell": cell.key, "entry": label, "step": step, **extra}))
+            f.flush()
+            os.fsync(f.fileno())
 
 
-POISONED = 75   # exit status: a GPU fault poisoned this process's CUDA context
+class JobSink:
+    """Where a cell's results go in an executor's worker: sent to the driver as they are made."""
+
+    def __init__(self, ctx):
+        self.ctx = ctx
+
+    def record(self, rec: dict) -> None:
+        self.ctx.emit(rec)
+
+    def progress(self, cell: Cell, label: str, step: str, **extra) -> None:
+        self.ctx.progress(cell=cell.key, entry=label, step=step, **extra)
 
 
-def guarded(runner, out: Path, cell: Cell, label: str, step: str, fn):
+POISONED = 75   # exit status: a GPU fault poisoned this process's CUDA context (irlab.executor.lane says so)
+
+
+def guarded(runner, out, cell: Cell, label: str, step: str, fn):
     """Run ``fn``; if it raised and left the GPU context unusable (a fault is sticky), say which
-    entry and step did it and leave: the parent records the fault and starts a fresh process."""
+    entry and step did it and leave: the driver records the fault and starts a fresh process."""
     try:
         return fn()
     except Exception as e:
         healthy = getattr(runner, "healthy", lambda: True)
         if not healthy():
-            progress(out, cell, label, step, error=f"{type(e).__name__}: {e}"[:2000])
+            out.progress(cell, label, step, error=f"{type(e).__name__}: {e}"[:2000])
             os._exit(POISONED)
         raise
 
@@ -71,7 +100,9 @@ def _classify(exc: BaseException) -> str:
     return "verify-error" if type(exc).__name__ == "VerifierError" else "compile-error"
 
 
-def run_cell(runner, plan: Plan, cell: Cell, out: Path, log) -> None:
+def run_cell(runner, plan: Plan, cell: Cell, out, log) -> None:
+    """Compile, check and time one cell; ``out``: a sink (:class:`FileSink`, :class:`JobSink`)
+    that takes its records and the step it is in."""
     excluded = plan.exclude.get(cell.key, set())
     if any(e.label == CONTROL for e in cell.entries):
         raise ValueError(f"the label {CONTROL!r} is the harness's own (the baseline timed again); rename the entry")
@@ -79,10 +110,14 @@ def run_cell(runner, plan: Plan, cell: Cell, out: Path, log) -> None:
     unfit: dict[str, str] = {}   # label -> what this GPU cannot launch of it
     base_label = cell.baseline.label
     baseline_output = None
+    # seconds spent on what is not timing: compiles (mostly served by the static phase's cache),
+    # output checks, sizing the sample and the warm-up round
+    spent = {"prepare_s": 0.0, "check_s": 0.0, "warmup_s": 0.0}
     for entry in cell.entries:
         if entry.label in excluded:
             continue
-        progress(out, cell, entry.label, "compile")
+        out.progress(cell, entry.label, "compile")
+        t0 = time.monotonic()
         try:
             prepared[entry.label] = guarded(runner, out, cell, entry.label, "compile",
                                             lambda: runner.prepare(cell, entry))
@@ -90,18 +125,21 @@ def run_cell(runner, plan: Plan, cell: Cell, out: Path, log) -> None:
             fit = does_not_fit(e)
             if fit:
                 unfit[entry.label] = str(fit)
-            append_record(out, {"type": "entry", "cell": cell.key, "label": entry.label, "status": _classify(e),
+            out.record({"type": "entry", "cell": cell.key, "label": entry.label, "status": _classify(e),
                                 "reason": str(fit) if fit else f"{type(e).__name__}: {e}"[:4000]})
             from ..base.user_errors import compact_reason
             log(f"  {entry.label}: {fit}" if fit else f"  {entry.label}: {_classify(e)}: {compact_reason(e)}")
             continue
-        progress(out, cell, entry.label, "check")
+        finally:
+            spent["prepare_s"] = round(spent["prepare_s"] + time.monotonic() - t0, 3)
+        out.progress(cell, entry.label, "check")
+        t0 = time.monotonic()
         try:
             check, output = guarded(runner, out, cell, entry.label, "check",
                                     lambda: runner.check(cell, entry, prepared[entry.label]))
         except Exception as e:   # a launch this GPU refused is "does not fit", not a wrong output
             fit = does_not_fit(e)
-            append_record(out, {"type": "entry", "cell": cell.key, "label": entry.label,
+            out.record({"type": "entry", "cell": cell.key, "label": entry.label,
                                 "status": DOES_NOT_FIT if fit else "error",
                                 "reason": str(fit) if fit else f"check failed: {type(e).__name__}: {e}"[:4000]})
             if fit:
@@ -109,23 +147,25 @@ def run_cell(runner, plan: Plan, cell: Cell, out: Path, log) -> None:
                 log(f"  {entry.label}: {fit}")
             prepared.pop(entry.label)
             continue
+        finally:
+            spent["check_s"] = round(spent["check_s"] + time.monotonic() - t0, 3)
         if entry.label == base_label:
             baseline_output = output
         elif baseline_output is not None and output is not None:
             check.update(runner.compare(baseline_output, output))
         checks[entry.label] = check
         if not check.get("ok"):
-            append_record(out, {"type": "entry", "cell": cell.key, "label": entry.label, "status": "wrong",
-                                "reason": check.get("reason", "output does not match the reference"),
-                                "check": check, **runner.describe(prepared[entry.label])})
+            out.record({"type": "entry", "cell": cell.key, "label": entry.label, "status": "wrong",
+                        "reason": check.get("reason", "output does not match the reference"),
+                        "check": check, **runner.describe(prepared[entry.label])})
             log(f"  {entry.label}: WRONG: {check.get('reason')}")
             prepared.pop(entry.label)
     if base_label not in prepared:
         why = f"the baseline ({base_label}) {unfit[base_label]}" if base_label in unfit else \
             f"the baseline ({base_label}) did not compile or check"
-        append_record(out, {"type": "cell", "cell": cell.key, "status": "failed", "reason": f"{why}; nothing was timed",
+        out.record({"type": "cell", "cell": cell.key, "status": "failed", "reason": f"{why}; nothing was timed",
                             **({"does_not_fit": unfit[base_label]} if base_label in unfit else {}),
-                            **cell.to_json()})
+                            "overhead": spent, **cell.to_json()})
         log(f"  cell failed: {why}")
         return
     adaptive = plan.target_halfwidth is not None or plan.budget_s is not None
@@ -134,14 +174,17 @@ def run_cell(runner, plan: Plan, cell: Cell, out: Path, log) -> None:
         prepared[CONTROL] = getattr(runner, "again", lambda p: p)(prepared[base_label])
     labels = list(prepared)
     n = None
+    t0 = time.monotonic()
     if hasattr(runner, "launches_per_sample"):   # one sample size for every entry of the cell
-        progress(out, cell, base_label, "size")
+        out.progress(cell, base_label, "size")
         n = guarded(runner, out, cell, base_label, "size",
                     lambda: runner.launches_per_sample(prepared[base_label], plan))
     for label in labels:   # a warm-up round, not recorded: graphs built, clocks up, caches settled
-        progress(out, cell, label, "warm-up")
+        out.progress(cell, label, "warm-up")
         guarded(runner, out, cell, label, "warm-up", lambda: runner.time(prepared[label], plan, n))
     warmup_info = getattr(runner, "sample", lambda: {})()
+    spent["warmup_s"] = round(time.monotonic() - t0, 3)
+    t_rounds = time.monotonic()
     times, rounds_info, stop = time_rounds(runner, plan, cell, out, labels, prepared, n, log)
     base = times[base_label]
     estimates = {label: ratio_estimate(times[label], base) for label in labels}
@@ -165,15 +208,17 @@ def run_cell(runner, plan: Plan, cell: Cell, out: Path, log) -> None:
         flops = rec.get("flops")
         if flops:
             rec["tflops"] = flops / (median(ts) * 1e-3) / 1e12
-        append_record(out, rec)
-    append_record(out, {"type": "cell", "cell": cell.key, "status": "done", "rounds_info": rounds_info,
-                        "rounds": rounds, "launches_per_sample": n, "stopped_by": stop[0], "stop_reason": stop[1],
-                        "aa_floor": floor, "warmup_info": warmup_info, **cell.to_json()})
+        out.record(rec)
+    spent["timing_s"] = round(time.monotonic() - t_rounds, 3)
+    out.record({"type": "cell", "cell": cell.key, "status": "done", "rounds_info": rounds_info,
+                "rounds": rounds, "launches_per_sample": n, "stopped_by": stop[0], "stop_reason": stop[1],
+                "aa_floor": floor, "warmup_info": warmup_info, "overhead": spent, "finished_at": time.time(),
+                **cell.to_json()})
     summary = ", ".join(f"{label} {median(times[label]):.4f} ms" for label in labels)
     log(f"  done after {rounds} rounds ({stop[1]}): {summary}")
 
 
-def time_rounds(runner, plan: Plan, cell: Cell, out: Path, labels: list[str], prepared: dict, n, log):
+def time_rounds(runner, plan: Plan, cell: Cell, out, labels: list[str], prepared: dict, n, log):
     """Time rounds of every entry, each round in its own random order, until the plan's rounds
     are done -- or, in adaptive mode, until every interval is as narrow as the target, the
     budget is spent or MAX_ROUNDS is reached. Returns the times by label, the clock samples per
@@ -189,10 +234,10 @@ def time_rounds(runner, plan: Plan, cell: Cell, out: Path, labels: list[str], pr
     begin = getattr(runner, "begin_round", None)   # where entries with inputs of their own take turns in memory
     while True:
         if begin is not None:
-            progress(out, cell, base_label, "place", round=r)
+            out.progress(cell, base_label, "place", round=r)
             guarded(runner, out, cell, base_label, "place", lambda: begin(r))
         for label in next(orders):
-            progress(out, cell, label, "time", round=r)
+            out.progress(cell, label, "time", round=r)
             times[label].append(guarded(runner, out, cell, label, "time",
                                         lambda: runner.time(prepared[label], plan, n)))
         rounds_info.append(sample())
@@ -223,31 +268,71 @@ def _widest(times: dict, base_label: str) -> str:
     return f" (widest 95% half-width +-{max(hw):.2%})" if hw else ""
 
 
+def _runner(state: dict, spec: str):
+    """The GPU runner ``spec`` names, made once per process (CUDA, buffers, NVML set up once)."""
+    runners = state.setdefault("runners", {})
+    if spec not in runners:
+        runners[spec] = load_runner(spec)()
+    return runners[spec]
+
+
+def warm_job(payload: dict, ctx) -> dict:
+    """An executor job run first by every lane: make the runner while the CPU compiles."""
+    t0 = time.monotonic()
+    _runner(ctx.state, payload["runner"])
+    return {"runner_s": round(time.monotonic() - t0, 3)}
+
+
+def cell_job(payload: dict, ctx) -> dict:
+    """An executor job: one cell of a plan (``payload``: ``plan``, a Plan's JSON with that one cell;
+    ``runner``; ``sweep``, naming the results the env record goes to once per process)."""
+    plan = Plan.from_json(payload["plan"])
+    cell = plan.cells[0]
+    sink = JobSink(ctx)
+
+    def log(msg):
+        print(msg, file=sys.stderr, flush=True)
+
+    log(f"{cell.key}")
+    try:
+        runner = _runner(ctx.state, payload["runner"])
+        runner.cache_dir = plan.cache_dir   # compiles a static phase already did are served from there
+        sent = ctx.state.setdefault("env_sent", set())
+        if payload.get("sweep") not in sent:
+            sink.record({"type": "env", **runner.environment()})
+            sent.add(payload.get("sweep"))
+        run_cell(runner, plan, cell, sink, log)
+    except Exception as e:   # a Python-level failure in the cell: recorded, the worker goes on
+        sink.record({"type": "cell", "cell": cell.key, "status": "failed", "reason": f"{type(e).__name__}: {e}",
+                     "traceback": traceback.format_exc()[-3000:], **cell.to_json()})
+        log(f"  cell failed: {type(e).__name__}: {e}")
+    return {"cell": cell.key}
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--plan", required=True)
     ap.add_argument("--out", required=True)
     ap.add_argument("--runner", default=DEFAULT_RUNNER)
     args = ap.parse_args(argv)
-    out = Path(args.out)
+    out = FileSink(Path(args.out))
     plan = Plan.read(Path(args.plan))
     runner = load_runner(args.runner)()
-    runner.cache_dir = plan.cache_dir   # compiles a static phase already did are served from there
+    runner.cache_dir = plan.cache_dir
 
     def log(msg):
         print(msg, file=sys.stderr, flush=True)
 
-    append_record(out, {"type": "env", **runner.environment()})
+    out.record({"type": "env", **runner.environment()})
     for i, cell in enumerate(plan.cells, 1):
         log(f"[{i}/{len(plan.cells)}] {cell.key}")
         try:
             run_cell(runner, plan, cell, out, log)
         except Exception as e:  # a Python-level failure in one cell: record it, go on
-            append_record(out, {"type": "cell", "cell": cell.key, "status": "failed",
-                                "reason": f"{type(e).__name__}: {e}", "traceback": traceback.format_exc()[-3000:],
-                                **cell.to_json()})
+            out.record({"type": "cell", "cell": cell.key, "status": "failed", "reason": f"{type(e).__name__}: {e}",
+                        "traceback": traceback.format_exc()[-3000:], **cell.to_json()})
             log(f"  cell failed: {type(e).__name__}: {e}")
-    progress_path(out).unlink(missing_ok=True)
+    progress_path(out.out).unlink(missing_ok=True)
     return 0
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import random
+import zlib
 from pathlib import Path
 
 
@@ -52,3 +53,19 @@ class FakeArmRunner:
                 (out / "checks" / f"{name}.0.json").write_text(json.dumps(value))
                 result["checks"][name] = [f"checks/{name}.0.json"]
         return result
+
+
+class WorkerArmRunner(FakeArmRunner):
+    """The stand-in as a GPU worker makes it again from ``spec()`` (one per job: its noise is drawn
+    from a generator seeded by the arm's folder, so every run differs and reruns repeat)."""
+
+    def __init__(self, times, kernels=None, **kw):
+        super().__init__(times, kernels, **kw)
+        self.kw = {"times": times, "kernels": kernels, **kw}
+
+    def spec(self) -> dict:
+        return {"cls": f"{__file__}:WorkerArmRunner", "kwargs": self.kw}
+
+    def __call__(self, arm, variant_ref, out: Path, **kw):
+        self.rng = random.Random(zlib.crc32(str(out).encode()))
+        return super().__call__(arm, variant_ref, out, **kw)

@@ -3,12 +3,19 @@ from the IRLAB_FAKE environment variable (JSON):
 
     {"times": {"label" or "label@config" or "config/label": ms}, "noise": 0.01, "abort": {"cellkey|label": "check"|"time"},
      "wrong": ["label"], "compile_error": ["label"], "hang": {"cellkey|label": "time"},
-     "position": {"1": 0.02}, "trace": "path", "launches": 7}
+     "position": {"1": 0.02}, "trace": "path", "launches": 7, "gate": {"cellkey": "path"}, "slow": 0.01,
+     "gpu": "fake"}
 
 "position" slows the entry timed at that place in a round (0: first) by that fraction, the way
 a GPU can favour one place in the order; "trace" appends one JSON line per timing call (label,
-launches per sample, place in the round) to that file; "launches" is the sample size the fake
-picks when the plan names none.
+launches per sample, place in the round, the executor's node id) to that file; "launches" is the sample size the fake
+picks when the plan names none. The noise of a cell's times is drawn from a generator seeded by
+the cell's key, so a cell times the same whichever worker, GPU or node runs it, and whatever ran
+there before.
+
+"gate" holds a cell's first timing call until the file it names exists (a GPU that is slow for as
+long as a test wants); "slow" sleeps that many seconds in every timing call; "gpu" is the model
+name the fake reports.
 
 "abort" kills the process the way a crash does (os.abort); "hang" never returns (a kernel that
 never finishes); "cuda_error" raises the way torch does
@@ -21,6 +28,8 @@ from __future__ import annotations
 import json
 import os
 import random
+import time
+import zlib
 
 
 class FakeRunner:
@@ -30,7 +39,8 @@ class FakeRunner:
         self.place = 0   # timing calls since the last round ended (sample())
 
     def environment(self):
-        return {"gpu": "fake", "runner": "FakeRunner", "visible": os.environ.get("CUDA_VISIBLE_DEVICES")}
+        return {"gpu": self.cfg.get("gpu", "fake"), "runner": "FakeRunner", "pid": os.getpid(),
+                "visible": os.environ.get("CUDA_VISIBLE_DEVICES")}
 
     poisoned = False
 
@@ -52,6 +62,8 @@ class FakeRunner:
         return unfit.get(f"{cell.key}|{label}", unfit.get(label)) == step
 
     def prepare(self, cell, entry):
+        if getattr(self, "_cell", None) != cell.key:   # a cell's noise does not depend on what ran before
+            self._cell, self.rng = cell.key, random.Random(zlib.crc32(cell.key.encode()))
         if entry.label in self.cfg.get("compile_error", []):
             raise RuntimeError(f"fake compile error for {entry.label}")
         if self._unfit(cell, entry.label, "prepare"):
@@ -86,9 +98,17 @@ class FakeRunner:
 
     def time(self, p, plan, n):
         self._abort_if(p["cell"], p["label"], "time")
+        gate = self.cfg.get("gate", {}).get(p["cell"].key)
+        t0 = time.monotonic()
+        while gate and not os.path.exists(gate) and time.monotonic() - t0 < 120:
+            time.sleep(0.05)
+        if self.cfg.get("slow"):
+            time.sleep(self.cfg["slow"])
         if self.cfg.get("trace"):
             with open(self.cfg["trace"], "a") as f:
-                f.write(json.dumps({"cell": p["cell"].key, "label": p["label"], "n": n, "place": self.place}) + "\n")
+                f.write(json.dumps({"cell": p["cell"].key, "label": p["label"], "n": n, "place": self.place,
+                                    "node": json.loads(os.environ.get("IRLAB_EXECUTOR_DEVICE", "{}")).get("node_id")})
+                        + "\n")
         label, times = p.get("times_as", p["label"]), self.cfg.get("times", {})
         base = times.get(f"{label}@{p['cell'].config}", times.get(f"{p['cell'].config}/{label}", times.get(label, 1.0)))
         slower = self.cfg.get("position", {}).get(str(self.place), 0.0)
