@@ -226,6 +226,8 @@ class TypeReader:
         elem, _ = self.read(first, j)
         if elem is None:
             return OpaqueType(text)
+        if isinstance(elem, TensorType) and not shape and len(parts) == 1:
+            return PointerType(text, elem)   # `<tensor<...>>`: a block pointer in tt ops' short form
         encoding = memory_space = None
         mutable = False
         alloc_shape = None
