@@ -26,7 +26,8 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from irlab.analysis.in_thread_transpose import Plan, Refused, find_operand, plan
-from irlab.ir import BlockArgument, MemDescType, OpResult, RewritePattern, TensorType, describe
+from irlab.ir import MemDescType, RewriteError, RewritePattern, TensorType, describe
+from irlab.ir.rewrite import written_types
 from irlab.ir.types import relayout, with_encoding
 from irlab.pass_api import ModulePass, PassContext
 from irlab.registry import register
@@ -68,7 +69,8 @@ class TransposeBeforeWrite(RewritePattern):
             if isinstance(v.type, TensorType) and v not in mapping:
                 new_t = relayout(v.type, old, blocked)
                 if new_t is None:
-                    raise_refusal(load, f"{v.ref} is not in the load's layout")
+                    raise RewriteError(f"not rewritten: {v.ref}, an operand of {describe(load)}, is not in the "
+                                       "load's layout", op=load)
                 name = rw.fresh_name(f"{v.name}_itt", load)
                 mapping[v] = rw.insert_before(load, f"%{name} = ttg.convert_layout {v.ref} : {v.type} -> {new_t}",
                                               reason="the load's operand in the widened layout")[0].result
@@ -111,21 +113,16 @@ class TransposeBeforeWrite(RewritePattern):
             elif op.name in CONTROL_FLOW:
                 slots = _region_slots(op, inside)
                 if slots:
-                    types = [t for t in _written_types(op)]
+                    types = written_types(op)
                     rw.retype_written(op, {i: to_shared(types[i]) for i in slots},
                                       "the operand's buffer, carried by control flow")
             elif op.name in ("scf.yield", "scf.condition"):
                 forwarded = op.operands if op.name == "scf.yield" else op.operands[1:]
                 slots = [i for i, v in enumerate(forwarded) if inside(v)]
                 if slots:
-                    types = _written_types(op)
+                    types = written_types(op)
                     rw.retype_written(op, {i: to_shared(types[i]) for i in slots},
                                       "the operand's buffer, forwarded")
-
-
-def _written_types(op):
-    from irlab.ir.rewrite import written_types
-    return written_types(op)
 
 
 def _region_slots(op, inside) -> list[int]:
@@ -142,11 +139,6 @@ def _region_slots(op, inside) -> list[int]:
     ins = [i for i, a in enumerate(before) if inside(a)]
     outs = sorted(set(results) | {i for i, a in enumerate(after) if inside(a)})
     return ins + [n_in + i for i in outs]
-
-
-def raise_refusal(op, reason):
-    from irlab.ir import RewriteError
-    raise RewriteError(f"not rewritten: {reason}", op=op)
 
 
 @register

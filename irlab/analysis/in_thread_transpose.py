@@ -20,16 +20,17 @@ writes store -- and says whether the pattern holds, and if not, why. The same co
 upstream: an MFMA (or WMMA) dot operand; no direct-to-LDS copy into the buffers; every write's
 register layout blocked and not K-fastest; at least one ``tt.load`` behind the writes, all of
 one 2-D type with room for at least two elements per lane along K. irlab adds its own: a
-single CTA, every buffer in a ``swizzled_shared`` layout, an MFMA parent (it does not compute
-WMMA's swizzle) and element types whose width it knows; anything else is refused, with the op
-and the reason.
+single CTA, every buffer in a ``swizzled_shared`` layout (upstream retypes only those and would
+leave a padded buffer as it was), views it follows (``memdesc_index``) and element types whose
+width it knows; anything else is refused, with the op and the reason.
 
 :func:`plan` computes what the rewrite writes: the widened blocked layout (Triton's blocked
 builder: lanes and warps spread from the fastest dimension), the transposed linear layout
 (``InThreadTransposeOp::deduceOutputLayout``: the blocked layout's linear bases with the
 register tile's order swapped) and the rotating shared layout (``composeSharedLayoutForOperand``
 of the MFMA: ``vec = kWidth``, ``perPhase = max(1, banks * 32 / bits / K)``, ``maxPhase =
-max(min(16 / perPhase, K / vec), 1)``, with 64 banks on CDNA4). All layout arithmetic is done
+max(min(16 / perPhase, K / vec), 1)``, with 64 banks on CDNA4; of the WMMA: ``vec`` capped at
+128 bits, 32 banks, the instruction's 16 rows in place of 16). All layout arithmetic is done
 here in Python; Triton's verifier checks the result when the rewritten IR is handed back.
 """
 from __future__ import annotations
@@ -37,7 +38,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from irlab.ir import BlockArgument, MemDescType, Operation, OpResult, TensorType
-from irlab.ir.traits import ASYNC_COPY, LOCAL_LOAD
+from irlab.ir.traits import ASYNC_COPY, LOCAL_LOAD, SHARED_VIEW
 
 VIEWS = ("ttg.memdesc_index",)
 WRITES = ("ttg.local_alloc", "ttg.local_store")
@@ -92,17 +93,20 @@ def find_operand(load: Operation) -> Operand:
     parent = lay.parent
     if parent is None or parent.kind not in ("amd_mfma", "amd_wmma"):
         raise Refused(None, "not an AMD matrix-core operand")
-    if parent.kind == "amd_wmma":
-        raise Refused(load, "not rewritten: the operand feeds a WMMA; irlab computes the rotating shared layout's "
-                            "swizzle for MFMA operands only")
     op_idx = lay.get("opIdx")
     operand = Operand(load, op_idx, 1 if op_idx == 0 else 0)
-    _walk_network(operand)
-    writes = [w for w in operand.writes if w.operands]
-    if not operand.writes:
-        raise Refused(load, "not rewritten: no local_alloc or local_store writes the buffers this local_load reads")
-    for w in writes:
-        _check_write(operand, w)
+    try:
+        _walk_network(operand)
+        writes = [w for w in operand.writes if w.operands]
+        if not operand.writes:
+            raise Refused(load, "not rewritten: no local_alloc or local_store writes the buffers this local_load "
+                                "reads")
+        for w in writes:
+            _check_write(operand, w)
+    except Refused as r:
+        if r.op is not None and r.op.name in ("tt.func", "func.func"):
+            raise Refused(load, r.reason) from None   # say it at the read, not at the function's first line
+        raise
     if not operand.loads:
         raise Refused(load, f"not rewritten: no tt.load feeds the LDS writes of operand {operand.name} (in-thread "
                             "transpose widens a global load's layout; data computed in registers or loaded by "
@@ -115,9 +119,9 @@ def find_operand(load: Operation) -> Operand:
             raise Refused(other, f"not rewritten: the global loads of operand {operand.name} differ in type "
                                  f"({first} and {other.result.type}); one new layout cannot fit both")
     if k_room(first, operand.k_dim) < 2:
-        raise Refused(operand.loads[0], f"not rewritten: K = {first.shape[operand.k_dim]} leaves a lane fewer than 2 "
-                                        "elements along K after lanes and warps take their share (nothing to "
-                                        "transpose in registers)")
+        raise Refused(operand.loads[0], f"not rewritten: operand {operand.name}'s K = {first.shape[operand.k_dim]} "
+                                        "leaves a lane fewer than 2 elements along K after the load's lanes and "
+                                        "warps take their share (nothing to transpose in registers)")
     for v in operand.buffers:
         enc = v.type.layout if isinstance(v.type, MemDescType) else None
         if enc is None or enc.kind != "swizzled_shared":
@@ -192,6 +196,9 @@ def _walk_network(operand: Operand) -> None:
                     d = _op_of(v)
                     if d is not None and d.name in ("ttg.local_alloc",) + VIEWS:
                         nxt.append(d)
+                    elif d is not None and d.name in SHARED_VIEW:
+                        raise Refused(op, f"not rewritten: operand {operand.name} is read through {d.name}, a view "
+                                          "in-thread transpose does not follow (only memdesc_index)")
             if out is not None:
                 _add_buffer(operand, out)
                 users, carried = _uses(out, seen_fwd)
@@ -443,21 +450,29 @@ def rotating_shared(operand: Operand) -> str:
     the swizzle Triton's MFMA chooses for a K-contiguous operand."""
     t = operand.root.result.type
     lay = t.layout
-    mfma = lay.parent
+    mma = lay.parent
     bits = element_bits(t.element)
     order = [1, 0] if operand.op_idx == 0 else [0, 1]
-    vec = lay.get("kWidth")
-    if not isinstance(vec, int) or vec <= 0:
+    k_width = lay.get("kWidth")
+    if not isinstance(k_width, int) or k_width <= 0:
         raise Refused(operand.root, "not rewritten: the dot operand's layout gives no kWidth")
     if bits is None:
         raise Refused(operand.root, f"not rewritten: irlab does not know the width of {t.element}")
-    banks = 64 if mfma.get("version") == 4 else 32
     inner = t.shape[order[0]]
-    per_phase = max(1, (banks * 32 // bits) // inner)
-    max_phase = max(min(16 // per_phase, inner // vec), 1)
-    instr = mfma.get("instrShape") or []
-    if instr and instr[0] == 4:
-        max_phase = 4
+    instr = mma.get("instrShape") or []
+    if mma.kind == "amd_wmma":
+        # WMMA: ds_read of at most 128 bits, 32 banks, rows of the 16-row instruction at a time
+        vec = min(k_width * bits, 128) // bits
+        per_phase = max(1, (32 * 32 // bits) // inner)
+        rows = instr[0] if instr else 16
+        max_phase = max(min(rows // per_phase, inner // vec), 1)
+    else:
+        vec = k_width
+        banks = 64 if mma.get("version") == 4 else 32   # CDNA4 has twice the LDS banks
+        per_phase = max(1, (banks * 32 // bits) // inner)
+        max_phase = max(min(16 // per_phase, inner // vec), 1)
+        if instr and instr[0] == 4:
+            max_phase = 4
     return f"#ttg.amd_rotating_shared<{{vec = {vec}, perPhase = {per_phase}, maxPhase = {max_phase}, order = " \
            f"[{order[0]}, {order[1]}]}}>"
 
