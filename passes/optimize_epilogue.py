@@ -18,11 +18,15 @@ gives a lane only 4 consecutive columns (64-bit stores). There the store writes 
 layout Triton 3.9's own pass chooses (``chooseMfmaLikeStoreLayout``, built by
 :func:`irlab.ir.layouts.mfma_store_layout`): two column bits exchanged between registers and
 lanes, 8 consecutive columns a lane, 128-bit stores, and a convert to it that Triton lowers to
-``v_permlane32_swap`` / ``v_permlane16_swap`` -- registers only, no LDS. The store's address and
-mask are built in the MFMA layout and converted to the linear one, and the linear layout is a
-module alias (``#linear``): the form of upstream's pass, whose lit CHECK lines hold verbatim on the
-output. Elsewhere the remark says why the store stays in the MFMA layout; ``store_layout=mma``
-never converts.
+``v_permlane32_swap`` / ``v_permlane16_swap`` -- registers only, no LDS. The linear layout is a
+module alias (``#linear``), as Triton prints it. The store's address and mask are built in the
+linear layout directly; ``address=via-mma`` builds them in the MFMA layout and converts them
+(``#mma -> #linear``), upstream's form, on which upstream's lit CHECK lines hold verbatim. It is
+not the default: irlab's variant runs the pass at the end of the AMD pipeline, where Triton's
+remove_layout_conversions no longer folds those converts into the address math (measured on
+gemm_fp16 for gfx950, Triton 3.9.0: 48 to 113 more instructions a kernel, equal VGPRs and LDS).
+Elsewhere the remark says why the store stays in the MFMA layout; ``store_layout=mma`` never
+converts.
 
 It refuses, naming the op that stops it: atomic epilogues (split-K, stream-K), a convert or chain
 op with other users, a chain op combining the accumulator with another tensor (a bias add), a
@@ -105,21 +109,22 @@ class StoreFromMma(RewritePattern):
         def convert(v, new):
             name = rw.fresh_name(f"{v.name}_mma", st)
             return rw.insert_before(st, f"%{name} = ttg.convert_layout {v.ref} : {v.type} -> {new}",
-                                    reason="a value of the store's address in the MMA layout")[0].result
+                                    reason="a value of the store's address in the store's layout")[0].result
 
         def to_wide(v, what, reason):
             name = rw.fresh_name(f"{v.name}_{what}", st)
             return rw.insert_before(st, f"%{name} = ttg.convert_layout {v.ref} : {v.type} -> "
                                         f"{with_encoding(v.type, wide)}", reason=reason)[0].result
 
-        # the address and mask in the MMA layout (recomputed there, or converted to it); on CDNA4 then
-        # converted on to the wide-store layout, as upstream's pass builds them
+        # the address and mask in the MMA layout (recomputed there, or converted to it), converted on
+        # to the wide-store layout on CDNA4 (upstream's form); or built in the store's layout directly
+        via_mma = not wide or self.opts.address == "via-mma"
         for name in ("ptr", "offsets", "mask"):
             use = st.operand_use(name) if name in st.named_operands() else None
             if use is not None:
-                new = rw.rematerialize(use.value, st, moved, can_clone, convert, memo,
-                                       "address math rematerialized in the MMA layout")
-                if wide and new is not use.value:
+                new = rw.rematerialize(use.value, st, moved if via_mma else stored, can_clone, convert, memo,
+                                       f"address math rematerialized in the {'MMA' if via_mma else 'wide-store'} layout")
+                if wide and via_mma and new is not use.value:
                     new = to_wide(new, "wide", "the store's address in the wide-store layout")
                 rw.set_operand(use, new)
         if wide:   # the in-register exchange (v_permlane*_swap) to a layout with 8 consecutive columns a lane
@@ -232,6 +237,12 @@ class OptimizeEpilogue(ModulePass):
                                "an in-register lane exchange, for 128-bit stores; mma: always from the MMA layout",
                                choices=("auto", "mma"))
     max_chain: int = option(8, "longest chain of elementwise ops between the convert and the store")
+    address: str = option("direct", "how a wide store's address and mask reach the wide-store layout -- direct: "
+                          "built in it (recomputed, or converted from the blocked layout); via-mma: built in the "
+                          "MMA layout and converted (#mma -> #linear), upstream's form, whose lit CHECK lines hold "
+                          "verbatim; at the end of the AMD pipeline, where irlab's variant runs the pass, Triton "
+                          "leaves those converts in place (48-113 more instructions in gemm_fp16 on gfx950)",
+                          choices=("direct", "via-mma"))
 
     def run(self, ctx: PassContext) -> None:
         if not any(o.name in STORES for o in ctx.module.walk()):

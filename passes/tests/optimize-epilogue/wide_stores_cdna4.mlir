@@ -1,12 +1,14 @@
 // CDNA4 (MFMA version 4, transposed, f16/bf16): the accumulator is stored from the linear layout
 // that gives a lane 8 consecutive columns (Triton 3.9's chooseMfmaLikeStoreLayout: column bits 2
 // and 3 of the 32x32 layout exchanged, 2 and 4 of the 16x16 one), through an in-register
-// convert_layout; elsewhere it is stored from the MFMA layout and the remark says why. As in
-// upstream's pass, the store's address is built in the MFMA layout and converted to the linear
-// one (#mma -> #linear), and the linear layout is a module alias (#linear), as Triton prints it.
+// convert_layout; elsewhere it is stored from the MFMA layout and the remark says why. The linear
+// layout is a module alias (#linear), as Triton prints it. The store's address is built in the
+// linear layout; with address=via-mma it is built in the MFMA layout and converted to the linear
+// one (#mma -> #linear), as upstream's pass does (VIA).
 // RUN: irlab pass optimize-epilogue --split-input-file %s | grep -v '^ *//' | filecheck %s
 // RUN: irlab pass optimize-epilogue --split-input-file %s 2>&1 >/dev/null | filecheck %s --check-prefix=REMARK
 // RUN: irlab pass optimize-epilogue --option store_layout=mma --split-input-file %s | grep -v '^ *//' | filecheck %s --check-prefix=MMA
+// RUN: irlab pass optimize-epilogue --option address=via-mma --split-input-file %s | grep -v '^ *//' | filecheck %s --check-prefix=VIA
 
 // MMA-NOT: #ttg.linear
 #blocked = #ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 8], warpsPerCTA = [8, 1], order = [1, 0]}>
@@ -23,10 +25,14 @@ module attributes {"ttg.num-ctas" = 1 : i32, "ttg.num-warps" = 8 : i32, ttg.targ
     %base = tt.splat %c_ptr : !tt.ptr<f16> -> tensor<128x128x!tt.ptr<f16>, #blocked>
     %ptrs = tt.addptr %base, %offs : tensor<128x128x!tt.ptr<f16>, #blocked>, tensor<128x128xi32, #blocked>
     %out = ttg.convert_layout %acc16 : tensor<128x128xf16, #mma> -> tensor<128x128xf16, #blocked>
-    // CHECK: tt.make_range {{.*}} : tensor<128xi32, #ttg.slice<{dim = 0, parent = #mma}>>
-    // CHECK: %[[P:.*]] = ttg.convert_layout %{{.*}} : tensor<128x128x!tt.ptr<f16>, #mma> -> tensor<128x128x!tt.ptr<f16>, [[LIN32]]>
+    // CHECK: tt.make_range {{.*}} : tensor<128xi32, #ttg.slice<{dim = 0, parent = [[LIN32]]}>>
+    // CHECK-NOT: tensor<128x128x!tt.ptr<f16>, #mma>
     // CHECK: %[[X:.*]] = ttg.convert_layout %acc16 : tensor<128x128xf16, #mma> -> tensor<128x128xf16, [[LIN32]]>
-    // CHECK-NEXT: tt.store %[[P]], %[[X]] : tensor<128x128x!tt.ptr<f16>, [[LIN32]]>
+    // CHECK-NEXT: tt.store %{{.*}}, %[[X]] : tensor<128x128x!tt.ptr<f16>, [[LIN32]]>
+    // VIA: tt.make_range {{.*}} : tensor<128xi32, #ttg.slice<{dim = 0, parent = #mma}>>
+    // VIA: %[[P:.*]] = ttg.convert_layout %{{.*}} : tensor<128x128x!tt.ptr<f16>, #mma> -> tensor<128x128x!tt.ptr<f16>, #linear>
+    // VIA: %[[X:.*]] = ttg.convert_layout %acc16 : tensor<128x128xf16, #mma> -> tensor<128x128xf16, #linear>
+    // VIA-NEXT: tt.store %[[P]], %[[X]] : tensor<128x128x!tt.ptr<f16>, #linear>
     // MMA: tt.store %{{.*}}, %acc16 : tensor<128x128x!tt.ptr<f16>, #mma>
     // REMARK: wide_stores_cdna4.mlir:[[# @LINE + 1]]:5: remark: stores from #mma {{.*}} through an in-register exchange to Triton's wide-store linear layout (8 consecutive columns a lane) now
     tt.store %ptrs, %out : tensor<128x128x!tt.ptr<f16>, #blocked>
