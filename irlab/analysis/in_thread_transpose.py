@@ -83,6 +83,19 @@ class Plan:
 # --------------------------------------------------------------------------------------------------
 # finding the network
 
+def network(load: Operation) -> Operand:
+    """The LDS network behind dot-operand read ``load`` -- its buffers, writes and reads -- with no
+    check of whether in-thread transpose applies; raises :class:`Refused` where the walk cannot
+    follow it (or ``load`` reads no AMD dot operand: ``op`` None)."""
+    t = load.result.type if load.results else None
+    lay = t.layout if isinstance(t, TensorType) else None
+    if lay is None or lay.kind != "dot_op" or lay.get("opIdx") not in (0, 1):
+        raise Refused(None, "not a dot operand")
+    operand = Operand(load, lay.get("opIdx"), 1 if lay.get("opIdx") == 0 else 0)
+    _walk_network(operand)
+    return operand
+
+
 def find_operand(load: Operation) -> Operand:
     """The LDS network behind dot-operand read ``load`` where in-thread transpose applies; raises
     :class:`Refused` otherwise (``op`` None: not a dot operand at all -- nothing to say)."""
