@@ -160,3 +160,25 @@ def test_optimize_epilogue_stores_no_wider_than_the_mfma_layout_allows(kernel, t
     assert not wide or target == "hip:gfx950"
     if target == "hip:gfx942":
         assert _store_hints(compile_kernel(spec, target)) == {4}
+
+
+ITT_KERNELS = ["gemm_fp16", "gemm_splitk", "int4_gemm", "tests/kernels/gemm_dtypes.py", "tests/kernels/i8_gemm.py"]
+
+
+@pytest.mark.parametrize("target", ["hip:gfx942", "hip:gfx950"])
+@pytest.mark.parametrize("kernel", ITT_KERNELS)
+def test_in_thread_transpose_accesses_no_wider_than_its_layouts_allow(kernel, target):
+    """in-thread-transpose gives a global load a new blocked layout (wider along K, the same run
+    along the fastest dimension): every global access of the compiled AMDGCN stays within what
+    the rewritten TTGIR's layouts allow, and the loads are checked, not skipped."""
+    from irlab.kernels import get
+    from irlab.named_variants import resolve
+    res = compile_kernel(get(kernel), target, variant=resolve("in-thread-transpose", target))
+    rep = check_access_widths(res)
+    assert rep.ok, rep.summary()
+    assert rep.checked > 0
+    # the GEMMs whose B is loaded N-fastest are rewritten where their loads pass through registers
+    # (gfx942; gfx950 copies straight to LDS on Triton 3.9, and goes through registers on 3.6)
+    rewritten = "amdg.in_thread_transpose" in res.asm["ttgir"]
+    if kernel in ("gemm_fp16", "gemm_splitk", "tests/kernels/gemm_dtypes.py"):
+        assert rewritten == (target == "hip:gfx942" or TRITON_VERSION.startswith("3.6"))
