@@ -111,6 +111,8 @@ def find_operand(load: Operation) -> Operand:
     try:
         _walk_network(operand)
         writes = [w for w in operand.writes if w.operands]
+        if writes and all(_transposed(w) for w in writes):
+            raise Refused(None, "already rewritten: every write is fed by amdg.in_thread_transpose")
         if not operand.writes:
             raise Refused(load, "not rewritten: no local_alloc or local_store writes the buffers this local_load "
                                 "reads")
@@ -164,6 +166,11 @@ def _check_write(operand: Operand, w: Operation) -> None:
         op = v.defining_op if isinstance(v, OpResult) else None
         if op is not None and op.name == "tt.load" and op not in operand.loads:
             operand.loads.append(op)
+
+
+def _transposed(write: Operation) -> bool:
+    d = write.operands[0].defining_op if write.operands else None
+    return d is not None and d.name == "amdg.in_thread_transpose"
 
 
 def _op_of(v):
