@@ -264,6 +264,8 @@ def _collect_with(python: str, path: Path, key: str) -> tuple[str, list[dict]]:
 
 def _cell(row: dict) -> str:
     v = row["verdict"]
+    if v.startswith("agree") and row.get("upstream_changed") is False and row.get("irlab_changed") is False:
+        v += " (neither changes it)"
     if row.get("upstream_checks") is False:
         v += " (upstream's CHECK lines fail on this wheel)"
     return v
