@@ -39,7 +39,7 @@ import re
 import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 SPLIT = re.compile(r"^// -----\s*$", re.M)

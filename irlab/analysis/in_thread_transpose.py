@@ -38,10 +38,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from irlab.ir import BlockArgument, MemDescType, Operation, OpResult, TensorType
+from irlab.ir.attributes import same_layout
 from irlab.ir.traits import ASYNC_COPY, LOCAL_LOAD, SHARED_VIEW
 
 VIEWS = ("ttg.memdesc_index",)
-WRITES = ("ttg.local_alloc", "ttg.local_store")
 READS = ("ttg.local_load", "ttg.local_dealloc")
 DS_BITS = 64        # upstream widens a lane's K run to one ds_write_b64
 
@@ -83,15 +83,20 @@ class Plan:
 # --------------------------------------------------------------------------------------------------
 # finding the network
 
-def network(load: Operation) -> Operand:
-    """The LDS network behind dot-operand read ``load`` -- its buffers, writes and reads -- with no
-    check of whether in-thread transpose applies; raises :class:`Refused` where the walk cannot
-    follow it (or ``load`` reads no AMD dot operand: ``op`` None)."""
+def _dot_layout(load: Operation):
     t = load.result.type if load.results else None
     lay = t.layout if isinstance(t, TensorType) else None
     if lay is None or lay.kind != "dot_op" or lay.get("opIdx") not in (0, 1):
         raise Refused(None, "not a dot operand")
-    operand = Operand(load, lay.get("opIdx"), 1 if lay.get("opIdx") == 0 else 0)
+    return lay
+
+
+def network(load: Operation) -> Operand:
+    """The LDS network behind dot-operand read ``load`` -- its buffers, writes and reads -- with no
+    check of whether in-thread transpose applies; raises :class:`Refused` where the walk cannot
+    follow it (or ``load`` reads no dot operand: ``op`` None)."""
+    op_idx = _dot_layout(load).get("opIdx")
+    operand = Operand(load, op_idx, 1 if op_idx == 0 else 0)
     _walk_network(operand)
     return operand
 
@@ -99,17 +104,11 @@ def network(load: Operation) -> Operand:
 def find_operand(load: Operation) -> Operand:
     """The LDS network behind dot-operand read ``load`` where in-thread transpose applies; raises
     :class:`Refused` otherwise (``op`` None: not a dot operand at all -- nothing to say)."""
-    t = load.result.type if load.results else None
-    lay = t.layout if isinstance(t, TensorType) else None
-    if lay is None or lay.kind != "dot_op" or lay.get("opIdx") not in (0, 1):
-        raise Refused(None, "not a dot operand")
-    parent = lay.parent
+    parent = _dot_layout(load).parent
     if parent is None or parent.kind not in ("amd_mfma", "amd_wmma"):
         raise Refused(None, "not an AMD matrix-core operand")
-    op_idx = lay.get("opIdx")
-    operand = Operand(load, op_idx, 1 if op_idx == 0 else 0)
     try:
-        _walk_network(operand)
+        operand = network(load)
         writes = [w for w in operand.writes if w.operands]
         if writes and all(_transposed(w) for w in writes):
             raise Refused(None, "already rewritten: every write is fed by amdg.in_thread_transpose")
@@ -130,7 +129,9 @@ def find_operand(load: Operation) -> Operand:
     if not isinstance(first, TensorType) or first.rank != 2 or first.layout is None:
         raise Refused(operand.loads[0], "not rewritten: the global load is not a 2-D tensor in a layout")
     for other in operand.loads[1:]:
-        if str(other.result.type) != str(first):
+        t = other.result.type
+        if not (isinstance(t, TensorType) and t.shape == first.shape and str(t.element) == str(first.element)
+                and same_layout(t.layout, first.layout)):
             raise Refused(other, f"not rewritten: the global loads of operand {operand.name} differ in type "
                                  f"({first} and {other.result.type}); one new layout cannot fit both")
     if k_room(first, operand.k_dim) < 2:
