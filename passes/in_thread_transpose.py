@@ -8,8 +8,11 @@ write and the MFMA operand read are vectorized. This pass does the same from Pyt
 :mod:`irlab.analysis.in_thread_transpose` proves the pattern (the conditions upstream checks,
 and irlab's own), for each dot-operand ``ttg.local_load``:
 
-* every ``tt.load`` behind the operand's LDS writes loads in a widened blocked layout; its
-  pointer (and mask and other) are converted to it and its result converted back;
+* every global load behind the operand's LDS writes loads in a widened blocked layout; its
+  pointer (and mask and other) are converted to it and its result converted back -- a ``tt.load``
+  as upstream, and also an ``amdg.buffer_load`` (its offsets, mask and other), which upstream
+  never meets because it runs before Triton's buffer-op conversion, so that the pass works on a
+  compiled kernel's TTGIR too;
 * every ``ttg.local_alloc``/``ttg.local_store`` of the operand writes
   ``amdg.in_thread_transpose(convert_layout(value))``, whose linear layout holds each lane's
   tile K-first;

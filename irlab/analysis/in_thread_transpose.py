@@ -19,7 +19,10 @@ by ``scf.for``, ``scf.if`` and ``scf.while``, every write into them, and the glo
 writes store -- and says whether the pattern holds, and if not, why. The same conditions as
 upstream: an MFMA (or WMMA) dot operand; no direct-to-LDS copy into the buffers; every write's
 register layout blocked and not K-fastest; at least one ``tt.load`` behind the writes, all of
-one 2-D type with room for at least two elements per lane along K. irlab adds its own: a
+one 2-D type with room for at least two elements per lane along K. Where upstream looks at
+``tt.load`` only (it runs before Triton's buffer-op conversion), irlab also widens an
+``amdg.buffer_load`` (its offsets, mask and other converted like a pointer), so that the pass
+acts on the TTGIR a compile ends with as well. irlab adds its own: a
 single CTA, every buffer in a ``swizzled_shared`` layout (upstream retypes only those and would
 leave a padded buffer as it was), views it follows (``memdesc_index``) and element types whose
 width it knows; anything else is refused, with the op and the reason.
@@ -39,7 +42,7 @@ from dataclasses import dataclass, field
 
 from irlab.ir import BlockArgument, MemDescType, Operation, OpResult, TensorType
 from irlab.ir.attributes import same_layout
-from irlab.ir.traits import ASYNC_COPY, LOCAL_LOAD, SHARED_VIEW
+from irlab.ir.traits import ASYNC_COPY, GLOBAL_LOAD, LOCAL_LOAD, SHARED_VIEW
 
 VIEWS = ("ttg.memdesc_index",)
 READS = ("ttg.local_load", "ttg.local_dealloc")
@@ -122,9 +125,9 @@ def find_operand(load: Operation) -> Operand:
             raise Refused(load, r.reason) from None   # say it at the read, not at the function's first line
         raise
     if not operand.loads:
-        raise Refused(load, f"not rewritten: no tt.load feeds the LDS writes of operand {operand.name} (in-thread "
-                            "transpose widens a global load's layout; data computed in registers or loaded by "
-                            "amdg.buffer_load is left alone, as upstream does)")
+        raise Refused(load, f"not rewritten: no global load feeds the LDS writes of operand {operand.name} "
+                            "(in-thread transpose widens a global load's layout; data computed in registers is left "
+                            "alone, as upstream does)")
     first = operand.loads[0].result.type
     if not isinstance(first, TensorType) or first.rank != 2 or first.layout is None:
         raise Refused(operand.loads[0], "not rewritten: the global load is not a 2-D tensor in a layout")
@@ -165,7 +168,7 @@ def _check_write(operand: Operand, w: Operation) -> None:
         raise Refused(w, "not rewritten: the layout spans more than one CTA")
     for v in _defs(data, set()):
         op = v.defining_op if isinstance(v, OpResult) else None
-        if op is not None and op.name == "tt.load" and op not in operand.loads:
+        if op is not None and op.name in GLOBAL_LOAD and op not in operand.loads:
             operand.loads.append(op)
 
 

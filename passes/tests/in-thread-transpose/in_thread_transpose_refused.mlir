@@ -84,7 +84,7 @@ module attributes {"ttg.num-ctas" = 1 : i32, "ttg.num-warps" = 4 : i32, ttg.targ
     %s = tt.splat %scale : f16 -> tensor<64x128xf16, #blocked>
     %scaled = arith.mulf %b, %s : tensor<64x128xf16, #blocked>
     %b_lds = ttg.local_alloc %scaled : (tensor<64x128xf16, #blocked>) -> !ttg.memdesc<64x128xf16, #shared, #smem>
-    // CHECK: in_thread_transpose_refused.mlir:[[# @LINE + 1]]:5: note: not rewritten: no tt.load feeds the LDS writes of operand B (in-thread transpose widens a global load's l
+    // CHECK: in_thread_transpose_refused.mlir:[[# @LINE + 1]]:5: note: not rewritten: no global load feeds the LDS writes of operand B (in-thread transpose widens a global
     %b_op = ttg.local_load %b_lds : !ttg.memdesc<64x128xf16, #shared, #smem> -> tensor<64x128xf16, #ttg.dot_op<{opIdx = 1, parent = #mma, kWidth = 4}>>
     %c = tt.dot %a, %b_op, %zero : tensor<64x64xf16, #ttg.dot_op<{opIdx = 0, parent = #mma, kWidth = 4}>> * tensor<64x128xf16, #ttg.dot_op<{opIdx = 1, parent = #mma, kWidth = 4}>> -> tensor<64x128xf32, #mma>
     tt.return
