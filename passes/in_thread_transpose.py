@@ -65,7 +65,8 @@ class TransposeBeforeWrite(RewritePattern):
 
     @staticmethod
     def widen_load(load, blocked: str, rw) -> None:
-        """``tt.load`` in the widened layout: operands converted to it, the result converted back."""
+        """The global load in the widened layout: its tensor operands converted to it, its result
+        converted back (the converts fold once remove_layout_conversions runs)."""
         old = load.result.type.layout
         mapping = {}
         for v in load.operands:
