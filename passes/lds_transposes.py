@@ -15,7 +15,7 @@ from irlab.analysis.lds import analyse
 from irlab.passkit.pass_api import ModulePass, PassContext, option
 from irlab.passkit.registry import register
 
-WARNINGS = ("cancelling-transposes", "transpose-then-convert", "absorbable-trip")
+WARNINGS = ("cancelling-transposes", "transpose-then-convert", "absorbable-trip", "in-thread-transposable")
 
 
 @register

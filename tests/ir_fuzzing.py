@@ -35,13 +35,16 @@ ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = ROOT / "golden"
 VERSIONS = ("3.6.0", "3.9.0")
 # the compiler output a pass is given: Triton's own stages, and the AMD baselines with Triton's
-# epilogue and reordering switched off (where optimize-epilogue and the interleave act)
-SOURCE_NAMES = ("baseline.ttir", "baseline.ttgir", "no-optimize-epilogue.ttgir", "no-reorder.ttgir")
+# epilogue, reordering and in-thread transpose switched off (where optimize-epilogue, the
+# interleave and in-thread-transpose act)
+SOURCE_NAMES = ("baseline.ttir", "baseline.ttgir", "no-optimize-epilogue.ttgir", "no-reorder.ttgir",
+                "no-in-thread-transpose.ttgir")
 
 # every pass that rewrites, with options that make it act
 PASSES = (
     ("cancel-transposes", ()),
     ("descriptor-loads", ("store=true",)),
+    ("in-thread-transpose", ()),
     ("interleave-global-loads", ()),
     ("interleave-global-loads", ("pin=barriers",)),
     ("loop-attributes", ("warp_specialize=true", "num_stages=2")),

@@ -399,3 +399,25 @@ module attributes {"ttg.num-warps" = 4 : i32, "ttg.threads-per-warp" = 64 : i32}
     [acc] = [a for a in aw.accesses(m) if a.op.name == "amdg.buffer_load_to_local"]
     assert acc.kind == "load" and acc.limit == 16, (acc.limit, acc.why)
     assert "8 consecutive element(s) of 2 B" in acc.why
+
+
+ITT_KERNELS = ["gemm_fp16", "gemm_splitk", "int4_gemm", "tests/kernels/gemm_dtypes.py", "tests/kernels/i8_gemm.py"]
+
+
+@pytest.mark.parametrize("target", ["hip:gfx942", "hip:gfx950"])
+@pytest.mark.parametrize("kernel", ITT_KERNELS)
+def test_in_thread_transpose_accesses_no_wider_than_its_layouts_allow(kernel, target):
+    """in-thread-transpose gives a global load a new blocked layout (wider along K, the same run
+    along the fastest dimension): every global access of the compiled AMDGCN stays within what
+    the rewritten TTGIR's layouts allow, and the loads are checked, not skipped."""
+    from irlab.kernels import get
+    from irlab.bridge.named_variants import resolve
+    res = compile_kernel(get(kernel), target, variant=resolve("in-thread-transpose", target))
+    rep = check_access_widths(res)
+    assert rep.ok, rep.summary()
+    assert rep.checked > 0
+    # the GEMMs whose B is loaded N-fastest are rewritten where their loads pass through registers
+    # (gfx942; gfx950 copies straight to LDS on Triton 3.9, and goes through registers on 3.6)
+    rewritten = "amdg.in_thread_transpose" in res.asm["ttgir"]
+    if kernel in ("gemm_fp16", "gemm_splitk", "tests/kernels/gemm_dtypes.py"):
+        assert rewritten == (target == "hip:gfx942" or TRITON_VERSION.startswith("3.6"))

@@ -15,6 +15,11 @@ any IR:
   write or read.
 * Every dot operand read from LDS across K (``lds-non-k-contiguous``): the shared layout's fastest
   dimension is not the operand's K, so the read into the MMA operand layout transposes.
+* Every dot operand whose global data is written to LDS across K where an in-register transpose
+  before the write removes the crossing (``in-thread-transposable``): the global load's blocked
+  layout is not K-fastest, and upstream's InThreadTranspose (irlab's ``in-thread-transpose``)
+  would rewrite it -- decided from the write's register layout, as upstream decides, not from the
+  shared layout the read sees (:mod:`irlab.analysis.in_thread_transpose`).
 * Every transpose, classified: ``tt.trans`` on registers and ``memdesc_trans`` are free views; a
   shared-to-shared ``tt.trans`` only changes addresses; a convert between blocked layouts of
   different order moves data.
@@ -26,6 +31,7 @@ Findings are plain dicts (JSON); ``op`` entries keep a reference to the op under
 """
 from __future__ import annotations
 
+from irlab.analysis.in_thread_transpose import operand_writes
 from irlab.ir import BlockArgument, MemDescType, Operation, OpResult, TensorType
 from irlab.ir.queries import is_elementwise, is_splat
 from irlab.ir.traits import (ASYNC_COPY, BROADCAST, DOT, GLOBAL_LOAD, LAYOUT_CONVERSION, LOCAL_LOAD, LOCAL_STORE,
@@ -90,6 +96,7 @@ def analyse(module, services=None) -> dict:
     _transposes(module, scratch, findings)
     findings += cancelling_pairs(module)
     _absorbable(trips, findings)
+    findings += transposable_writes(module)
     for i, f in enumerate(findings, 1):
         f["id"] = i
     return {"findings": findings,
@@ -299,6 +306,25 @@ def _old_syntax_reads(v, reads, views, depth=0):
             _old_syntax_reads(op.result, reads, views, depth + 1)
         elif op.name == CONVERT and not is_shared_tensor(op.result.type):
             reads.append(op)
+
+
+def transposable_writes(module) -> list[dict]:
+    """An ``in-thread-transposable`` finding per dot operand (per group of LDS writes) whose LDS
+    write in-thread transpose removes: the same operands upstream's pass rewrites."""
+    out = []
+    for e in operand_writes(module):
+        if not e["applies"]:
+            continue
+        read, writes, loads = e["op"], e["writes"], e["loads"]
+        lay = loads[0].result.type.layout
+        out.append(_finding("in-thread-transposable", writes[0] if writes else read,
+                            f"operand {e['operand']} (read by {ref(read)}) is loaded from global memory with its "
+                            f"fastest dimension {lay.order[0]} (not K) and written to LDS by "
+                            f"{', '.join(ref(w) for w in writes)}: an LDS access across K that in-thread "
+                            "transpose removes (a K x M/N tile a lane, transposed in registers, written "
+                            "K-contiguous; the in-thread-transpose pass)",
+                            operand=e["operand"], op_idx=e["op_idx"]))
+    return out
 
 
 # --------------------------------------------------------------------------------------------------

@@ -34,6 +34,22 @@ AMD_NO_EPILOGUE = Variant("no-optimize-epilogue", (Drop("amd.ttgpuir.optimize_ep
 
 EPILOGUE_CLEANUP = ("remove_layout_conversions", "canonicalize")
 
+AMD_ITT = "amd.ttgpuir.in_thread_transpose"
+# gfx942: Triton runs its own in-thread transpose there by default (3.6 and 3.9); switched off, the
+# dot operand loaded across K goes through LDS transposed, as the seeds' third experiment finds it
+AMD_NO_ITT = Variant("no-in-thread-transpose", (Drop(AMD_ITT),),
+                     "Triton's AMD in_thread_transpose off: a dot operand loaded across K is written to LDS in its "
+                     "load's order and read across K")
+
+
+def _in_thread_transpose(base: Variant) -> Variant:
+    # where Triton's own pass runs: after the pipeliner's layouts settle (reduce_data_duplication),
+    # followed by the remove_layout_conversions that folds the converts around the widened loads
+    return base.then(Insert("in-thread-transpose", after="ttgpuir.reduce_data_duplication",
+                            cleanup=("remove_layout_conversions",)), name="in-thread-transpose",
+                     description="irlab's in-thread-transpose: a dot operand loaded across K is loaded as a K x M/N "
+                                 "tile a lane, transposed in registers and written to LDS K-contiguous")
+
 
 def _interleave(base: Variant) -> Variant:
     return base.then(Insert("interleave-global-loads", at="end"), name="interleave-global-loads",
@@ -62,10 +78,14 @@ def _cancel_transposes(base: Variant) -> Variant:
 
 def variants_for(target: str) -> list[Variant]:
     """Every variant the experiments (and the golden suite) compile for ``target``."""
-    if Target.parse(target).is_amd:
+    t = Target.parse(target)
+    if t.is_amd:
+        # where Triton runs its own in-thread transpose (gfx942), irlab's runs on the pipeline without it
+        itt = [AMD_NO_ITT, _in_thread_transpose(AMD_NO_ITT)] if t.arch == "gfx942" else \
+            [_in_thread_transpose(BASELINE)]
         return [BASELINE, AMD_NO_REORDER, AMD_NO_EPILOGUE, _interleave(AMD_NO_REORDER), _epilogue(AMD_NO_EPILOGUE),
                 _cancel_transposes(BASELINE), _interleave_pinned(AMD_NO_REORDER, "groups", "interleave-pinned"),
-                _interleave_pinned(AMD_NO_REORDER, "barriers", "interleave-pinned-barriers")]
+                _interleave_pinned(AMD_NO_REORDER, "barriers", "interleave-pinned-barriers"), *itt]
     return [BASELINE, _interleave(BASELINE), _epilogue(BASELINE), _cancel_transposes(BASELINE)]
 
 

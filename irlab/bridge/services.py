@@ -161,6 +161,36 @@ class TritonServices:
         return mod.str_nodebug()
 
 
+    def run_passes(self, text: str, passes: list[str], name: str = "<ir>") -> str:
+        """``text`` after the installed Triton's own passes ``passes`` (``amd.ttgpuir.in_thread_transpose``,
+        ``ttgpuir.remove_layout_conversions``, ``common.canonicalizer``; none: just Triton's parser
+        and printer), printed by Triton without locations. Comparing a Python pass's output with
+        Triton's goes through here: both printed by the same printer, names and aliases as Triton
+        chooses them."""
+        from triton._C.libtriton import ir
+        mod, rejected = self.parse(text, name)
+        if rejected is not None:
+            raise ServiceError(f"Triton could not parse {name}: {rejected.first}")
+        adders = []
+        for p in passes:
+            namespace, _, fn = p.rpartition(".")
+            module = compat._adder_module(namespace)
+            adder = getattr(module, f"add_{fn}", None) if module is not None else None
+            if adder is None:
+                raise ServiceError(f"Triton {compat.TRITON_VERSION} has no pass {p}")
+            adders.append(adder)
+        pm = ir.pass_manager(self.context)
+        for adder in adders:
+            adder(pm)
+        with captured_stderr() as err:
+            try:
+                pm.run(mod, "irlab-triton-passes")
+            except RuntimeError as e:
+                raise ServiceError(f"Triton's {', '.join(passes)} failed on {name}: {(err[0] if err else '') or e}") \
+                    from None
+        return mod.str_nodebug()
+
+
 def _verdict(text: str, name: str) -> Rejection | None:
     """What Triton's parser and verifier say about ``text`` (run in the contained child)."""
     return _child_services()._located_parse(text, name)[1]

@@ -566,7 +566,7 @@ class Module:
                 return None
             self._resolving.add(name)
             try:
-                value = parse_value(alias.items, self.source.text, self.resolve_attribute)
+                value = parse_value(alias.items, (alias.source or self.source).text, self.resolve_attribute)
                 if isinstance(value, Layout):
                     value = Layout(value.kind, value.params, value.text, alias=name, inferred=value.inferred)
                 alias._value = value
@@ -579,7 +579,8 @@ class Module:
         if alias is None:
             return None
         if alias._value is None:
-            t, _ = TypeReader(self.source.text, self.resolve_attribute, self.resolve_type).read(alias.items, 0)
+            t, _ = TypeReader((alias.source or self.source).text, self.resolve_attribute,
+                              self.resolve_type).read(alias.items, 0)
             alias._value = t
         return alias._value
 

@@ -21,7 +21,7 @@ from .effects import conflict, effects, is_pure, is_speculatable, why_unknown
 from .errors import RewriteError
 from .hints import stale_hints
 from .parsing import parse
-from .model import Block, BlockArgument, FreeValue, Module, Operation, OpResult, Region, Use, Value
+from .model import Alias, Block, BlockArgument, FreeValue, Module, Operation, OpResult, Region, Use, Value
 from .printer import _own_text, text_with
 from .queries import is_splat
 from .syntax import Group, RegionSyntax, canonical_name
@@ -604,6 +604,121 @@ class Rewriter:
                 self.remove_attribute(op, change.key, f"dropped: {change.why}")
             else:
                 self.set_attribute(op, change.key, change.new_text, f"recomputed: {change.why}")
+
+    def retype_written(self, op: Operation, new_texts: dict[int, str], reason: str = "") -> bool:
+        """Rewrite single types written in ``op``'s own text by position: ``new_texts`` maps the
+        index of a written type (in :func:`written_types` order) to its new text. Unlike
+        :meth:`retype`, which changes every type a function maps, this changes one slot -- a
+        value that a terminator forwards (``scf.yield %a, %b : T, T``) or that a loop carries,
+        where another slot may have the same type text and must keep it.
+
+        On ``scf.for``, ``scf.if`` and ``scf.while`` (ops with regions, whose text is edited in
+        place) the values behind the slot follow: the op's result, the loop body's iteration
+        argument (``scf.for``), the argument of the block the value enters (``scf.while``: its
+        'before' block for an input, its 'do' block for a result, whose header is edited too)."""
+        spans = [(s, e, t) for s, e, t in _written(op)]
+        bad = [i for i in new_texts if not 0 <= i < len(spans)]
+        if bad:
+            raise RewriteError(f"{describe(op)} writes {len(spans)} type(s); there is no type #{bad[0]}", op=op)
+        edits = {(spans[i][0], spans[i][1]): text for i, text in new_texts.items()
+                 if text != op.source.text[spans[i][0]:spans[i][1]]}
+        if not edits:
+            return False
+        old = sorted({op.source.text[s:e] for s, e in edits})
+        if not op.regions:
+            before = written_types(op)
+            self._rebuild(op, text_with(op, edits))
+            self._refresh_layout_hints(op, before)
+        else:
+            self._retype_region_op(op, spans, new_texts, edits)
+        self._record("retyped", op, f"{', '.join(old)} -> {', '.join(sorted(set(edits.values())))}", reason)
+        return True
+
+    def _retype_region_op(self, op: Operation, spans: list, new_texts: dict[int, str], edits: dict) -> None:
+        """:meth:`retype_written` for an op with regions: its header text is edited in place and
+        the types of the values it defines are set from the new texts."""
+        n_res = len(op.results)
+        if op.name in ("scf.for", "scf.if"):
+            n_in, res_at = 0, 0
+        elif op.name == "scf.while":
+            n_in = len(spans) - n_res
+            res_at = n_in
+        else:
+            raise RewriteError(f"irlab does not retype the values of {describe(op)} (scf.for, scf.if and scf.while "
+                               "only)", op=op)
+        reads = {i: self.read_type(text) for i, text in new_texts.items()}
+        if any(t is None for t in reads.values()):
+            raise RewriteError(f"cannot read the new type(s) {sorted(new_texts.values())} of {describe(op)}", op=op)
+        self._will_change()
+        op.edits.update(edits)
+        types = list(op.result_types or [None] * n_res)
+        for i, t in reads.items():
+            if res_at <= i < res_at + n_res:
+                k = i - res_at
+                types[k] = t
+                op.results[k]._type = t
+                if op.name == "scf.for" and op.body is not None and k + 1 < len(op.body.arguments):
+                    op.body.arguments[k + 1]._type = t
+                if op.name == "scf.while" and len(op.regions) > 1 and op.regions[1].entry is not None:
+                    self._retype_block_arg(op.regions[1].entry, k, t, new_texts[i])
+            elif op.name == "scf.while" and i < n_in and op.regions and op.regions[0].entry is not None:
+                args = op.regions[0].entry.arguments
+                if i < len(args):
+                    args[i]._type = t
+        op._result_types = types
+        _mark_dirty(op, self.module)
+
+    def _retype_block_arg(self, block: Block, index: int, t: Type, text: str) -> None:
+        if index >= len(block.arguments):
+            return
+        arg = block.arguments[index]
+        if block.header and arg.type is not None:
+            written = f"%{arg.name}: {arg.type}"
+            if block.header.count(written) != 1:
+                raise RewriteError(f"cannot find the type of %{arg.name} in the block header {block.header!r}")
+            block.header = block.header.replace(written, f"%{arg.name}: {text}")
+        arg._type = t
+
+    def read_type(self, text: str) -> Type | None:
+        """The type written ``text``, its aliases resolved in this module."""
+        from .syntax import parse_items
+        from .types import TypeReader
+        m = self.module
+        return TypeReader(text, m.resolve_attribute, m.resolve_type, {}).read(list(parse_items(text)))[0]
+
+    def define_alias(self, text: str, prefix: str) -> str:
+        """``#name`` of a module-level alias for the attribute written ``text`` (a layout): an
+        existing alias with the same meaning, or a new definition ``#<prefix><n> = text`` placed
+        after the module's last attribute alias. Triton prints every layout of a module that way,
+        so FileCheck lines written against Triton's output (``[[$L:#.*]] = #ttg.blocked<...>``)
+        match what a pass writes."""
+        from .attributes import same_layout
+        m = self.module
+        probe = parse(f"#{prefix}_probe = {text}\nirlab.probe\n", fragment=True)
+        value = probe.resolve_attribute(f"{prefix}_probe")
+        if isinstance(value, Layout):
+            for name in m.aliases:
+                old = m.resolve_attribute(name)
+                if isinstance(old, Layout) and not old.inferred and same_layout(old, value):
+                    return f"#{name}"
+        taken = set(m.aliases) | set(m.type_aliases)
+        name = next(n for n in (prefix if i == 0 else f"{prefix}{i}" for i in range(len(taken) + 2)) if n not in taken)
+        alias = parse(f"#{name} = {text}\nirlab.probe\n", fragment=True).entries[0]
+        self._will_change()
+        entries = m.entries
+        at = max((i + 1 for i, e in enumerate(entries) if isinstance(e, Alias) and not e.is_location), default=None)
+        if at is None:
+            at = next((i for i, e in enumerate(entries) if isinstance(e, Operation)), 0)
+            alias.lead = entries[at].lead if at < len(entries) else ""
+            if at < len(entries):
+                entries[at].lead = "\n"
+        else:
+            alias.lead = "\n"
+        entries.insert(at, alias)
+        m.aliases[name] = alias
+        m.dirty = True
+        self.changes.append(Change("inserted", f"#{name}", f"alias #{name} = {text}", None, None, None))
+        return f"#{name}"
 
     def set_encoding(self, op: Operation, old: Layout, new_text: str, reason: str = "") -> bool:
         """Every tensor type of ``op`` in layout ``old`` (written as an alias or inline) moves to the

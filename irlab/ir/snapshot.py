@@ -22,7 +22,7 @@ class Snapshot:
 
     def __init__(self, module: Module):
         self.module = module
-        self._module_state = (list(module.entries), module.tail, module.dirty)
+        self._module_state = (list(module.entries), dict(module.aliases), module.tail, module.dirty)
         self._ops, self._blocks, self._regions, self._values, self._uses = [], [], [], [], []
         values = {}
         for fv in module.free_values.values():
@@ -47,14 +47,16 @@ class Snapshot:
         for region in op.regions:
             self._regions.append((region, list(region.blocks), region.tail))
             for block in region.blocks:
-                self._blocks.append((block, list(block.ops), list(block.arguments)))
+                self._blocks.append((block, list(block.ops), list(block.arguments), block.header))
                 for a in block.arguments:
                     values[id(a)] = a
 
     def restore(self) -> None:
         m = self.module
-        entries, m.tail, m.dirty = self._module_state
+        entries, aliases, m.tail, m.dirty = self._module_state
         m.entries[:] = entries
+        m.aliases.clear()
+        m.aliases.update(aliases)
         for op, state, results, groups, uses, regions, edits in self._ops:
             for f, v in zip(_OP_FIELDS, state):
                 setattr(op, f, v)
@@ -67,9 +69,10 @@ class Snapshot:
         for region, blocks, tail in self._regions:
             region.blocks[:] = blocks
             region.tail = tail
-        for block, ops, args in self._blocks:
+        for block, ops, args, header in self._blocks:
             block.ops[:] = ops
             block.arguments[:] = args
+            block.header = header
         for v, uses, type_ in self._values:
             v.uses[:] = uses
             v._type = type_

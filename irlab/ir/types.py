@@ -226,6 +226,8 @@ class TypeReader:
         elem, _ = self.read(first, j)
         if elem is None:
             return OpaqueType(text)
+        if isinstance(elem, TensorType) and not shape and len(parts) == 1:
+            return PointerType(text, elem)   # `<tensor<...>>`: a block pointer in tt ops' short form
         encoding = memory_space = None
         mutable = False
         alloc_shape = None
@@ -289,3 +291,30 @@ def relayout(t: Type | None, old, new_text: str) -> str | None:
     if t.layout.kind == "slice" and same_layout(t.layout.parent, old):
         return tensor_text(t.shape, t.element, f"#ttg.slice<{{dim = {t.layout.get('dim')}, parent = {new_text}}}>")
     return None
+
+
+def with_encoding(t: Type | None, encoding_text: str) -> str | None:
+    """The text of tensor or memory-descriptor type ``t`` with its encoding replaced by the one
+    written ``encoding_text``: shape, element type, memory space, mutability and allocation shape
+    kept as written. None for any other type."""
+    if isinstance(t, TensorType):
+        return tensor_text(t.shape, t.element, encoding_text)
+    if not isinstance(t, MemDescType) or "<" not in t.text or not t.text.endswith(">"):
+        return None
+    head, inner = t.text.split("<", 1)
+    parts, depth, cur = [], 0, []
+    for ch in inner[:-1]:
+        if ch in "<([{":
+            depth += 1
+        elif ch in ">)]}":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append("".join(cur).strip())
+            cur = []
+        else:
+            cur.append(ch)
+    parts.append("".join(cur).strip())
+    if len(parts) < 2 or t.encoding is None:
+        return None
+    parts[1] = encoding_text
+    return f"{head}<{', '.join(parts)}>"

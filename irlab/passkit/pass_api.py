@@ -180,8 +180,11 @@ class PassContext:
         """Run ``patterns`` to a fixpoint with this context's rewriter; every op a pattern declined
         (and never rewrote) gets a note with the pattern's reason."""
         result = apply_patterns(self.module, patterns, self.rewriter)
+        said = set()
         for _pattern, op, reason in result.declines:
-            self.note(reason, op)
+            if (id(op), reason) not in said:   # two visited ops declined at the same op for the same reason
+                said.add((id(op), reason))
+                self.note(reason, op)
         if result.cancelled:
             self.note(f"{result.rewrites} rewrite(s) cancelled out: the module is unchanged")
         return result
