@@ -235,17 +235,10 @@ def check_access_widths(res):
 
 
 def compile_resources(res) -> dict:
-    """Shared memory and registers of a compile, from the static report's sources: the AMDGCN
-    metadata on AMD, ``cuobjdump -res-usage`` on NVIDIA."""
-    from ..report import isa, static
-    out = {"shared": res.metadata.get("shared")}
-    if res.target.is_amd:
-        r = isa.parse_amdgcn(res.asm["amdgcn"]).resources
-        out.update({k: r.get(k) for k in ("vgpr_count", "agpr_count", "sgpr_count", "vgpr_spill_count")})
-    else:
-        r = static.cuobjdump_resources(res.binary, res.tools)
-        out.update({"registers": r["registers"], "local": r["local"]})
-    return out
+    """Shared memory and registers of a compile, from the static report's sources
+    (:func:`irlab.report.static.compile_resources`)."""
+    from ..report.static import compile_resources as resources
+    return resources(res)
 
 
 def produce_many(cases: list[Case], workers: int | None = None,

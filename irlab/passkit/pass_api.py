@@ -25,6 +25,7 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol
 
+from ..base.targets import Target, target_or_none
 from ..ir import Module, Operation
 from ..ir.driver import DriverResult, PatternRewriter, RewritePattern, apply_patterns
 from ..ir.errors import RewriteError
@@ -124,6 +125,12 @@ class PassContext:
         self.rewriter.logs.append(self.diagnostics)   # an undone pattern application takes back its remarks
         self.data: dict = {}
         self._services = services
+
+    @property
+    def target(self) -> Target | None:
+        """The target the module is compiled for (its ``ttg.target``), with its facts
+        (``ctx.target.facts``); None for a module that names none (TTIR) or one irlab cannot read."""
+        return target_or_none(self.module.target)
 
     @property
     def services(self) -> PassServices:
