@@ -22,7 +22,7 @@ import sys
 
 from irlab import report
 from irlab.bridge.compile import compile_kernel
-from irlab.cli.experiment_kit import common_args, compare_variants, config_list, log, parse_shapes, run_experiment, timed_search
+from irlab.cli.experiment_kit import compare_variants, log, variant_experiment
 from irlab.kernels import get
 from irlab.bridge.named_variants import get_variant
 
@@ -99,15 +99,11 @@ def _summary(a, b) -> list[str]:
 
 
 def main(argv=None) -> int:
-    args = common_args(__doc__, "runs/experiments/optimize_epilogue", "epilogue").parse_args(argv)
-    return run_experiment(
-        args, "optimize_epilogue", "Experiment: OPTIMIZE_EPILOGUE",
-        static=lambda targets, out: static_part(targets, config_list(args.configs, STATIC_CONFIGS)),
-        timed=lambda target, out: timed_search(
-            "epilogue", "gemm_fp16", "optimize-epilogue", parse_shapes(args.shapes, SHAPES),
-            args.configs.split(",") if args.configs else None, args, out, target),
-        timed_what="the tutorial GEMM, baseline vs optimize-epilogue, over its config space (the tutorial's "
-                   "autotune list at num_stages 2-5 and irlab's configs), against Triton's tuned best")
+    return variant_experiment(
+        argv, __doc__, "optimize_epilogue", "epilogue", "Experiment: OPTIMIZE_EPILOGUE", static_part, STATIC_CONFIGS,
+        "gemm_fp16", "optimize-epilogue", SHAPES,
+        "the tutorial GEMM, baseline vs optimize-epilogue, over its config space (the tutorial's autotune list at "
+        "num_stages 2-5 and irlab's configs), against Triton's tuned best")
 
 
 if __name__ == "__main__":

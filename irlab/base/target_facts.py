@@ -112,14 +112,17 @@ def _amd(arch: str) -> TargetFacts:
     m = re.match(r"gfx(\d+)", arch)
     major = int(m.group(1)[:-2] or 0) if m else 0
     # RDNA (gfx10 and later) runs wave32; CDNA and older GCN run wave64
-    return TargetFacts("hip", 32 if major >= 10 else 64, "amdgcn", "hsaco", "amdgcn", None, None, "amd",
-                       "amdgcn-amd-amdhsa", arch, sched_pins=True, pc_sampling=False, proton_backend="roctracer",
-                       variants=AMD_VARIANTS)
+    return TargetFacts(family="hip", warp_size=32 if major >= 10 else 64, isa_stage="amdgcn", binary_stage="hsaco",
+                       isa="amdgcn", disassembler=None, assembler=None, triton_backend="amd",
+                       llvm_triple="amdgcn-amd-amdhsa", llvm_processor=arch, sched_pins=True, pc_sampling=False,
+                       proton_backend="roctracer", variants=AMD_VARIANTS)
 
 
 def _nvidia(arch: str) -> TargetFacts:
-    return TargetFacts("cuda", 32, "ptx", "cubin", "sass", "nvdisasm", "ptxas", "nvidia", "nvptx64-nvidia-cuda", f"sm_{arch}",
-                       sched_pins=False, pc_sampling=True, proton_backend="cupti", variants=NVIDIA_VARIANTS)
+    return TargetFacts(family="cuda", warp_size=32, isa_stage="ptx", binary_stage="cubin", isa="sass",
+                       disassembler="nvdisasm", assembler="ptxas", triton_backend="nvidia",
+                       llvm_triple="nvptx64-nvidia-cuda", llvm_processor=f"sm_{arch}", sched_pins=False,
+                       pc_sampling=True, proton_backend="cupti", variants=NVIDIA_VARIANTS)
 
 
 FAMILIES = {"hip": _amd, "cuda": _nvidia}

@@ -222,17 +222,9 @@ def is_named(name: str) -> bool:
 
 
 def _from_file(path: str, name: str) -> Variant:
-    from ..base.pyfile import import_file
+    from ..base.pyfile import import_file, pick
     module = import_file(path, "variant file", VariantError)
     found = [(var, v) for var, v in vars(module).items() if isinstance(v, Variant)]
     if not found:
         raise VariantError(f"variant file {path} defines no Variant (see irlab.passkit.variant.Variant)")
-    if not name:
-        if len(found) > 1:
-            raise VariantError(f"{path} defines {len(found)} variants ({', '.join(v.name for _, v in found)}); "
-                               f"name one: {path}:NAME")
-        return found[0][1]
-    hit = [v for var, v in found if name in (var, v.name)]
-    if not hit:
-        raise VariantError(f"{path} has no Variant named {name!r}; it has: {', '.join(v.name for _, v in found)}")
-    return hit[0]
+    return pick(found, path, name, "Variant", "variants", VariantError)

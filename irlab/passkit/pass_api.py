@@ -1,9 +1,8 @@
 """The Python pass API: a pass is a small frozen dataclass with a kebab-case ``name``, typed
-option fields and ``run(ctx)``; ``apply(module, services)`` runs it and returns whether it changed
-anything, what it changed and why it did or did not act.
+option fields and ``run(ctx)`` (``@register`` makes it one); ``apply(module, services)`` runs it and
+returns whether it changed anything, what it changed and why it did or did not act.
 
     @register
-    @dataclass(frozen=True)
     class HoistSplats(ModulePass):
         name: ClassVar[str] = "hoist-splats"
         summary: ClassVar[str] = "..."

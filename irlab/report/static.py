@@ -141,7 +141,23 @@ def _loop_info(prog: isa.Program, kind) -> tuple[dict | None, dict]:
 # What each ISA adds to the rows every report has. A target's facts say which ISA its report reads
 # (TargetFacts.isa); a new ISA is a class here and an entry in _ISAS.
 
-class _Amdgcn:
+class _Isa:
+    """Rows an ISA adds to the common ones: none unless it says so."""
+
+    @staticmethod
+    def kernel_rows(k: dict) -> dict:
+        return {}
+
+    @staticmethod
+    def loop_load_rows(lp: dict) -> dict:
+        return {}
+
+    @staticmethod
+    def loop_end_rows(lp: dict) -> dict:
+        return {}
+
+
+class _Amdgcn(_Isa):
     """AMDGCN, read from the compile's own text: VGPR/AGPR/SGPR counts and spills from its
     metadata, occupancy per CU, cross-lane permutes, the hot loop's s_waitcnt and scheduling pins."""
     load_prefix = ("global_load", "buffer_load")
@@ -161,14 +177,10 @@ class _Amdgcn:
         return {"cross-lane permutes (kernel)": _fmt_hist(k.get("permutes", {}))}
 
     @staticmethod
-    def loop_load_rows(lp: dict) -> dict:
-        return {}
-
-    @staticmethod
     def loop_end_rows(lp: dict) -> dict:
         w = lp.get("s_waitcnt", {})
-        return {"hot loop s_waitcnt (vmcnt/lgkmcnt)": f"{w.get('total', 0)} ({w.get('vmcnt', 0)}/{w.get('lgkmcnt', 0)})",
-                "hot loop scheduling pins": _fmt_hist(lp.get("pins", {}))}
+        waits = f"{w.get('total', 0)} ({w.get('vmcnt', 0)}/{w.get('lgkmcnt', 0)})"
+        return {"hot loop s_waitcnt (vmcnt/lgkmcnt)": waits, "hot loop scheduling pins": _fmt_hist(lp.get("pins", {}))}
 
     @staticmethod
     def from_compile(result) -> "StaticReport":
@@ -182,7 +194,7 @@ class _Amdgcn:
         return {k: r.get(k) for k in ("vgpr_count", "agpr_count", "sgpr_count", "vgpr_spill_count")}
 
 
-class _Sass:
+class _Sass(_Isa):
     """SASS, disassembled from the cubin: registers and local memory from ``cuobjdump``, spills from
     ``ptxas -v``, occupancy per SM, LDGSTS async copies in the hot loop."""
     load_prefix = ("LDG", "LDGSTS")
@@ -201,16 +213,8 @@ class _Sass:
         return m
 
     @staticmethod
-    def kernel_rows(k: dict) -> dict:
-        return {}
-
-    @staticmethod
     def loop_load_rows(lp: dict) -> dict:
         return {"hot loop async copies (LDGSTS)": _fmt_hist(lp.get("async_copies", {}))}
-
-    @staticmethod
-    def loop_end_rows(lp: dict) -> dict:
-        return {}
 
     @staticmethod
     def from_compile(result) -> "StaticReport":
