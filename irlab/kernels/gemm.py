@@ -10,7 +10,7 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-from .shapes import RowMajorGemm, TileConfig, gemm_reference
+from .shapes import RowMajorGemm, TileConfig
 
 
 @triton.jit
@@ -60,7 +60,6 @@ CONFIGS = {
 
 # row-major A (M x K), row-major B (K x N), row-major C (M x N), every stride a parameter
 GEMM = RowMajorGemm()
-bind, make_inputs, launch_args, reference = GEMM.bind, GEMM.make_inputs, GEMM.launch_args, gemm_reference
 
 
 def cublas(inputs):
@@ -71,3 +70,6 @@ def cublas(inputs):
 
 SPEC = GEMM.spec("gemm_fp16", matmul_kernel, CONFIGS, "128x128x64-w8", library=cublas, library_name="torch.matmul",
                  description="tutorial-style masked fp16 GEMM with GROUP_M swizzle (C = A @ B, fp32 accumulate)")
+
+# the problem's parts, for the kernels that share gemm_fp16's problem (persistent_gemm) and for scripts
+bind, make_inputs, launch_args, reference = SPEC.bind, SPEC.make_inputs, SPEC.launch_args, SPEC.reference
