@@ -23,7 +23,7 @@ import sys
 from irlab import report
 from irlab.bridge.compat import has_pass
 from irlab.bridge.compile import compile_kernel
-from irlab.cli.experiment_kit import common_args, compare_variants, config_list, log, parse_shapes, pass_diff, run_experiment, timed_search
+from irlab.cli.experiment_kit import compare_variants, log, pass_diff, variant_experiment
 from irlab.kernels import get
 from irlab.base.targets import Target
 from irlab.passkit.variant import Insert
@@ -107,15 +107,11 @@ def static_part(targets, configs) -> tuple[list[str], dict]:
 
 
 def main(argv=None) -> int:
-    args = common_args(__doc__, "runs/experiments/interleave_global_loads", "interleave").parse_args(argv)
-    return run_experiment(
-        args, "interleave_global_loads", "Experiment: interleaved global-load schedule",
-        static=lambda targets, out: static_part(targets, config_list(args.configs, AMD_CONFIGS)),
-        timed=lambda target, out: timed_search(
-            "interleave", "gluon_gemm_prefetch", "interleave-global-loads", parse_shapes(args.shapes, SHAPES),
-            args.configs.split(",") if args.configs else None, args, out, target),
-        timed_what="the Gluon register-prefetch GEMM, baseline vs interleaved, over its config space (the "
-                   "tutorial's tiles and irlab's), against its tuned best")
+    return variant_experiment(
+        argv, __doc__, "interleave_global_loads", "interleave", "Experiment: interleaved global-load schedule",
+        static_part, AMD_CONFIGS, "gluon_gemm_prefetch", "interleave-global-loads", SHAPES,
+        "the Gluon register-prefetch GEMM, baseline vs interleaved, over its config space (the tutorial's tiles and "
+        "irlab's), against its tuned best")
 
 
 if __name__ == "__main__":

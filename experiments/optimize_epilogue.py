@@ -22,9 +22,8 @@ import sys
 
 from irlab import report
 from irlab.bridge.compile import compile_kernel
-from irlab.cli.experiment_kit import common_args, compare_variants, config_list, log, parse_shapes, run_experiment, timed_search
+from irlab.cli.experiment_kit import compare_variants, log, variant_experiment
 from irlab.kernels import get
-from irlab.base.targets import Target
 from irlab.bridge.named_variants import get_variant
 
 SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192), (4864, 4096, 4160)]
@@ -35,8 +34,9 @@ def static_part(targets, configs) -> tuple[list[str], dict]:
     lines, data = ["## Static part (no GPU needed)", ""], {}
     spec = get("gemm_fp16")
     for target in targets:
-        amd = Target.parse(target).is_amd
-        old_name = "no-optimize-epilogue" if amd else "baseline"
+        # the variant the pass is compared with: the documents' baseline where Triton runs its own
+        # epilogue pass (the target's facts say which), else Triton's pipeline
+        old_name = get_variant("optimize-epilogue", str(target)).base_name
         for cfg in configs:
             log(f"  static: gemm_fp16 {cfg} for {target}")
             c = compare_variants(spec, target, cfg, old_name, "optimize-epilogue")
@@ -49,7 +49,7 @@ def static_part(targets, configs) -> tuple[list[str], dict]:
             lines += [f"The accumulator is converted out of the MMA layout before the store: {old_name} "
                       f"{'yes' if data[key]['old_converts_the_accumulator'] else 'no'}, optimize-epilogue "
                       f"{'yes' if data[key]['new_converts_the_accumulator'] else 'no'}.", ""]
-            if amd:   # Triton's own optimize_epilogue (the default pipeline) between the two
+            if old_name != "baseline":   # Triton's own optimize_epilogue (the default pipeline) between the two
                 default = compile_kernel(spec, target, config=cfg)
                 rd = report.from_compile(default)
                 rd.variant = "baseline (Triton's own pass)"
@@ -99,15 +99,11 @@ def _summary(a, b) -> list[str]:
 
 
 def main(argv=None) -> int:
-    args = common_args(__doc__, "runs/experiments/optimize_epilogue", "epilogue").parse_args(argv)
-    return run_experiment(
-        args, "optimize_epilogue", "Experiment: OPTIMIZE_EPILOGUE",
-        static=lambda targets, out: static_part(targets, config_list(args.configs, STATIC_CONFIGS)),
-        timed=lambda target, out: timed_search(
-            "epilogue", "gemm_fp16", "optimize-epilogue", parse_shapes(args.shapes, SHAPES),
-            args.configs.split(",") if args.configs else None, args, out, target),
-        timed_what="the tutorial GEMM, baseline vs optimize-epilogue, over its config space (the tutorial's "
-                   "autotune list at num_stages 2-5 and irlab's configs), against Triton's tuned best")
+    return variant_experiment(
+        argv, __doc__, "optimize_epilogue", "epilogue", "Experiment: OPTIMIZE_EPILOGUE", static_part, STATIC_CONFIGS,
+        "gemm_fp16", "optimize-epilogue", SHAPES,
+        "the tutorial GEMM, baseline vs optimize-epilogue, over its config space (the tutorial's autotune list at "
+        "num_stages 2-5 and irlab's configs), against Triton's tuned best")
 
 
 if __name__ == "__main__":

@@ -131,13 +131,13 @@ class SinkStagedLoad(RewritePattern):
     def sink(self, body, load, dot, anchor, before_dot: bool, rw) -> None:
         o = self.opts
         if self.in_place(body, load, anchor, before_dot):
-            amd = sched.is_amd(self.ctx.module)
-            if o.pin != "none" and amd and not sched.is_pinned(body, load, dot, o.pin):
+            pinnable = sched.pins_apply(self.ctx)
+            if o.pin != "none" and pinnable and not sched.is_pinned(body, load, dot, o.pin):
                 return sched.pin_sunk_load(self.ctx, rw, body, load, dot, o.pin, o.mfma_before)
-            if o.pin != "none" and not amd:
+            if o.pin != "none" and not pinnable:
                 sched.warn_not_amd(self.ctx, load, f"pin={o.pin}")
             where = f"sits right before {describe(dot)}" if before_dot else f"already comes after {describe(anchor)}"
-            pins = f", pinned ({o.pin})" if o.pin != "none" and amd else ""
+            pins = f", pinned ({o.pin})" if o.pin != "none" and pinnable else ""
             return rw.notify_match_failure(load, f"nothing to do: the load {where}{pins}")
         between = body.ops[body.index(load) + 1:body.index(anchor) + (0 if before_dot else 1)]
         other = next((x for x in between if x.name in GLOBAL_LOAD), None)

@@ -262,7 +262,7 @@ class PinLoopOrder(RewritePattern):
         return moved
 
     def pin(self, body, groups, rw) -> int:
-        if not sched.is_amd(self.ctx.module):
+        if not sched.pins_apply(self.ctx):
             if not any(d.severity == "warning" for d in self.ctx.diagnostics):
                 self.ctx.warning(f"nothing pinned: scheduling pins are AMDGPU's; the module is for "
                                  f"{self.ctx.module.target or 'an unknown target'}, whose assembler schedules "

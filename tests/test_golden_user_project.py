@@ -51,7 +51,6 @@ SPEC = KernelSpec(name="scale", fn=scale, configs={"b1024": TileConfig("b1024", 
 '''
 
 USER_PASS = '''
-from dataclasses import dataclass
 from typing import ClassVar
 
 from irlab.passkit.pass_api import ModulePass, PassContext
@@ -59,7 +58,6 @@ from irlab.passkit.registry import register
 
 
 @register
-@dataclass(frozen=True)
 class SquareStores(ModulePass):
     name: ClassVar[str] = "user-square-stores"
     summary: ClassVar[str] = "store the square of each stored value"

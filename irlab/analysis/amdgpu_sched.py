@@ -48,9 +48,11 @@ def mask_text(mask: int, keywords: bool) -> str:
     return "|".join(word for bit, word in KEYWORDS.items() if mask & bit)
 
 
-def is_amd(module) -> bool:
-    """Whether the module is compiled for an AMD GPU (its ``ttg.target`` is ``hip:...``)."""
-    return str(module.target or "").startswith("hip:")
+def pins_apply(ctx) -> bool:
+    """Whether scheduling pins reach the assembly of the target the pass's module is compiled for
+    (``ctx.target``'s facts: AMDGPU's do; another assembler schedules freely)."""
+    target = ctx.target
+    return target is not None and target.facts.sched_pins
 
 
 def sched_barrier(mask: int = 0, *, keywords: bool) -> str:
@@ -192,7 +194,7 @@ def pin_sunk_load(ctx, rw, body, load: Operation, dot: Operation, mode: str, mfm
       other MFMAs -- the talk's AMDGCN (``4 x global_load / s_barrier / 24 x ds_read / 98 x v_mfma /
       4 x global_load / ...``). The sizes are estimated from the layouts; the remark states them.
     """
-    if not is_amd(ctx.module):
+    if not pins_apply(ctx):
         return warn_not_amd(ctx, load, f"pin={mode}")
     keywords = ctx.services.sched_masks_are_keywords()
     if mode == "barriers":

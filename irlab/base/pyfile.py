@@ -56,3 +56,18 @@ def import_file(path: str | Path, what: str, error: type[Exception]) -> ModuleTy
     _MODULES[key] = module
     return module
 
+
+
+def pick(found: list, path: str, name: str, kind: str, plural: str, error: type[Exception]):
+    """The object of ``found`` (the ``(variable, object)`` pairs of the ``kind`` a file defines)
+    that ``name`` names, by its variable or its ``.name``; with no name, the file's only one.
+    ``error`` says which there are where that is not one object."""
+    names = ", ".join(obj.name for _, obj in found)
+    if not name:
+        if len(found) > 1:
+            raise error(f"{path} defines {len(found)} {plural} ({names}); name one: {path}:NAME")
+        return found[0][1]
+    hit = [obj for var, obj in found if name in (var, obj.name)]
+    if not hit:
+        raise error(f"{path} has no {kind} named {name!r}; it has: {names}")
+    return hit[0]

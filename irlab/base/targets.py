@@ -1,7 +1,9 @@
 """Targets as one value: ``cuda:90``, ``cuda:80``, ``hip:gfx942``, ``hip:gfx950``.
 
-A :class:`Target` knows its family (``cuda`` or ``hip``), its architecture, its warp size and the
-names of its binary and ISA stages, so no code needs to take a target string apart. It compares
+A :class:`Target` knows its family (``cuda`` or ``hip``), its architecture and its facts
+(:attr:`Target.facts`, from the one table in :mod:`irlab.base.target_facts`: warp size, ISA and
+binary stages, occupancy model and launch limits, TMA, named variants, ...), so no code needs to
+take a target string apart or keep its own table of architectures. It compares
 equal to its name (``Target.parse("cuda:90") == "cuda:90"``), which keeps JSON files and command
 lines plain strings. Whether the installed Triton can compile for a target is the bridge's
 question (:func:`irlab.bridge.compat.check_target`), not this module's.
@@ -10,6 +12,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cached_property
+
+from .target_facts import TargetFacts, facts_for
 
 # The targets irlab's corpus, goldens and tests are built for.
 DEFAULT_TARGETS = ("cuda:80", "cuda:90", "hip:gfx942", "hip:gfx950")
@@ -69,7 +74,12 @@ class Target:
     def __hash__(self) -> int:
         return hash(self.name)
 
-    # --- properties of the family --------------------------------------------------------------
+    # --- facts -------------------------------------------------------------------------------
+    @cached_property
+    def facts(self) -> TargetFacts:
+        """What irlab knows of this target (:mod:`irlab.base.target_facts`), looked up once."""
+        return facts_for(self.family, self.arch)
+
     @property
     def is_amd(self) -> bool:
         return self.family == "hip"
@@ -85,19 +95,17 @@ class Target:
 
     @property
     def warp_size(self) -> int:
-        if self.is_nvidia:
-            return 32
-        # RDNA (gfx10 and later) runs wave32; CDNA and older GCN run wave64
-        return 32 if int(self.arch[3:-2] or 0) >= 10 else 64
+        return self.facts.warp_size
 
     @property
     def binary_stage(self) -> str:
-        return "hsaco" if self.is_amd else "cubin"
+        return self.facts.binary_stage
 
     @property
     def isa_stage(self) -> str:
-        """The stage whose text the static report reads (SASS comes from the cubin on NVIDIA)."""
-        return "amdgcn" if self.is_amd else "ptx"
+        """The stage whose text is the target's assembly (the static report reads SASS from the
+        cubin on NVIDIA: :attr:`TargetFacts.isa`)."""
+        return self.facts.isa_stage
 
     def gpu_target(self):
         """Triton's ``GPUTarget`` for this target."""
@@ -118,6 +126,17 @@ def _guess(text: str) -> str | None:
 
 def parse_target(text: "str | Target") -> Target:
     return Target.parse(text)
+
+
+def target_or_none(text) -> Target | None:
+    """The target ``text`` names (a module's ``ttg.target``), or None where it names none or one
+    irlab cannot read."""
+    if not text:
+        return None
+    try:
+        return Target.parse(text)
+    except TargetError:
+        return None
 
 
 def current_target() -> Target | None:

@@ -21,7 +21,7 @@ _LATER_STAGES = ("llir",)
 def check_compile(res) -> access_width.Report | None:
     """The access-width report of a :class:`~irlab.bridge.compile.CompileResult`, or None where
     it has no TTGIR or no AMDGCN/PTX to compare."""
-    isa = "amdgcn" if res.target.is_amd else "ptx"
+    isa = res.target.isa_stage
     ttgir, text = res.asm.get("ttgir"), res.asm.get(isa)
     if not isinstance(ttgir, str) or not isinstance(text, str):
         return None

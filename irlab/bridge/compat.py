@@ -491,7 +491,7 @@ def missing_pass_note(name: str) -> str:
 def add_allocate_shared_memory(pm, target) -> None:
     """Add the target's shared-memory allocation pass to pass manager ``pm``."""
     from triton._C.libtriton import amd, nvidia
-    if target.is_amd:
+    if target.facts.triton_backend == "amd":
         if _V >= (3, 7):            # (pm, arch) since 3.7
             amd.passes.ttgpuir.add_allocate_shared_memory(pm, target.arch)
         else:
@@ -634,14 +634,11 @@ def check_target(target) -> None:
         make_backend(target.gpu_target())
     except RuntimeError as e:
         raise SeamError(f"backend for {target}", str(e)) from None
-    if target.is_amd:
-        proc, triple = target.arch, "amdgcn-amd-amdhsa"
-    else:
-        proc, triple = f"sm_{target.capability}", "nvptx64-nvidia-cuda"
+    proc, triple = target.facts.llvm_processor, target.facts.llvm_triple
     if not _llvm_knows(triple, proc):
         raise TargetError(f"{target}: the installed Triton {TRITON_VERSION} cannot compile for {proc} (its LLVM "
                           "does not know that processor)")
-    if not target.is_amd and proc not in _ptxas_archs(ptxas_path(target.capability)):
+    if target.facts.assembler == "ptxas" and proc not in _ptxas_archs(ptxas_path(target.capability)):
         raise TargetError(f"{target}: the installed Triton {TRITON_VERSION} cannot compile for {proc} (the ptxas it "
                           "assembles with does not know it)")
 

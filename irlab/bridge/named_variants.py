@@ -77,16 +77,9 @@ def _cancel_transposes(base: Variant) -> Variant:
 
 
 def variants_for(target: str) -> list[Variant]:
-    """Every variant the experiments (and the golden suite) compile for ``target``."""
-    t = Target.parse(target)
-    if t.is_amd:
-        # where Triton runs its own in-thread transpose (gfx942), irlab's runs on the pipeline without it
-        itt = [AMD_NO_ITT, _in_thread_transpose(AMD_NO_ITT)] if t.arch == "gfx942" else \
-            [_in_thread_transpose(BASELINE)]
-        return [BASELINE, AMD_NO_REORDER, AMD_NO_EPILOGUE, _interleave(AMD_NO_REORDER), _epilogue(AMD_NO_EPILOGUE),
-                _cancel_transposes(BASELINE), _interleave_pinned(AMD_NO_REORDER, "groups", "interleave-pinned"),
-                _interleave_pinned(AMD_NO_REORDER, "barriers", "interleave-pinned-barriers"), *itt]
-    return [BASELINE, _interleave(BASELINE), _epilogue(BASELINE), _cancel_transposes(BASELINE)]
+    """Every variant the experiments (and the golden suite) compile for ``target``: the ones its
+    facts name (:attr:`irlab.base.target_facts.TargetFacts.variants`), each on its base."""
+    return _made(Target.parse(target).facts.variants)
 
 
 def _persistent(name: str, description: str, tile_loop: dict | None = None, store_split: int = 1) -> Variant:
@@ -124,14 +117,40 @@ PERSISTENT_TMA_WS_SPLIT = _persistent(
     tile_loop={"warp_specialize": True}, store_split=2)
 
 
+# how each named variant is made from the variant it is built on (its base, as a target's facts
+# name it; None for a variant built on nothing)
+_RECIPES = {
+    "baseline": lambda base: BASELINE,
+    "no-reorder": lambda base: AMD_NO_REORDER,
+    "no-optimize-epilogue": lambda base: AMD_NO_EPILOGUE,
+    "no-in-thread-transpose": lambda base: AMD_NO_ITT,
+    "in-thread-transpose": _in_thread_transpose,
+    "interleave-global-loads": _interleave,
+    "optimize-epilogue": _epilogue,
+    "cancel-transposes": _cancel_transposes,
+    "interleave-pinned": lambda base: _interleave_pinned(base, "groups", "interleave-pinned"),
+    "interleave-pinned-barriers": lambda base: _interleave_pinned(base, "barriers", "interleave-pinned-barriers"),
+    "persistent-tma": lambda base: PERSISTENT_TMA,
+    "persistent-tma-flatten": lambda base: PERSISTENT_TMA_FLATTEN,
+    "persistent-tma-split": lambda base: PERSISTENT_TMA_SPLIT,
+    "persistent-tma-ws": lambda base: PERSISTENT_TMA_WS,
+    "persistent-tma-ws-split": lambda base: PERSISTENT_TMA_WS_SPLIT,
+}
+
+
+def _made(entries) -> list[Variant]:
+    """``(name, base name)`` pairs made into variants, in order (a base comes before its variants)."""
+    made: dict[str, Variant] = {}
+    for name, base in entries:
+        made[name] = _RECIPES[name](made[base] if base else None)
+    return list(made.values())
+
+
 def candidates_for(target: str) -> list[Variant]:
     """Named variants beyond the experiments' set (:func:`variants_for`): usable by name everywhere
     (``--variant persistent-tma``), listed by ``irlab variants``, but not compiled by the experiments
-    or the golden suite until a GPU has measured them."""
-    t = Target.parse(target)
-    if t.family != "cuda" or t.arch != "90":
-        return []
-    return [PERSISTENT_TMA, PERSISTENT_TMA_FLATTEN, PERSISTENT_TMA_SPLIT, PERSISTENT_TMA_WS, PERSISTENT_TMA_WS_SPLIT]
+    or the golden suite until a GPU has measured them (the target's facts name them)."""
+    return _made(Target.parse(target).facts.candidates)
 
 
 def named_for(target: str) -> list[Variant]:
@@ -221,17 +240,9 @@ def is_named(name: str) -> bool:
 
 
 def _from_file(path: str, name: str) -> Variant:
-    from ..base.pyfile import import_file
+    from ..base.pyfile import import_file, pick
     module = import_file(path, "variant file", VariantError)
     found = [(var, v) for var, v in vars(module).items() if isinstance(v, Variant)]
     if not found:
         raise VariantError(f"variant file {path} defines no Variant (see irlab.passkit.variant.Variant)")
-    if not name:
-        if len(found) > 1:
-            raise VariantError(f"{path} defines {len(found)} variants ({', '.join(v.name for _, v in found)}); "
-                               f"name one: {path}:NAME")
-        return found[0][1]
-    hit = [v for var, v in found if name in (var, v.name)]
-    if not hit:
-        raise VariantError(f"{path} has no Variant named {name!r}; it has: {', '.join(v.name for _, v in found)}")
-    return hit[0]
+    return pick(found, path, name, "Variant", "variants", VariantError)

@@ -71,7 +71,7 @@ def specialize(fn, args: dict, constexprs: dict | None, target: Target,
         value = args[name]
         if isinstance(value, str) and value.startswith("*"):
             desc = "D"
-            if target.is_amd and compat.amd_buffer_ops() and pointers_in_2gb:
+            if target.facts.triton_backend == "amd" and compat.amd_buffer_ops() and pointers_in_2gb:
                 desc += "S"
             signature[name] = value
             parsed = backend.parse_attr(desc)

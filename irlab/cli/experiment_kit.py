@@ -229,3 +229,19 @@ def run_experiment(args, name: str, title: str, static: Callable, timed: Callabl
     write_text(out / "README.md", "\n".join(lines) + "\n")
     log(f"{name}: wrote {out / 'README.md'}")
     return 0
+
+
+def variant_experiment(argv, doc: str, name: str, short: str, title: str, static_part: Callable,
+                       static_configs: list[str], kernel: str, variant: str, shapes: list[tuple],
+                       timed_what: str) -> int:
+    """The main of an experiment that sets one variant against the baseline: ``static_part(targets,
+    configs)`` on ``static_configs`` (or ``--configs``) for every target, then ``kernel`` timed as
+    the baseline against ``variant`` over ``shapes`` (:func:`timed_search`); ``short`` names its
+    timed search."""
+    args = common_args(doc, f"runs/experiments/{name}", short).parse_args(argv)
+    configs = args.configs.split(",") if args.configs else None
+    return run_experiment(
+        args, name, title, static=lambda targets, out: static_part(targets, config_list(args.configs, static_configs)),
+        timed=lambda target, out: timed_search(short, kernel, variant, parse_shapes(args.shapes, shapes), configs, args,
+                                               out, target),
+        timed_what=timed_what)

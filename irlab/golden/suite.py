@@ -159,27 +159,10 @@ def produce_captured(cases: list) -> list:
         res = launch.recompile(first.target, first.variant_def)
     except Exception as e:  # one failing case must not take the suite down; it is reported
         return [Produced(c, None, error=f"{type(e).__name__}: {e}") for c in cases]
-    why, resources = judge_compile(res)
-    if why:
-        return [Produced(c, None, error=why) for c in cases]
     path, _, sel = ref.partition("#")
     origin = f"{Path(path).name}#{sel.rpartition(':')[0]}" if sel else f"{Path(path).parent.name}/{Path(path).name}"
-    out = []
-    for case in cases:
-        text = res.nodebug.get(case.stage) or res.asm.get(case.stage)
-        if not isinstance(text, str):
-            out.append(Produced(case, None, error=f"stage {case.stage} has no IR text"))
-            continue
-        info = {"kernel": case.kernel, "function": res.kernel, "target": case.target, "stage": case.stage,
-                "variant": first.variant_def.to_json(), "variant_key": res.variant_key,
-                "captured": {"from": origin, "options": launch.options},
-                "options": res.options,
-                "pass_diagnostics": [str(d) for _, r in res.python_results for d in r.diagnostics],
-                "pipeline": [c.describe() for c in res.pipeline if c.stage == case.stage],
-                "resources": resources}
-        out.append(Produced(case, normalize(text), info,
-                            description=f"{launch.name}, captured ({origin}), recompiled from its TTIR"))
-    return out
+    return produced(res, cases, first.variant_def, {"captured": {"from": origin, "options": launch.options}},
+                    f"{launch.name}, captured ({origin}), recompiled from its TTIR")
 
 
 def produce_with(spec, variant: Variant, cases: list[Case]) -> list[Produced]:
@@ -192,10 +175,16 @@ def produce_with(spec, variant: Variant, cases: list[Case]) -> list[Produced]:
         res = compile_kernel(spec, first.target, variant=variant)
     except Exception as e:  # one failing case must not take the suite down; it is reported
         return [Produced(c, None, error=f"{type(e).__name__}: {e}") for c in cases]
+    return produced(res, cases, variant, {"config": spec.config().name, "shape": dict(spec.default_shape)},
+                    spec.description or None)
+
+
+def produced(res, cases: list[Case], variant: Variant, source: dict, description: str | None) -> list[Produced]:
+    """Each case's stage of the one compile ``res`` with its manifest entry (``source``: where the
+    kernel came from), or for every case why the compile is no golden."""
     why, resources = judge_compile(res)
     if why:
         return [Produced(c, None, error=why) for c in cases]
-    cfg = spec.config()
     out = []
     for case in cases:
         text = res.nodebug.get(case.stage) or res.asm.get(case.stage)
@@ -203,13 +192,12 @@ def produce_with(spec, variant: Variant, cases: list[Case]) -> list[Produced]:
             out.append(Produced(case, None, error=f"stage {case.stage} has no IR text"))
             continue
         info = {"kernel": case.kernel, "function": res.kernel, "target": case.target, "stage": case.stage,
-                "variant": variant.to_json(), "variant_key": res.variant_key,
-                "config": cfg.name, "shape": dict(spec.default_shape),
+                "variant": variant.to_json(), "variant_key": res.variant_key, **source,
                 "options": res.options, **(res.specialization.describe() if res.specialization else {}),
                 "pass_diagnostics": [str(d) for _, r in res.python_results for d in r.diagnostics],
                 "pipeline": [c.describe() for c in res.pipeline if c.stage == case.stage],
                 "resources": resources}
-        out.append(Produced(case, normalize(text), info, description=spec.description or None))
+        out.append(Produced(case, normalize(text), info, description=description))
     return out
 
 
@@ -235,17 +223,10 @@ def check_access_widths(res):
 
 
 def compile_resources(res) -> dict:
-    """Shared memory and registers of a compile, from the static report's sources: the AMDGCN
-    metadata on AMD, ``cuobjdump -res-usage`` on NVIDIA."""
-    from ..report import isa, static
-    out = {"shared": res.metadata.get("shared")}
-    if res.target.is_amd:
-        r = isa.parse_amdgcn(res.asm["amdgcn"]).resources
-        out.update({k: r.get(k) for k in ("vgpr_count", "agpr_count", "sgpr_count", "vgpr_spill_count")})
-    else:
-        r = static.cuobjdump_resources(res.binary, res.tools)
-        out.update({"registers": r["registers"], "local": r["local"]})
-    return out
+    """Shared memory and registers of a compile, from the static report's sources
+    (:func:`irlab.report.static.compile_resources`)."""
+    from ..report.static import compile_resources as resources
+    return resources(res)
 
 
 def produce_many(cases: list[Case], workers: int | None = None,

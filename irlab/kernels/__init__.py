@@ -12,7 +12,7 @@ from pathlib import Path
 
 from . import gemm, gluon_gemm, int4_gemm, persistent_gemm, softmax, splitk_gemm
 from .spec import KernelError, KernelSpec, Problem, TileConfig, config_name
-from ..base.pyfile import import_file, split_ref
+from ..base.pyfile import import_file, pick, split_ref
 from ..base.suggest import did_you_mean
 
 KERNELS: dict[str, KernelSpec] = {
@@ -63,17 +63,7 @@ def get(ref: str) -> KernelSpec:
     file_ref = split_ref(ref)
     if file_ref:
         path, name = file_ref
-        found = specs_in_file(path)
-        if not name:
-            if len(found) > 1:
-                raise KernelError(f"{path} defines {len(found)} kernels ({', '.join(s.name for _, s in found)}); "
-                                  f"name one: {path}:NAME")
-            return found[0][1]
-        hit = [s for var, s in found if name in (var, s.name)]
-        if not hit:
-            raise KernelError(f"{path} has no KernelSpec named {name!r}; it has: "
-                              f"{', '.join(s.name for _, s in found)}")
-        return hit[0]
+        return pick(specs_in_file(path), path, name, "KernelSpec", "kernels", KernelError)
     known = all_kernels()
     if ref in known:
         return known[ref]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-from .spec import KernelSpec, Problem, TileConfig
+from .shapes import RowMajorGemm, TileConfig
 
 
 @triton.jit
@@ -58,37 +58,8 @@ CONFIGS = {
 }
 
 
-def bind(shape, cfg: TileConfig) -> Problem:
-    M, N, K = shape["M"], shape["N"], shape["K"]
-    # row-major A (M x K), row-major B (K x N), row-major C (M x N): what make_inputs allocates
-    args = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "M": M, "N": N, "K": K,
-            "stride_am": K, "stride_ak": 1, "stride_bk": N, "stride_bn": 1, "stride_cm": N, "stride_cn": 1}
-    return Problem(args, dict(cfg.meta), cfg.options())
-
-
-def make_inputs(shape, device="cuda", seed=0):
-    import torch
-    g = torch.Generator(device=device).manual_seed(seed)
-    M, N, K = shape["M"], shape["N"], shape["K"]
-    a = torch.randn((M, K), device=device, dtype=torch.float16, generator=g)
-    b = torch.randn((K, N), device=device, dtype=torch.float16, generator=g)
-    c = torch.full((M, N), float("nan"), device=device, dtype=torch.float16)
-    return {"a": a, "b": b, "c": c}
-
-
-def launch_args(inputs, shape, cfg: TileConfig):
-    a, b, c = inputs["a"], inputs["b"], inputs["c"]
-    M, N, K = shape["M"], shape["N"], shape["K"]
-    meta = cfg.meta
-    grid = (triton.cdiv(M, meta["BLOCK_M"]) * triton.cdiv(N, meta["BLOCK_N"]), 1, 1)
-    args = {"a_ptr": a, "b_ptr": b, "c_ptr": c, "M": M, "N": N, "K": K,
-            "stride_am": a.stride(0), "stride_ak": a.stride(1), "stride_bk": b.stride(0),
-            "stride_bn": b.stride(1), "stride_cm": c.stride(0), "stride_cn": c.stride(1), **meta}
-    return grid, args
-
-
-def reference(inputs):
-    return inputs["a"] @ inputs["b"]
+# row-major A (M x K), row-major B (K x N), row-major C (M x N), every stride a parameter
+GEMM = RowMajorGemm()
 
 
 def cublas(inputs):
@@ -97,20 +68,8 @@ def cublas(inputs):
     torch.matmul(inputs["a"], inputs["b"], out=inputs["c"])
 
 
-SPEC = KernelSpec(
-    name="gemm_fp16",
-    fn=matmul_kernel,
-    language="triton",
-    description="tutorial-style masked fp16 GEMM with GROUP_M swizzle (C = A @ B, fp32 accumulate)",
-    configs=CONFIGS,
-    default_config="128x128x64-w8",
-    default_shape={"M": 4096, "N": 4096, "K": 4096},
-    bind=bind,
-    make_inputs=make_inputs,
-    launch_args=launch_args,
-    reference=reference,
-    output=lambda inputs: inputs["c"],
-    flops=lambda shape: 2.0 * shape["M"] * shape["N"] * shape["K"],
-    library=cublas,
-    library_name="torch.matmul",
-)
+SPEC = GEMM.spec("gemm_fp16", matmul_kernel, CONFIGS, "128x128x64-w8", library=cublas, library_name="torch.matmul",
+                 description="tutorial-style masked fp16 GEMM with GROUP_M swizzle (C = A @ B, fp32 accumulate)")
+
+# the problem's parts, for the kernels that share gemm_fp16's problem (persistent_gemm) and for scripts
+bind, make_inputs, launch_args, reference = SPEC.bind, SPEC.make_inputs, SPEC.launch_args, SPEC.reference

@@ -8,13 +8,13 @@ the ``local_load``s and the ``local_store``s that overwrite the same buffers.
 """
 from __future__ import annotations
 
-import triton
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.ampere import mma_v2
 
 from . import gemm
-from .spec import KernelSpec, Problem, TileConfig
+from .shapes import RowMajorGemm
+from .spec import Problem, TileConfig
 
 
 @gluon.constexpr_function
@@ -91,47 +91,20 @@ CONFIGS = {
 }
 
 
+# row-major A, B and C; the kernel takes only their row strides
+GEMM = RowMajorGemm(strides=("stride_am", "stride_bk", "stride_cm"))
+
+
 def bind(shape, cfg: TileConfig) -> Problem:
-    M, N, K = shape["M"], shape["N"], shape["K"]
+    K = shape["K"]
     if K % cfg.meta["BLOCK_K"]:
         raise ValueError(f"gluon_gemm_prefetch needs K ({K}) to be a multiple of BLOCK_K ({cfg.meta['BLOCK_K']}): "
                          "its K loop has no mask")
-    args = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "M": M, "N": N, "K": K,
-            "stride_am": K, "stride_bk": N, "stride_cm": N}
-    return Problem(args, dict(cfg.meta), cfg.options())
+    return GEMM.bind(shape, cfg)
 
 
-def launch_args(inputs, shape, cfg: TileConfig):
-    a, b, c = inputs["a"], inputs["b"], inputs["c"]
-    M, N, K = shape["M"], shape["N"], shape["K"]
-    assert a.stride(1) == 1 and b.stride(1) == 1 and c.stride(1) == 1, "row-major operands expected"
-    meta = cfg.meta
-    grid = (triton.cdiv(M, meta["BLOCK_M"]) * triton.cdiv(N, meta["BLOCK_N"]), 1, 1)
-    args = {"a_ptr": a, "b_ptr": b, "c_ptr": c, "M": M, "N": N, "K": K,
-            "stride_am": a.stride(0), "stride_bk": b.stride(0), "stride_cm": c.stride(0), **meta}
-    return grid, args
-
-
-def _make_inputs(shape, device="cuda", seed=0):
-    return gemm.make_inputs(shape, device, seed)
-
-
-SPEC = KernelSpec(
-    name="gluon_gemm_prefetch",
-    fn=gluon_gemm_prefetch_kernel,
-    language="gluon",
-    description="Gluon fp16 GEMM, next K tile prefetched into registers, mma_v2 from single-buffered smem",
-    configs=CONFIGS,
-    default_config="128x128x32-w4",
-    default_shape={"M": 4096, "N": 4096, "K": 4096},
-    bind=bind,
-    unsupported={t: "written with NVIDIA mma_v2 (ampere) instructions and layouts"
-                 for t in ("hip:gfx942", "hip:gfx950")},
-    make_inputs=_make_inputs,
-    launch_args=launch_args,
-    reference=lambda inputs: inputs["a"] @ inputs["b"],
-    output=lambda inputs: inputs["c"],
-    flops=lambda shape: 2.0 * shape["M"] * shape["N"] * shape["K"],
-    library=gemm.cublas,
-    library_name="torch.matmul",
-)
+SPEC = GEMM.spec("gluon_gemm_prefetch", gluon_gemm_prefetch_kernel, CONFIGS, "128x128x32-w4", bind=bind,
+                 description="Gluon fp16 GEMM, next K tile prefetched into registers, mma_v2 from single-buffered smem",
+                 unsupported={t: "written with NVIDIA mma_v2 (ampere) instructions and layouts"
+                              for t in ("hip:gfx942", "hip:gfx950")},
+                 library=gemm.cublas, library_name="torch.matmul")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-from .spec import KernelSpec, Problem, TileConfig
+from .shapes import Problem, TileConfig, gemm_grid, gemm_spec, generator, random_matrix, unwritten
 
 
 @triton.jit
@@ -66,26 +66,22 @@ def bind(shape, cfg: TileConfig) -> Problem:
 
 def make_inputs(shape, device="cuda", seed=0):
     import torch
-    g = torch.Generator(device=device).manual_seed(seed)
+    g = generator(device, seed)
     M, N, K = shape["M"], shape["N"], shape["K"]
-    a = torch.randn((M, K), device=device, dtype=torch.float16, generator=g)
+    a = random_matrix(M, K, "fp16", device, g)
     nib = torch.randint(0, 16, (N, K), device=device, dtype=torch.int32, generator=g)
     shifts = (torch.arange(K, device=device, dtype=torch.int64) % 8) * 4
     w = (nib.to(torch.int64) << shifts).view(N, K // 8, 8).sum(dim=-1)
     w = torch.where(w >= 2**31, w - 2**32, w).to(torch.int32)  # reinterpret as signed 32-bit words
     scale = (torch.rand((N,), device=device, generator=g) * 0.05 + 0.01).to(torch.float16)
-    c = torch.full((M, N), float("nan"), device=device, dtype=torch.float16)
-    return {"a": a, "w": w.contiguous(), "nib": nib, "scale": scale, "c": c}
+    return {"a": a, "w": w.contiguous(), "nib": nib, "scale": scale, "c": unwritten((M, N), "fp16", device)}
 
 
 def launch_args(inputs, shape, cfg: TileConfig):
     a, w, scale, c = inputs["a"], inputs["w"], inputs["scale"], inputs["c"]
-    M, N, K = shape["M"], shape["N"], shape["K"]
-    meta = cfg.meta
-    grid = (triton.cdiv(M, meta["BLOCK_M"]) * triton.cdiv(N, meta["BLOCK_N"]), 1, 1)
-    args = {"a_ptr": a, "w_ptr": w, "scale_ptr": scale, "c_ptr": c, "M": M, "N": N, "K": K,
-            "stride_am": a.stride(0), "stride_wn": w.stride(0), "stride_cm": c.stride(0), **meta}
-    return grid, args
+    args = {"a_ptr": a, "w_ptr": w, "scale_ptr": scale, "c_ptr": c, "M": shape["M"], "N": shape["N"], "K": shape["K"],
+            "stride_am": a.stride(0), "stride_wn": w.stride(0), "stride_cm": c.stride(0), **cfg.meta}
+    return gemm_grid(shape, cfg.meta), args
 
 
 def reference(inputs):
@@ -93,18 +89,7 @@ def reference(inputs):
     return inputs["a"] @ w.t()
 
 
-SPEC = KernelSpec(
-    name="int4_gemm",
-    fn=int4_matmul_kernel,
-    language="triton",
-    description="fp16 x int4 GEMM: nibbles unpacked to fp16, scaled, tl.trans'd into tl.dot",
-    configs=CONFIGS,
-    default_config="64x64x64-w4",
-    default_shape={"M": 1024, "N": 1024, "K": 1024},
-    bind=bind,
-    make_inputs=make_inputs,
-    launch_args=launch_args,
-    reference=reference,
-    output=lambda inputs: inputs["c"],
-    flops=lambda shape: 2.0 * shape["M"] * shape["N"] * shape["K"],
-)
+SPEC = gemm_spec("int4_gemm", int4_matmul_kernel, CONFIGS, "64x64x64-w4",
+                 default_shape={"M": 1024, "N": 1024, "K": 1024},
+                 description="fp16 x int4 GEMM: nibbles unpacked to fp16, scaled, tl.trans'd into tl.dot",
+                 bind=bind, make_inputs=make_inputs, launch_args=launch_args, reference=reference)

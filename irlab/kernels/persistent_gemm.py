@@ -24,7 +24,7 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-from .spec import KernelSpec, Problem, TileConfig
+from .shapes import RowMajorGemm, TileConfig
 from . import gemm
 
 # the SM count a launch on a tensor that is not on a CUDA device sizes its grid with (the checks
@@ -85,10 +85,8 @@ CONFIGS = {c.name: c for c in (_config(128, 128, 64, 8, 3, False), _config(128, 
                                _config(128, 256, 64, 8, 4, True))}
 
 
-def bind(shape, cfg: TileConfig) -> Problem:
-    M, N, K = shape["M"], shape["N"], shape["K"]
-    args = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "M": M, "N": N, "K": K}
-    return Problem(args, dict(cfg.meta), cfg.options())
+# gemm_fp16's problem; the descriptors assume row-major A, B and C, so the kernel takes no strides
+GEMM = RowMajorGemm(strides=())
 
 
 def sm_count(tensor) -> int:
@@ -101,34 +99,15 @@ def sm_count(tensor) -> int:
 
 def launch_args(inputs, shape, cfg: TileConfig):
     """One program per SM, at most one per tile: the kernel loops over the tiles itself."""
-    a, b, c = inputs["a"], inputs["b"], inputs["c"]
-    M, N, K = shape["M"], shape["N"], shape["K"]
-    meta = cfg.meta
-    tiles = triton.cdiv(M, meta["BLOCK_M"]) * triton.cdiv(N, meta["BLOCK_N"])
-    if a.stride(1) != 1 or b.stride(1) != 1 or c.stride(1) != 1 or a.stride(0) != K or b.stride(0) != N \
-            or c.stride(0) != N:
-        raise ValueError("gemm_persistent_tma takes contiguous row-major A, B and C")
-    return (min(sm_count(a), tiles), 1, 1), {"a_ptr": a, "b_ptr": b, "c_ptr": c, "M": M, "N": N, "K": K, **meta}
+    (tiles, _, _), args = GEMM.launch_args(inputs, shape, cfg)
+    return (min(sm_count(inputs["a"]), tiles), 1, 1), args
 
 
-SPEC = KernelSpec(
-    name="gemm_persistent_tma",
-    fn=persistent_tma_gemm,
-    language="triton",
+SPEC = GEMM.spec(
+    "gemm_persistent_tma", persistent_tma_gemm, CONFIGS, "128x256x64-w8-s3-split", launch_args=launch_args,
     description="persistent fp16 GEMM, TMA loads and stores, one program per SM (tutorial 09's structure; "
                 "gemm_fp16's problem and inputs)",
-    configs=CONFIGS,
-    default_config="128x256x64-w8-s3-split",
-    default_shape={"M": 4096, "N": 4096, "K": 4096},
     # TMA descriptors exist from Hopper on (Triton lowers them for sm_90 and later only)
     unsupported={"cuda:80": "TMA descriptors need Hopper (sm_90) or later",
                  "hip:gfx942": "a TMA (Hopper) kernel", "hip:gfx950": "a TMA (Hopper) kernel"},
-    bind=bind,
-    make_inputs=gemm.make_inputs,
-    launch_args=launch_args,
-    reference=gemm.reference,
-    output=lambda inputs: inputs["c"],
-    flops=gemm.SPEC.flops,
-    library=gemm.cublas,
-    library_name="torch.matmul",
-)
+    make_inputs=gemm.make_inputs, reference=gemm.reference, library=gemm.cublas, library_name="torch.matmul")

@@ -8,7 +8,7 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-from .spec import KernelSpec, Problem, TileConfig
+from .shapes import RowWise, TileConfig, generator, random_matrix, unwritten
 
 
 @triton.jit
@@ -29,41 +29,17 @@ CONFIGS = {
 }
 
 
-def bind(shape, cfg: TileConfig) -> Problem:
-    if cfg.meta["BLOCK_SIZE"] < shape["N"]:
-        raise ValueError(f"softmax row of {shape['N']} does not fit BLOCK_SIZE {cfg.meta['BLOCK_SIZE']}")
-    args = {"out_ptr": "*fp32", "in_ptr": "*fp32", "in_row_stride": shape["N"], "out_row_stride": shape["N"],
-            "n_cols": shape["N"]}
-    return Problem(args, dict(cfg.meta), cfg.options())
+ROWS = RowWise("softmax", {"out_ptr": ("y", "fp32"), "in_ptr": ("x", "fp32")}, output="y",
+               row_strides={"in_row_stride": "x", "out_row_stride": "y"}, whole_row="BLOCK_SIZE")
+bind, launch_args = ROWS.bind, ROWS.launch_args
 
 
 def make_inputs(shape, device="cuda", seed=0):
-    import torch
-    g = torch.Generator(device=device).manual_seed(seed)
-    x = torch.randn((shape["M"], shape["N"]), device=device, dtype=torch.float32, generator=g)
-    return {"x": x, "y": torch.full_like(x, float("nan"))}
+    x = random_matrix(shape["M"], shape["N"], "fp32", device, generator(device, seed))
+    return {"x": x, "y": unwritten(x.shape, "fp32", device)}
 
 
-def launch_args(inputs, shape, cfg: TileConfig):
-    x, y = inputs["x"], inputs["y"]
-    args = {"out_ptr": y, "in_ptr": x, "in_row_stride": x.stride(0), "out_row_stride": y.stride(0),
-            "n_cols": x.shape[1], **cfg.meta}
-    return (x.shape[0], 1, 1), args
-
-
-SPEC = KernelSpec(
-    name="softmax",
-    fn=softmax_kernel,
-    language="triton",
-    description="fused row-wise fp32 softmax",
-    configs=CONFIGS,
-    default_config="1024-w4",
-    default_shape={"M": 4096, "N": 1000},
-    bind=bind,
-    make_inputs=make_inputs,
-    launch_args=launch_args,
-    reference=lambda inputs: inputs["x"].softmax(dim=-1),
-    output=lambda inputs: inputs["y"],
-    flops=lambda shape: 5.0 * shape["M"] * shape["N"],
-    tolerance={"rel_fro": 1e-5},
-)
+SPEC = ROWS.spec(softmax_kernel, CONFIGS, "1024-w4", description="fused row-wise fp32 softmax",
+                 default_shape={"M": 4096, "N": 1000}, make_inputs=make_inputs,
+                 reference=lambda inputs: inputs["x"].softmax(dim=-1),
+                 flops=lambda shape: 5.0 * shape["M"] * shape["N"], tolerance={"rel_fro": 1e-5})

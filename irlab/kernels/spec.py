@@ -51,21 +51,26 @@ def _shown(path: str) -> str:
     return path if rel.startswith("..") else rel
 
 
+# irlab's own spec machinery: the spec and the problem-shape helpers (:mod:`irlab.kernels.shapes`).
+# A message about a spec names the user's file, never these.
+_MACHINERY = {os.path.abspath(__file__), os.path.join(os.path.dirname(os.path.abspath(__file__)), "shapes.py")}
+
+
 def _definition_site() -> str:
     """``file:line`` of the code that constructs a KernelSpec (the first frame outside irlab's
-    dataclass machinery), for messages about the spec."""
+    spec machinery and dataclass machinery), for messages about the spec."""
     f = sys._getframe(1)
-    here = os.path.abspath(__file__)
-    while f is not None and (os.path.abspath(f.f_code.co_filename) == here or f.f_code.co_filename.startswith("<")
+    while f is not None and (os.path.abspath(f.f_code.co_filename) in _MACHINERY or f.f_code.co_filename.startswith("<")
                              or f.f_code.co_filename.endswith(os.sep + "dataclasses.py")):
         f = f.f_back
     return f"{_shown(f.f_code.co_filename)}:{f.f_lineno}" if f is not None else ""
 
 
 def _function_site(fn, fallback: str) -> str:
-    """``file:line`` where ``fn`` (a spec's bind or launch_args) is defined, else ``fallback``."""
+    """``file:line`` where ``fn`` (a spec's bind or launch_args) is defined, else ``fallback`` (also
+    for a function of irlab's spec machinery: the mistake is in the spec that uses it)."""
     code = getattr(fn, "__code__", None)
-    if code is None or code.co_filename.startswith("<"):
+    if code is None or code.co_filename.startswith("<") or os.path.abspath(code.co_filename) in _MACHINERY:
         return fallback
     return f"{_shown(code.co_filename)}:{code.co_firstlineno}"
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-from .spec import KernelSpec, Problem, TileConfig
+from .shapes import RowMajorGemm, TileConfig
 
 
 @triton.jit
@@ -52,48 +52,24 @@ CONFIGS = {
 }
 
 
-def bind(shape, cfg: TileConfig) -> Problem:
-    M, N, K = shape["M"], shape["N"], shape["K"]
-    args = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp32", "M": M, "N": N, "K": K,
-            "stride_am": K, "stride_ak": 1, "stride_bk": N, "stride_bn": 1, "stride_cm": N, "stride_cn": 1}
-    return Problem(args, dict(cfg.meta), cfg.options())
+# row-major A and B in fp16, C in fp32: the atomics accumulate into it, so it starts at zero
+GEMM = RowMajorGemm(c="fp32")
 
 
 def make_inputs(shape, device="cuda", seed=0):
-    import torch
-    g = torch.Generator(device=device).manual_seed(seed)
-    M, N, K = shape["M"], shape["N"], shape["K"]
-    a = torch.randn((M, K), device=device, dtype=torch.float16, generator=g)
-    b = torch.randn((K, N), device=device, dtype=torch.float16, generator=g)
-    c = torch.zeros((M, N), device=device, dtype=torch.float32)  # atomics accumulate into it
-    return {"a": a, "b": b, "c": c}
+    inputs = GEMM.make_inputs(shape, device, seed)
+    inputs["c"].zero_()
+    return inputs
 
 
 def launch_args(inputs, shape, cfg: TileConfig):
-    a, b, c = inputs["a"], inputs["b"], inputs["c"]
-    M, N, K = shape["M"], shape["N"], shape["K"]
-    meta = cfg.meta
-    c.zero_()
-    grid = (triton.cdiv(M, meta["BLOCK_M"]) * triton.cdiv(N, meta["BLOCK_N"]), meta["SPLIT_K"], 1)
-    args = {"a_ptr": a, "b_ptr": b, "c_ptr": c, "M": M, "N": N, "K": K,
-            "stride_am": a.stride(0), "stride_ak": a.stride(1), "stride_bk": b.stride(0),
-            "stride_bn": b.stride(1), "stride_cm": c.stride(0), "stride_cn": c.stride(1), **meta}
-    return grid, args
+    """SPLIT_K programs along the grid's second axis per output tile, adding into a zeroed C."""
+    inputs["c"].zero_()
+    grid, args = GEMM.launch_args(inputs, shape, cfg)
+    return (grid[0], cfg.meta["SPLIT_K"], 1), args
 
 
-SPEC = KernelSpec(
-    name="gemm_splitk",
-    fn=splitk_matmul_kernel,
-    language="triton",
-    description="split-K fp16 GEMM, fp32 epilogue through tl.atomic_add",
-    configs=CONFIGS,
-    default_config="128x128x32-s4-w4",
-    default_shape={"M": 1024, "N": 1024, "K": 8192},
-    bind=bind,
-    make_inputs=make_inputs,
-    launch_args=launch_args,
-    reference=lambda inputs: (inputs["a"].float() @ inputs["b"].float()),
-    output=lambda inputs: inputs["c"],
-    flops=lambda shape: 2.0 * shape["M"] * shape["N"] * shape["K"],
-    tolerance={"rel_fro": 1e-5},
-)
+SPEC = GEMM.spec("gemm_splitk", splitk_matmul_kernel, CONFIGS, "128x128x32-s4-w4",
+                 description="split-K fp16 GEMM, fp32 epilogue through tl.atomic_add",
+                 default_shape={"M": 1024, "N": 1024, "K": 8192}, make_inputs=make_inputs, launch_args=launch_args,
+                 reference=lambda inputs: (inputs["a"].float() @ inputs["b"].float()), tolerance={"rel_fro": 1e-5})

@@ -1,9 +1,8 @@
 """The Python pass API: a pass is a small frozen dataclass with a kebab-case ``name``, typed
-option fields and ``run(ctx)``; ``apply(module, services)`` runs it and returns whether it changed
-anything, what it changed and why it did or did not act.
+option fields and ``run(ctx)`` (``@register`` makes it one); ``apply(module, services)`` runs it and
+returns whether it changed anything, what it changed and why it did or did not act.
 
     @register
-    @dataclass(frozen=True)
     class HoistSplats(ModulePass):
         name: ClassVar[str] = "hoist-splats"
         summary: ClassVar[str] = "..."
@@ -25,6 +24,7 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol
 
+from ..base.targets import Target, target_or_none
 from ..ir import Module, Operation
 from ..ir.driver import DriverResult, PatternRewriter, RewritePattern, apply_patterns
 from ..ir.errors import RewriteError
@@ -141,6 +141,12 @@ class PassContext:
         self.rewriter.logs.append(self.diagnostics)   # an undone pattern application takes back its remarks
         self.data: dict = {}
         self._services = services
+
+    @property
+    def target(self) -> Target | None:
+        """The target the module is compiled for (its ``ttg.target``), with its facts
+        (``ctx.target.facts``); None for a module that names none (TTIR) or one irlab cannot read."""
+        return target_or_none(self.module.target)
 
     @property
     def services(self) -> PassServices:

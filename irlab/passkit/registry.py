@@ -11,6 +11,7 @@ import os
 import pkgutil
 import re
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from .pass_api import ModulePass, PassError
@@ -29,7 +30,11 @@ def incomplete(what: str) -> str:
 
 
 def register(cls: type[ModulePass]) -> type[ModulePass]:
-    """Class decorator: make a pass available by its ``name``."""
+    """Class decorator: make a pass available by its ``name``. A pass is a frozen dataclass (its
+    options are its fields): a class that is not a dataclass itself is made one here, so that a
+    pass needs no ``@dataclass(frozen=True)`` of its own (one written still works)."""
+    if "__dataclass_fields__" not in cls.__dict__:
+        cls = dataclass(frozen=True)(cls)
     name = getattr(cls, "name", "")
     if not _NAME_RE.match(name or ""):
         raise PassError(f"pass class {cls.__name__} needs a kebab-case `name`, got {name!r}")

@@ -14,12 +14,10 @@ def compile_check(job: Job, say=print) -> int:
     from ..report import isa
     from . import lines
     subject = Subject(job)
-    family = subject.target.family
-    arch = subject.target.name.split(":", 1)[-1] if family == "hip" else ""
     ok = True
     for label, variant, config in _entries(job):
         plain = subject.compile(variant, config)
-        with compile_time_instrumentation(family, arch, job.scope_buffer):
+        with compile_time_instrumentation(subject.target, job.scope_buffer):
             scoped = subject.compile(scopes_variant(variant, job.scopes), config)
         placed = [str(d) for _, r in scoped.python_results if r.name == "proton-scopes" for d in r.diagnostics]
         say(f"{label}: shared {plain.metadata.get('shared')} B -> {scoped.metadata.get('shared')} B with scope "
@@ -29,7 +27,7 @@ def compile_check(job: Job, say=print) -> int:
         if not any(": remark: " in d for d in placed):
             say("  no scope was placed")
             ok = False
-        if family != "cuda":
+        if not subject.target.facts.pc_sampling:
             say("  PC sampling: NVIDIA only (Proton 3.6 samples through CUPTI)")
             continue
         a, b = (isa.parse_sass(lines.disassemble(r.binary, False)) for r in (plain, scoped))

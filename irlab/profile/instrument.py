@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import contextlib
 
+from ..base.target_facts import models
+
 # what Proton's InstrumentationHook gives the lowering (its class attributes)
 PROFILE_BUFFER_SIZE = 1
 PROFILE_BUFFER_ALIGNMENT = 128
-# the largest dynamic shared memory per block of the GPUs irlab targets (H100/H200: 227 KiB)
-MAX_SHARED = {"cuda": 232448, "hip": 65536}
 
 
 def _registry():
@@ -39,31 +39,41 @@ def instrumentation_mode(buffer_type: str = "global"):
     return mode.Default(buffer_type=buffer_type)
 
 
+def max_shared_per_block(target) -> int:
+    """The shared memory (LDS) a block may have on ``target``, which Proton's hook asks the GPU for:
+    the target's facts, or for an architecture they do not model the largest of its family's."""
+    known = target.facts.max_shared_per_block
+    if known is not None:
+        return known
+    return max(m.max_shared_per_block for m in models(target.family).values())
+
+
 @contextlib.contextmanager
-def compile_time_instrumentation(family: str, arch: str = "", buffer_type: str = "global"):
-    """Register Proton's record lowering for ``family`` (``cuda`` or ``hip``; ``arch``: the AMD
-    architecture) the way Proton's instrumentation hook does, without asking a GPU for its
-    shared-memory size; undone on exit."""
+def compile_time_instrumentation(target, buffer_type: str = "global"):
+    """Register Proton's record lowering for ``target`` (a :class:`~irlab.base.targets.Target`) the
+    way Proton's instrumentation hook does, without asking a GPU for its shared-memory size (the
+    target's facts say it); undone on exit."""
     import triton
     from triton._C.libtriton import passes as triton_passes
     from triton._C.libtriton import proton as triton_proton
     m = instrumentation_mode(buffer_type)
-    backend = {"cuda": "nvidia", "hip": "amd"}[family]
+    backend = target.facts.triton_backend
+    max_shared = max_shared_per_block(target)
 
     def to_llvmir(pm):
         triton_proton.add_convert_proton_to_protongpu(
             pm, m.metric_type, m.sampling_strategy, m.sampling_options, m.granularity, m.buffer_strategy,
-            m.buffer_type, m.buffer_size, MAX_SHARED[family], PROFILE_BUFFER_SIZE, PROFILE_BUFFER_ALIGNMENT, True)
+            m.buffer_type, m.buffer_size, max_shared, PROFILE_BUFFER_SIZE, PROFILE_BUFFER_ALIGNMENT, True)
         triton_passes.common.add_cse(pm)
         triton_proton.add_allocate_proton_shared_memory(pm)
 
     def to_llvm(pm):
         if _registry() is None:   # 3.6 allocates the global scratch buffer here; later versions elsewhere
             triton_proton.add_allocate_proton_global_scratch_buffer(pm)
-        if family == "cuda":
+        if backend == "nvidia":
             triton_proton.add_convert_proton_nvidia_gpu_to_llvm(pm)
         else:
-            triton_proton.add_convert_proton_amd_gpu_to_llvm(pm, arch)
+            triton_proton.add_convert_proton_amd_gpu_to_llvm(pm, target.arch)
 
     reg = _registry()
     old_mode = triton.knobs.compilation.instrumentation_mode

@@ -16,7 +16,7 @@ MODES = ("time", "pcsampling", "scopes")
 def modes_for(target, wanted: tuple[str, ...]) -> tuple[tuple[str, ...], list[str]]:
     """The sessions that run on ``target``, and a note for each that cannot."""
     notes = []
-    if target.family == "hip" and "pcsampling" in wanted:
+    if not target.facts.pc_sampling and "pcsampling" in wanted:
         notes.append("PC sampling: not on AMD -- Proton 3.6 samples PCs through CUPTI only (roctracer has no PC "
                      "sampling); kernel time uses roctracer, scopes Proton's AMD instrumentation. No AMD GPU was "
                      "available to the project: untested there.")

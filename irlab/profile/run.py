@@ -210,8 +210,9 @@ def run_scopes(job: Job, subject: Subject) -> dict:
         proton.finalize(session)
         from ..report import isa
         from .lines import disassemble
-        n_plain = len(isa.parse_sass(disassemble(plain.binary, False)).instrs) if subject.target.family == "cuda" else None
-        n_inst = len(isa.parse_sass(disassemble(res.binary, False)).instrs) if subject.target.family == "cuda" else None
+        sass = subject.target.facts.isa == "sass"
+        n_plain = len(isa.parse_sass(disassemble(plain.binary, False)).instrs) if sass else None
+        n_inst = len(isa.parse_sass(disassemble(res.binary, False)).instrs) if sass else None
         traces[label] = {"trace": _written(name), "instructions": n_plain, "instructions_instrumented": n_inst,
                          "remarks": [str(d) for _, r in res.python_results for d in r.diagnostics]}
     return {"traces": traces}

@@ -580,7 +580,7 @@ def _proton_backend() -> str:
     try:
         from ..base.targets import current_target
         t = current_target()
-        return "roctracer" if t is not None and t.is_amd else "cupti"
+        return t.facts.proton_backend if t is not None else "cupti"
     except Exception:
         return "?"
 

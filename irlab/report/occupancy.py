@@ -25,45 +25,26 @@ runtime refuses the launch); its LDS or shared memory within what one work-group
 registers within the register file (an AMD work-group's waves share the CU's four SIMDs, 512
 VGPRs each; an NVIDIA block's warps the SM's 64 K registers). A config that fails one of these
 has no occupancy: it does not run.
+
+The numbers of each architecture are its target's facts (:mod:`irlab.base.target_facts`, the one
+table of them); this module holds the arithmetic.
 """
 from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
 
-
-@dataclass(frozen=True)
-class AmdArch:
-    name: str = "gfx942"
-    vgprs_per_simd: int = 512
-    vgpr_granule: int = 8
-    max_waves_per_simd: int = 8
-    simds_per_cu: int = 4
-    lds_per_cu: int = 65536           # also the most one work-group may have
-    max_waves_per_cu: int = 32
-    max_workgroup_size: int = 1024
+from ..base.target_facts import AmdArch, NvidiaArch
+from ..base.targets import Target
 
 
-@dataclass(frozen=True)
-class NvidiaArch:
-    name: str
-    regs_per_sm: int = 65536
-    reg_alloc_unit: int = 256
-    max_regs_per_thread: int = 255
-    max_warps_per_sm: int = 64
-    max_blocks_per_sm: int = 32
-    smem_per_sm: int = 0
-    smem_per_block_max: int = 0
-    smem_alloc_unit: int = 128
-    smem_reserved_per_block: int = 1024
-    max_threads_per_block: int = 1024
+def _amd_model(arch: str) -> AmdArch | None:
+    """The occupancy model of ``arch`` (``gfx942``) as its target's facts give it, or None."""
+    return Target("hip", arch).facts.occupancy
 
 
-AMD_ARCHS = {"gfx942": AmdArch("gfx942"), "gfx90a": AmdArch("gfx90a"), "gfx950": AmdArch("gfx950", lds_per_cu=163840)}
-NVIDIA_ARCHS = {
-    80: NvidiaArch("sm_80", smem_per_sm=167936, smem_per_block_max=166912),
-    90: NvidiaArch("sm_90", smem_per_sm=233472, smem_per_block_max=232448),
-}
+def _nvidia_model(capability: int) -> NvidiaArch | None:
+    return Target("cuda", str(capability)).facts.occupancy
 
 
 @dataclass(frozen=True)
@@ -95,7 +76,7 @@ class AmdOccupancy:
 
 
 def amd_occupancy(vgprs: int, lds_bytes: int, waves_per_workgroup: int, arch: str = "gfx942") -> AmdOccupancy:
-    a = AMD_ARCHS.get(arch, AmdArch(arch))
+    a = _amd_model(arch) or AmdArch(arch)
     if vgprs <= 0:
         raise ValueError("VGPR count must be positive")
     alloc = math.ceil(vgprs / a.vgpr_granule) * a.vgpr_granule
@@ -141,7 +122,7 @@ class NvidiaOccupancy:
 
 
 def nvidia_occupancy(registers: int, smem_bytes: int, warps_per_block: int, capability: int) -> NvidiaOccupancy:
-    a = NVIDIA_ARCHS.get(capability) or NVIDIA_ARCHS[90 if capability >= 90 else 80]
+    a = _nvidia_model(capability) or _nvidia_model(90 if capability >= 90 else 80)
     regs_warp = math.ceil(max(registers, 1) * 32 / a.reg_alloc_unit) * a.reg_alloc_unit
     blocks_regs = (a.regs_per_sm // regs_warp) // warps_per_block
     if smem_bytes > 0:
@@ -194,7 +175,7 @@ def amd_launch_fit(arch: str, waves_per_workgroup: int, vgprs: int | None, lds_b
     """Whether one work-group of ``waves_per_workgroup`` waves fits an AMD CU: its size within the
     hardware's 1024 work-items and the binary's ``max_flat_workgroup_size``, its LDS within the
     architecture's, its VGPRs within the SIMDs' register files."""
-    a, over, unknown = AMD_ARCHS.get(arch), [], []
+    a, over, unknown = _amd_model(arch), [], []
     items = waves_per_workgroup * wavefront_size
     limit, source = AmdArch().max_workgroup_size, "the hardware's maximum"
     if max_flat_workgroup_size is not None and max_flat_workgroup_size <= limit:
@@ -223,8 +204,9 @@ def nvidia_launch_fit(capability: int, warps_per_block: int, registers: int | No
                       threads: int | None = None) -> LaunchFit:
     """Whether one block fits an NVIDIA SM: at most 1024 threads, its registers within the SM's
     register file, its shared memory within what a block may have (known for the capabilities
-    :data:`NVIDIA_ARCHS` models; the others are not checked and the answer says so)."""
-    a, over, unknown = NVIDIA_ARCHS.get(capability), [], []
+    the target facts model, :mod:`irlab.base.target_facts`; the others are not checked and the answer
+    says so)."""
+    a, over, unknown = _nvidia_model(capability), [], []
     base = a or NvidiaArch(f"sm_{capability}")
     threads = threads or warps_per_block * 32
     if threads > base.max_threads_per_block:

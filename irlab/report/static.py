@@ -37,8 +37,7 @@ class StaticReport:
     def modelled(self) -> bool:
         """Whether irlab knows this architecture's limits (registers, LDS/shared memory, wave
         slots): the occupancy of another is not computed from a neighbour's numbers."""
-        from .occupancy import AMD_ARCHS, NVIDIA_ARCHS
-        return self.target.arch in AMD_ARCHS if self.target.is_amd else self.target.capability in NVIDIA_ARCHS
+        return self.target.facts.modelled
 
     def not_modelled(self) -> str:
         if not self.launch.fits:
@@ -63,21 +62,8 @@ class StaticReport:
         if occ is None:     # the occupancy rows say why there is none
             occ = _NoOccupancy()
         m: dict = {"launches": "yes" if self.launch.fits else f"NO: {self.launch.why()}"}
-        if self.target.is_amd:
-            m.update({"VGPRs": r.get("vgpr_count"), "AGPRs": r.get("agpr_count"), "SGPRs": r.get("sgpr_count"),
-                      "VGPR spills": r.get("vgpr_spill_count"), "SGPR spills": r.get("sgpr_spill_count"),
-                      "scratch bytes": r.get("scratch"), "LDS bytes": r.get("shared"),
-                      "waves/workgroup": self.num_warps, "VGPRs allocated": occ.vgprs_allocated,
-                      "waves/EU (VGPR limit)": occ.waves_per_eu_by_vgpr, "workgroups/CU": occ.workgroups_per_cu,
-                      "waves/EU": occ.waves_per_eu, "occupancy limited by": occ.limiter})
-        else:
-            m.update({"registers": r.get("registers"), "spill stores (B)": r.get("spill_stores"),
-                      "spill loads (B)": r.get("spill_loads"), "local memory (B)": r.get("local"),
-                      "shared bytes": r.get("shared"), "warps/block": self.num_warps,
-                      "blocks/SM": occ.blocks_per_sm, "warps/SM": occ.warps_per_sm,
-                      "occupancy": None if occ.occupancy is None else f"{occ.occupancy:.1%}", "occupancy limited by": occ.limiter})
-            if "wgmma_serialized" in r:
-                m["wgmma serialized by ptxas"] = f"YES: {r['wgmma_serialized']}" if r["wgmma_serialized"] else "no"
+        rows = _ISAS[self.target.facts.isa]
+        m.update(rows.resource_rows(r, occ, self.num_warps))
         k, lp = self.counts.get("kernel", {}), self.counts.get("loop", {})
         m.update({"wide global loads (kernel)": k.get("wide_global_loads"),
                   "narrow global loads (kernel)": k.get("narrow_global_loads"),
@@ -86,26 +72,20 @@ class StaticReport:
                   "global store widths": _fmt_hist(k.get("global_stores", {})),
                   "LDS reads (kernel)": _fmt_hist(k.get("lds_reads", {})),
                   "LDS writes (kernel)": _fmt_hist(k.get("lds_writes", {})),
-                  **({"cross-lane permutes (kernel)": _fmt_hist(k.get("permutes", {}))}
-                     if self.target.is_amd else {}),
+                  **rows.kernel_rows(k),
                   "matrix instructions (kernel)": _fmt_hist(k.get("matrix_kinds", {})),
                   "instructions (kernel)": k.get("instructions")})
         if self.loop:
             m.update({"hot loop instructions": lp.get("instructions"),
-                      "hot loop global loads": _fmt_hist(lp.get("global_loads", {}))})
-            if not self.target.is_amd:
-                m["hot loop async copies (LDGSTS)"] = _fmt_hist(lp.get("async_copies", {}))
-            m.update({
+                      "hot loop global loads": _fmt_hist(lp.get("global_loads", {})),
+                      **rows.loop_load_rows(lp),
                       "hot loop global-load clusters": " + ".join(map(str, self.loop.get("load_clusters", []))),
                       "hot loop LDS reads": _fmt_hist(lp.get("lds_reads", {})),
                       "hot loop LDS writes": _fmt_hist(lp.get("lds_writes", {})),
                       "hot loop matrix instructions": lp.get("matrix"),
                       "hot loop matrix instruction kinds": _fmt_hist(lp.get("matrix_kinds", {})),
-                      "hot loop barriers": lp.get("barriers")})
-            if self.target.is_amd:
-                w = lp.get("s_waitcnt", {})
-                m["hot loop s_waitcnt (vmcnt/lgkmcnt)"] = f"{w.get('total', 0)} ({w.get('vmcnt', 0)}/{w.get('lgkmcnt', 0)})"
-                m["hot loop scheduling pins"] = _fmt_hist(lp.get("pins", {}))
+                      "hot loop barriers": lp.get("barriers"),
+                      **rows.loop_end_rows(lp)})
         return m
 
     def to_json(self) -> dict:
@@ -145,18 +125,110 @@ def _fmt_hist(h: dict) -> str:
     return ", ".join(f"{n} x {k}" for k, n in sorted(h.items(), key=lambda kv: (-kv[1], kv[0]))) or "-"
 
 
-def _loop_info(prog: isa.Program) -> tuple[dict | None, dict]:
+def _loop_info(prog: isa.Program, kind) -> tuple[dict | None, dict]:
     loop = isa.hot_loop(prog)
-    count = isa.amd_counts if prog.isa == "amdgcn" else isa.sass_counts
     if loop is None:
         return None, {}
     runs = isa.schedule(prog, loop)
-    prefix = ("global_load", "buffer_load") if prog.isa == "amdgcn" else ("LDG", "LDGSTS")
     info = {"label": loop.label, "length": sum(not i.pseudo for i in loop.instrs), "schedule": runs,
-            "schedule_text": isa.format_schedule(runs), "load_clusters": isa.clusters(runs, prefix)}
+            "schedule_text": isa.format_schedule(runs), "load_clusters": isa.clusters(runs, kind.load_prefix)}
     if any(i.pseudo for i in loop.instrs):
         info["schedule_with_pins"] = isa.format_schedule(isa.schedule(prog, loop, pins=True))
-    return info, count(loop.instrs)
+    return info, kind.counts(loop.instrs)
+
+
+# ------------------------------------------------------------------------------------------------
+# What each ISA adds to the rows every report has. A target's facts say which ISA its report reads
+# (TargetFacts.isa); a new ISA is a class here and an entry in _ISAS.
+
+class _Isa:
+    """Rows an ISA adds to the common ones: none unless it says so."""
+
+    @staticmethod
+    def kernel_rows(k: dict) -> dict:
+        return {}
+
+    @staticmethod
+    def loop_load_rows(lp: dict) -> dict:
+        return {}
+
+    @staticmethod
+    def loop_end_rows(lp: dict) -> dict:
+        return {}
+
+
+class _Amdgcn(_Isa):
+    """AMDGCN, read from the compile's own text: VGPR/AGPR/SGPR counts and spills from its
+    metadata, occupancy per CU, cross-lane permutes, the hot loop's s_waitcnt and scheduling pins."""
+    load_prefix = ("global_load", "buffer_load")
+    counts = staticmethod(isa.amd_counts)
+
+    @staticmethod
+    def resource_rows(r: dict, occ, num_warps: int) -> dict:
+        return {"VGPRs": r.get("vgpr_count"), "AGPRs": r.get("agpr_count"), "SGPRs": r.get("sgpr_count"),
+                "VGPR spills": r.get("vgpr_spill_count"), "SGPR spills": r.get("sgpr_spill_count"),
+                "scratch bytes": r.get("scratch"), "LDS bytes": r.get("shared"),
+                "waves/workgroup": num_warps, "VGPRs allocated": occ.vgprs_allocated,
+                "waves/EU (VGPR limit)": occ.waves_per_eu_by_vgpr, "workgroups/CU": occ.workgroups_per_cu,
+                "waves/EU": occ.waves_per_eu, "occupancy limited by": occ.limiter}
+
+    @staticmethod
+    def kernel_rows(k: dict) -> dict:
+        return {"cross-lane permutes (kernel)": _fmt_hist(k.get("permutes", {}))}
+
+    @staticmethod
+    def loop_end_rows(lp: dict) -> dict:
+        w = lp.get("s_waitcnt", {})
+        waits = f"{w.get('total', 0)} ({w.get('vmcnt', 0)}/{w.get('lgkmcnt', 0)})"
+        return {"hot loop s_waitcnt (vmcnt/lgkmcnt)": waits, "hot loop scheduling pins": _fmt_hist(lp.get("pins", {}))}
+
+    @staticmethod
+    def from_compile(result) -> "StaticReport":
+        md = result.metadata
+        return from_amdgcn(result.asm["amdgcn"], md.get("shared", 0), md["num_warps"], result.target.arch,
+                           result.kernel, result.variant.name)
+
+    @staticmethod
+    def resources(result) -> dict:
+        r = isa.parse_amdgcn(result.asm["amdgcn"]).resources
+        return {k: r.get(k) for k in ("vgpr_count", "agpr_count", "sgpr_count", "vgpr_spill_count")}
+
+
+class _Sass(_Isa):
+    """SASS, disassembled from the cubin: registers and local memory from ``cuobjdump``, spills from
+    ``ptxas -v``, occupancy per SM, LDGSTS async copies in the hot loop."""
+    load_prefix = ("LDG", "LDGSTS")
+    counts = staticmethod(isa.sass_counts)
+
+    @staticmethod
+    def resource_rows(r: dict, occ, num_warps: int) -> dict:
+        m = {"registers": r.get("registers"), "spill stores (B)": r.get("spill_stores"),
+             "spill loads (B)": r.get("spill_loads"), "local memory (B)": r.get("local"),
+             "shared bytes": r.get("shared"), "warps/block": num_warps,
+             "blocks/SM": occ.blocks_per_sm, "warps/SM": occ.warps_per_sm,
+             "occupancy": None if occ.occupancy is None else f"{occ.occupancy:.1%}",
+             "occupancy limited by": occ.limiter}
+        if "wgmma_serialized" in r:
+            m["wgmma serialized by ptxas"] = f"YES: {r['wgmma_serialized']}" if r["wgmma_serialized"] else "no"
+        return m
+
+    @staticmethod
+    def loop_load_rows(lp: dict) -> dict:
+        return {"hot loop async copies (LDGSTS)": _fmt_hist(lp.get("async_copies", {}))}
+
+    @staticmethod
+    def from_compile(result) -> "StaticReport":
+        md = result.metadata
+        return from_cubin(result.asm["cubin"], result.asm.get("ptx"), md.get("shared", 0), md["num_warps"],
+                          result.target.capability, result.kernel, result.variant.name, tools=result.tools)
+
+    @staticmethod
+    def resources(result) -> dict:
+        r = cuobjdump_resources(result.binary, result.tools)
+        return {"registers": r["registers"], "local": r["local"]}
+
+
+_ISAS = {"amdgcn": _Amdgcn, "sass": _Sass}
 
 
 # ------------------------------------------------------------------------------------------------
@@ -172,7 +244,7 @@ def from_amdgcn(amdgcn: str, shared_bytes: int, num_warps: int, arch: str = "gfx
     fit = amd_launch_fit(arch, num_warps, res["vgpr_count"], shared_bytes + res.get("lds_static", 0),
                          res.get("wavefront_size", 64), res.get("max_flat_workgroup_size"))
     occ = amd_occupancy(res["vgpr_count"], shared_bytes, num_warps, arch) if fit.fits else None
-    loop, loop_counts = _loop_info(prog)
+    loop, loop_counts = _loop_info(prog, _Amdgcn)
     return StaticReport(kernel, Target("hip", arch), variant, num_warps, res, occ, loop,
                         {"kernel": isa.amd_counts(prog.instrs), "loop": loop_counts}, fit)
 
@@ -251,7 +323,7 @@ def from_cubin(cubin: bytes, ptx: str | None, shared_bytes: int, num_warps: int,
     smem = shared_bytes + res.get("static_shared", 0)
     fit = nvidia_launch_fit(capability, num_warps, res["registers"], smem, _ptx_threads(ptx))
     occ = nvidia_occupancy(res["registers"], smem, num_warps, capability) if fit.fits else None
-    loop, loop_counts = _loop_info(prog)
+    loop, loop_counts = _loop_info(prog, _Sass)
     return StaticReport(kernel, Target("cuda", str(capability)), variant, num_warps, res, occ, loop,
                         {"kernel": isa.sass_counts(prog.instrs), "loop": loop_counts}, fit)
 
@@ -265,14 +337,15 @@ def _ptx_threads(ptx: str | None) -> int | None:
 # ------------------------------------------------------------------------------------------------
 
 def from_compile(result) -> StaticReport:
-    """The static report of an :class:`irlab.bridge.compile.CompileResult`."""
-    md = result.metadata
-    t = result.target
-    if t.is_amd:
-        return from_amdgcn(result.asm["amdgcn"], md.get("shared", 0), md["num_warps"], t.arch,
-                           result.kernel, result.variant.name)
-    return from_cubin(result.asm["cubin"], result.asm.get("ptx"), md.get("shared", 0), md["num_warps"], t.capability,
-                      result.kernel, result.variant.name, tools=result.tools)
+    """The static report of an :class:`irlab.bridge.compile.CompileResult`, read from the ISA its
+    target's facts name."""
+    return _ISAS[result.target.facts.isa].from_compile(result)
+
+
+def compile_resources(result) -> dict:
+    """Shared memory and registers of a compile, as its ISA states them: the AMDGCN metadata on
+    AMD, ``cuobjdump -res-usage`` of the cubin on NVIDIA."""
+    return {"shared": result.metadata.get("shared"), **_ISAS[result.target.facts.isa].resources(result)}
 
 
 def diff_rows(a: StaticReport, b: StaticReport) -> list[tuple[str, object, object, str]]:

@@ -12,15 +12,10 @@ from irlab.kernels import get
 from irlab.timing.gate import check_outputs
 from irlab.timing.gpu import GpuRunner
 
+from .cpu_runner import CpuRunner
 
-class InterpreterRunner:
-    target = "cuda:90"
-    torch = torch
-    cache_dir = None
 
-    def healthy(self):
-        return True
-
+class InterpreterRunner(CpuRunner):
     def prepare(self, cell, entry):
         sha = "base" if entry.label == "baseline" else entry.label
         return SimpleNamespace(info={"binary_sha256": sha, "changed_by_passes": sha != "base", "pass_diagnostics": []})

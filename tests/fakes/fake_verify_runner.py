@@ -17,19 +17,14 @@ import torch
 
 from irlab.program.launches import is_launch_ref
 
+from .cpu_runner import CpuRunner
+
 
 def _cfg() -> dict:
     return json.loads(os.environ.get("IRLAB_FAKE_VERIFY", "{}"))
 
 
-class FakeVerifyRunner:
-    target = "cuda:90"
-    torch = torch
-    cache_dir = None
-
-    def healthy(self):
-        return True
-
+class FakeVerifyRunner(CpuRunner):
     def prepare(self, cell, entry):
         if entry.label == "wreck-addresses":
             os.abort()

@@ -7,7 +7,7 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-from irlab import KernelSpec, Problem, TileConfig
+from irlab.kernels.shapes import RowMajorGemm, TileConfig, gemm_spec
 
 
 @triton.jit
@@ -49,73 +49,31 @@ def gemm_any(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk, stride_cm,
     tl.store(c_ptr + offs_cm[:, None] * stride_cm + offs_cn[None, :], c, mask=mask)
 
 
-# dtype -> (input pointer type, output pointer type)
-TYPES = {"fp16": ("*fp16", "*fp16"), "bf16": ("*bf16", "*bf16"), "fp32": ("*fp32", "*fp32"),
-         "i8": ("*i8", "*i32"), "fp8e4nv": ("*fp8e4nv", "*fp16")}
+# dtype -> (input element type, output element type)
+TYPES = {"fp16": ("fp16", "fp16"), "bf16": ("bf16", "bf16"), "fp32": ("fp32", "fp32"), "i8": ("i8", "i32"),
+         "fp8e4nv": ("fp8e4nv", "fp16")}
 
 
-def bind(shape, cfg: TileConfig) -> Problem:
-    M, N, K = shape["M"], shape["N"], shape["K"]
+def _gemm(shape) -> RowMajorGemm:
+    """The row-major GEMM of the shape's dtype; the kernel takes only the row strides."""
     src, dst = TYPES[shape.get("dtype", "fp16")]
-    args = {"a_ptr": src, "b_ptr": src, "c_ptr": dst, "M": M, "N": N, "K": K,
-            "stride_am": K, "stride_bk": N, "stride_cm": N}
-    return Problem(args, {**cfg.meta, "INT_ACC": shape.get("dtype") == "i8", "IEEE": shape.get("dtype") == "fp32"},
-                   cfg.options())
+    return RowMajorGemm(strides=("stride_am", "stride_bk", "stride_cm"), a=src, b=src, c=dst)
 
 
-def _torch_types(dtype):
-    import torch
-    return {"fp16": (torch.float16, torch.float16), "bf16": (torch.bfloat16, torch.bfloat16),
-            "fp32": (torch.float32, torch.float32), "i8": (torch.int8, torch.int32),
-            "fp8e4nv": (torch.float8_e4m3fn, torch.float16)}[dtype]
+def _flags(shape) -> dict:
+    return {"INT_ACC": shape.get("dtype") == "i8", "IEEE": shape.get("dtype") == "fp32"}
 
 
-def make_inputs(shape, device="cuda", seed=0):
-    import torch
-    g = torch.Generator(device=device).manual_seed(seed)
-    M, N, K = shape["M"], shape["N"], shape["K"]
-    src, dst = _torch_types(shape.get("dtype", "fp16"))
-    if src == torch.int8:
-        a = torch.randint(-8, 8, (M, K), device=device, dtype=torch.int8, generator=g)
-        b = torch.randint(-8, 8, (K, N), device=device, dtype=torch.int8, generator=g)
-        c = torch.full((M, N), -(2 ** 31), device=device, dtype=dst)
-    else:
-        a = torch.randn((M, K), device=device, dtype=torch.float32, generator=g).to(src)
-        b = torch.randn((K, N), device=device, dtype=torch.float32, generator=g).to(src)
-        c = torch.full((M, N), float("nan"), device=device, dtype=dst)
-    return {"a": a, "b": b, "c": c}
-
-
-def launch_args(inputs, shape, cfg: TileConfig):
-    a, b, c = inputs["a"], inputs["b"], inputs["c"]
-    M, N, K = shape["M"], shape["N"], shape["K"]
-    meta = cfg.meta
-    grid = (triton.cdiv(M, meta["BLOCK_M"]) * triton.cdiv(N, meta["BLOCK_N"]), 1, 1)
-    return grid, {"a_ptr": a, "b_ptr": b, "c_ptr": c, "M": M, "N": N, "K": K, "stride_am": a.stride(0),
-                  "stride_bk": b.stride(0), "stride_cm": c.stride(0), **meta,
-                  "INT_ACC": shape.get("dtype") == "i8", "IEEE": shape.get("dtype") == "fp32"}
-
-
-def reference(inputs):
-    return inputs["a"].float() @ inputs["b"].float()
-
-
-SPEC = KernelSpec(
-    name="gemm_dtypes",
-    fn=gemm_any,
-    language="triton",
+SPEC = gemm_spec(
+    "gemm_dtypes", gemm_any,
+    {"64x64x32-w4": TileConfig("64x64x32-w4", {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "GROUP_M": 8}, 4, 3),
+     "128x128x64-w8": TileConfig("128x128x64-w8", {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_M": 8}, 8, 3)},
+    "128x128x64-w8", default_shape={"M": 1024, "N": 1024, "K": 1024},
     description="masked GEMM over fp16, bf16, fp32, int8 and fp8 e4m3 (dtype= in the shape)",
-    configs={"64x64x32-w4": TileConfig("64x64x32-w4", {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "GROUP_M": 8}, 4, 3),
-             "128x128x64-w8": TileConfig("128x128x64-w8", {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64,
-                                                           "GROUP_M": 8}, 8, 3)},
-    default_config="128x128x64-w8",
-    default_shape={"M": 1024, "N": 1024, "K": 1024},
-    bind=bind,
-    make_inputs=make_inputs,
-    launch_args=launch_args,
-    reference=reference,
-    output=lambda inputs: inputs["c"],
-    flops=lambda shape: 2.0 * shape["M"] * shape["N"] * shape["K"],
+    bind=lambda shape, cfg: _gemm(shape).bind(shape, cfg, **_flags(shape)),
+    make_inputs=lambda shape, device="cuda", seed=0: _gemm(shape).make_inputs(shape, device, seed),
+    launch_args=lambda inputs, shape, cfg: _gemm(shape).launch_args(inputs, shape, cfg, **_flags(shape)),
+    reference=lambda inputs: inputs["a"].float() @ inputs["b"].float(),
     dtypes=("fp16", "bf16", "fp32", "i8", "fp8e4nv"),
     # int8 is exact; fp8 inputs are exact in fp32, the fp16 output rounds
     tolerance={},

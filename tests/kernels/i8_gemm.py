@@ -6,7 +6,7 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-from irlab import KernelSpec, Problem, TileConfig
+from irlab.kernels.shapes import RowMajorGemm, TileConfig
 
 
 @triton.jit
@@ -40,28 +40,8 @@ CONFIGS = {
 }
 
 
-def bind(shape, cfg: TileConfig) -> Problem:
-    M, N, K = shape["M"], shape["N"], shape["K"]
-    args = {"a_ptr": "*i8", "b_ptr": "*i8", "c_ptr": "*i32", "M": M, "N": N, "K": K,
-            "stride_am": K, "stride_bk": N, "stride_cm": N}
-    return Problem(args, dict(cfg.meta), cfg.options())
-
-
-def make_inputs(shape, device="cuda", seed=0):
-    import torch
-    g = torch.Generator(device=device).manual_seed(seed)
-    M, N, K = shape["M"], shape["N"], shape["K"]
-    a = torch.randint(-8, 8, (M, K), device=device, dtype=torch.int8, generator=g)
-    b = torch.randint(-8, 8, (K, N), device=device, dtype=torch.int8, generator=g)
-    return {"a": a, "b": b, "c": torch.full((M, N), -1, device=device, dtype=torch.int32)}
-
-
-def launch_args(inputs, shape, cfg: TileConfig):
-    a, b, c = inputs["a"], inputs["b"], inputs["c"]
-    meta = cfg.meta
-    grid = (triton.cdiv(shape["M"], meta["BLOCK_M"]) * triton.cdiv(shape["N"], meta["BLOCK_N"]), 1, 1)
-    return grid, {"a_ptr": a, "b_ptr": b, "c_ptr": c, "M": shape["M"], "N": shape["N"], "K": shape["K"],
-                  "stride_am": a.stride(0), "stride_bk": b.stride(0), "stride_cm": c.stride(0), **meta}
+# int8 A and B, int32 C, every matrix row-major; the kernel takes only the row strides
+GEMM = RowMajorGemm(strides=("stride_am", "stride_bk", "stride_cm"), a="i8", b="i8", c="i32")
 
 
 def reference(inputs):
@@ -69,17 +49,6 @@ def reference(inputs):
     return (inputs["a"].double() @ inputs["b"].double()).to(inputs["c"].dtype)
 
 
-SPEC = KernelSpec(
-    name="i8_gemm",
-    fn=i8_matmul,
-    language="triton",
-    description="int8 GEMM with an int32 accumulator and masked K loop (tutorial form)",
-    configs=CONFIGS,
-    default_config="64x16x64-w4",
-    default_shape={"M": 512, "N": 512, "K": 512},
-    bind=bind,
-    make_inputs=make_inputs,
-    launch_args=launch_args,
-    reference=reference,
-    output=lambda inputs: inputs["c"],
-)
+SPEC = GEMM.spec("i8_gemm", i8_matmul, CONFIGS, "64x16x64-w4", default_shape={"M": 512, "N": 512, "K": 512},
+                 description="int8 GEMM with an int32 accumulator and masked K loop (tutorial form)",
+                 reference=reference, flops=None)

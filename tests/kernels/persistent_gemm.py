@@ -5,7 +5,7 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-from irlab import KernelSpec, Problem, TileConfig
+from irlab.kernels.shapes import RowMajorGemm, TileConfig
 
 
 @triton.jit
@@ -31,41 +31,16 @@ def persistent_matmul(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk, stride
         tl.store(c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :], c, mask=mask)
 
 
-def bind(shape, cfg: TileConfig) -> Problem:
-    M, N, K = shape["M"], shape["N"], shape["K"]
-    args = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "M": M, "N": N, "K": K,
-            "stride_am": K, "stride_bk": N, "stride_cm": N}
-    return Problem(args, {"NUM_SMS": 132, **cfg.meta}, cfg.options())
-
-
-def make_inputs(shape, device="cuda", seed=0):
-    import torch
-    g = torch.Generator(device=device).manual_seed(seed)
-    M, N, K = shape["M"], shape["N"], shape["K"]
-    return {"a": torch.randn((M, K), device=device, dtype=torch.float16, generator=g),
-            "b": torch.randn((K, N), device=device, dtype=torch.float16, generator=g),
-            "c": torch.full((M, N), float("nan"), device=device, dtype=torch.float16)}
+NUM_SMS = 132
+GEMM = RowMajorGemm(strides=("stride_am", "stride_bk", "stride_cm"))
 
 
 def launch_args(inputs, shape, cfg: TileConfig):
-    a, b, c = inputs["a"], inputs["b"], inputs["c"]
-    return (132, 1, 1), {"a_ptr": a, "b_ptr": b, "c_ptr": c, "M": shape["M"], "N": shape["N"], "K": shape["K"],
-                         "stride_am": a.stride(0), "stride_bk": b.stride(0), "stride_cm": c.stride(0),
-                         "NUM_SMS": 132, **cfg.meta}
+    _, args = GEMM.launch_args(inputs, shape, cfg, NUM_SMS=NUM_SMS)
+    return (NUM_SMS, 1, 1), args
 
 
-SPEC = KernelSpec(
-    name="persistent_gemm",
-    fn=persistent_matmul,
-    language="triton",
-    description="persistent fp16 GEMM: a tile loop around the K loop, the epilogue inside the tile loop",
-    configs={"128x128x64-w8": TileConfig("128x128x64-w8", {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64}, 8, 3)},
-    default_config="128x128x64-w8",
-    default_shape={"M": 4096, "N": 4096, "K": 4096},
-    bind=bind,
-    make_inputs=make_inputs,
-    launch_args=launch_args,
-    reference=lambda inputs: inputs["a"] @ inputs["b"],
-    output=lambda inputs: inputs["c"],
-    flops=lambda shape: 2.0 * shape["M"] * shape["N"] * shape["K"],
-)
+SPEC = GEMM.spec("persistent_gemm", persistent_matmul,
+                 {"128x128x64-w8": TileConfig("128x128x64-w8", {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64}, 8, 3)},
+                 description="persistent fp16 GEMM: a tile loop around the K loop, the epilogue inside the tile loop",
+                 bind=lambda shape, cfg: GEMM.bind(shape, cfg, NUM_SMS=NUM_SMS), launch_args=launch_args)

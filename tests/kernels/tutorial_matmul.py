@@ -4,7 +4,7 @@ tell apart."""
 import triton
 import triton.language as tl
 
-from irlab import KernelSpec, Problem, TileConfig
+from irlab.kernels.shapes import KernelSpec, RowMajorGemm, TileConfig
 
 
 @triton.jit
@@ -40,13 +40,6 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk,
     tl.store(c_ptrs, c, mask=c_mask)
 
 
-def bind(shape, cfg: TileConfig) -> Problem:
-    M, N, K = shape["M"], shape["N"], shape["K"]
-    args = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "M": M, "N": N, "K": K,
-            "stride_am": K, "stride_ak": 1, "stride_bk": N, "stride_bn": 1, "stride_cm": N, "stride_cn": 1}
-    return Problem(args, dict(cfg.meta), cfg.options())
-
-
 def _cfg(name, m, n, k, group, warps, stages):
     return TileConfig(name, {"BLOCK_SIZE_M": m, "BLOCK_SIZE_N": n, "BLOCK_SIZE_K": k, "GROUP_SIZE_M": group},
                       warps, stages)
@@ -60,5 +53,5 @@ SPEC = KernelSpec(
              "small": _cfg("small", 64, 64, 32, 8, 4, 3)},
     default_config="big",
     default_shape={"M": 1024, "N": 1024, "K": 1024},
-    bind=bind,
+    bind=RowMajorGemm().bind,
 )

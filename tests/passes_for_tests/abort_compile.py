@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass
 from typing import ClassVar
 
 from irlab.passkit.pass_api import ModulePass, PassContext, option
@@ -12,7 +11,6 @@ from irlab.passkit.registry import register
 
 
 @register
-@dataclass(frozen=True)
 class AbortCompile(ModulePass):
     name: ClassVar[str] = "abort-compile"
     summary: ClassVar[str] = "test pass: abort the compile process (SIGABRT), like a failed LLVM assertion"

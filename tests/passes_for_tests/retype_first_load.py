@@ -2,7 +2,6 @@
 (f32 <-> f16) without changing its users, so Triton's verifier must reject the result."""
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import ClassVar
 
 from irlab.passkit.pass_api import ModulePass, PassContext
@@ -10,7 +9,6 @@ from irlab.passkit.registry import register
 
 
 @register
-@dataclass(frozen=True)
 class RetypeFirstLoad(ModulePass):
     name: ClassVar[str] = "retype-first-load"
     summary: ClassVar[str] = "test pass: produce IR that Triton's verifier rejects"

@@ -3,7 +3,6 @@ native code would): what a sweep must survive."""
 from __future__ import annotations
 
 import ctypes
-from dataclasses import dataclass
 from typing import ClassVar
 
 from irlab.passkit.pass_api import ModulePass, PassContext
@@ -11,7 +10,6 @@ from irlab.passkit.registry import register
 
 
 @register
-@dataclass(frozen=True)
 class SegfaultCompile(ModulePass):
     name: ClassVar[str] = "segfault-compile"
     summary: ClassVar[str] = "test pass: read address 0 (SIGSEGV)"

@@ -1,7 +1,6 @@
 """A deliberately wrong pass for testing the correctness gate: the stored value is squared."""
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import ClassVar
 
 from irlab.passkit.pass_api import ModulePass, PassContext
@@ -9,7 +8,6 @@ from irlab.passkit.registry import register
 
 
 @register
-@dataclass(frozen=True)
 class SquareOutput(ModulePass):
     name: ClassVar[str] = "square-output"
     summary: ClassVar[str] = "test pass: store the square of what the kernel computed"

@@ -2,7 +2,6 @@
 the first pointer arithmetic by 2**24, so the kernel reads far outside its buffers and faults."""
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import ClassVar
 
 from irlab.ir import TensorType
@@ -11,7 +10,6 @@ from irlab.passkit.registry import register
 
 
 @register
-@dataclass(frozen=True)
 class WreckAddresses(ModulePass):
     name: ClassVar[str] = "wreck-addresses"
     summary: ClassVar[str] = "test pass: make the kernel's first addptr point far out of bounds"

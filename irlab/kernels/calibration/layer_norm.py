@@ -5,7 +5,7 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-from irlab.kernels.spec import KernelError, KernelSpec, Problem, TileConfig
+from irlab.kernels.shapes import RowWise, TileConfig, generator, random_matrix, unwritten
 
 EPS = 1e-5
 
@@ -30,29 +30,19 @@ CONFIGS = {
 }
 
 
-def bind(shape, cfg: TileConfig) -> Problem:
-    if cfg.meta["BLOCK"] < shape["N"]:
-        raise KernelError(f"layer_norm: a row of {shape['N']} does not fit BLOCK {cfg.meta['BLOCK']}")
-    args = {"x_ptr": "*fp16", "w_ptr": "*fp16", "b_ptr": "*fp16", "y_ptr": "*fp16", "row_stride": shape["N"],
-            "n_cols": shape["N"], "eps": EPS}
-    return Problem(args, dict(cfg.meta), cfg.options())
+ROWS = RowWise("layer_norm", {"x_ptr": ("x", "fp16"), "w_ptr": ("w", "fp16"), "b_ptr": ("b", "fp16"),
+                              "y_ptr": ("y", "fp16")}, output="y",
+               row_strides={"row_stride": "x"}, whole_row="BLOCK", scalars={"eps": EPS})
 
 
 def make_inputs(shape, device="cuda", seed=0):
     import torch
-    g = torch.Generator(device=device).manual_seed(seed)
-    M, N = shape["M"], shape["N"]
-    x = torch.randn((M, N), device=device, dtype=torch.float16, generator=g)
+    g = generator(device, seed)
+    N = shape["N"]
+    x = random_matrix(shape["M"], N, "fp16", device, g)
     w = (1 + 0.1 * torch.randn(N, device=device, dtype=torch.float32, generator=g)).half()
     b = (0.1 * torch.randn(N, device=device, dtype=torch.float32, generator=g)).half()
-    return {"x": x, "w": w, "b": b, "y": torch.full_like(x, float("nan"))}
-
-
-def launch_args(inputs, shape, cfg: TileConfig):
-    x = inputs["x"]
-    args = {"x_ptr": x, "w_ptr": inputs["w"], "b_ptr": inputs["b"], "y_ptr": inputs["y"], "row_stride": x.stride(0),
-            "n_cols": shape["N"], "eps": EPS, **cfg.meta}
-    return (shape["M"], 1, 1), args
+    return {"x": x, "w": w, "b": b, "y": unwritten(x.shape, "fp16", device)}
 
 
 def reference(inputs):
@@ -61,18 +51,6 @@ def reference(inputs):
     return torch.nn.functional.layer_norm(x, (x.shape[1],), inputs["w"], inputs["b"], EPS)
 
 
-SPEC = KernelSpec(
-    name="layer_norm",
-    fn=layer_norm_kernel,
-    language="triton",
-    description="layer-norm forward over fp16 rows (fp32 statistics)",
-    configs=CONFIGS,
-    default_config="4096-w8",
-    default_shape={"M": 8192, "N": 4096},
-    bind=bind,
-    make_inputs=make_inputs,
-    launch_args=launch_args,
-    reference=reference,
-    output=lambda inputs: inputs["y"],
-    flops=lambda shape: 8.0 * shape["M"] * shape["N"],
-)
+SPEC = ROWS.spec(layer_norm_kernel, CONFIGS, "4096-w8", description="layer-norm forward over fp16 rows (fp32 statistics)",
+                 default_shape={"M": 8192, "N": 4096}, make_inputs=make_inputs, reference=reference,
+                 flops=lambda shape: 8.0 * shape["M"] * shape["N"])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-from irlab.kernels.spec import KernelSpec, Problem, TileConfig
+from irlab.kernels.shapes import RowWise, TileConfig, generator, random_matrix, unwritten
 
 
 @triton.jit
@@ -21,36 +21,15 @@ def row_sum_kernel(x_ptr, out_ptr, n_cols, row_stride, BLOCK: tl.constexpr):
 CONFIGS = {"1024-w4": TileConfig("1024-w4", {"BLOCK": 1024}, 4, 2)}
 
 
-def bind(shape, cfg: TileConfig) -> Problem:
-    return Problem({"x_ptr": "*fp32", "out_ptr": "*fp32", "n_cols": shape["N"], "row_stride": shape["N"]},
-                   dict(cfg.meta), cfg.options())
+ROWS = RowWise("row_sum", {"x_ptr": ("x", "fp32"), "out_ptr": ("out", "fp32")}, output="out",
+               row_strides={"row_stride": "x"})
 
 
 def make_inputs(shape, device="cuda", seed=0):
-    import torch
-    g = torch.Generator(device=device).manual_seed(seed)
-    x = torch.randn((shape["M"], shape["N"]), device=device, dtype=torch.float32, generator=g)
-    return {"x": x, "out": torch.full((shape["M"],), float("nan"), device=device, dtype=torch.float32)}
+    x = random_matrix(shape["M"], shape["N"], "fp32", device, generator(device, seed))
+    return {"x": x, "out": unwritten((shape["M"],), "fp32", device)}
 
 
-def launch_args(inputs, shape, cfg: TileConfig):
-    x = inputs["x"]
-    args = {"x_ptr": x, "out_ptr": inputs["out"], "n_cols": shape["N"], "row_stride": x.stride(0), **cfg.meta}
-    return (shape["M"], 1, 1), args
-
-
-SPEC = KernelSpec(
-    name="row_sum",
-    fn=row_sum_kernel,
-    language="triton",
-    description="fp32 row sums (a reduction over the columns)",
-    configs=CONFIGS,
-    default_config="1024-w4",
-    default_shape={"M": 16384, "N": 4096},
-    bind=bind,
-    make_inputs=make_inputs,
-    launch_args=launch_args,
-    reference=lambda inputs: inputs["x"].sum(dim=1),
-    output=lambda inputs: inputs["out"],
-    flops=lambda shape: float(shape["M"] * shape["N"]),
-)
+SPEC = ROWS.spec(row_sum_kernel, CONFIGS, "1024-w4", description="fp32 row sums (a reduction over the columns)",
+                 default_shape={"M": 16384, "N": 4096}, make_inputs=make_inputs,
+                 reference=lambda inputs: inputs["x"].sum(dim=1), flops=lambda shape: float(shape["M"] * shape["N"]))
