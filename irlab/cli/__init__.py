@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 
 from . import capture as capture_cmds
 from . import compile as compile_cmds
@@ -58,11 +59,26 @@ def version_text() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    shown = warnings.showwarning
+    warnings.showwarning = _show_note(shown)
     try:
         with stopping_on_interrupt():
             return _main(argv)
     except KeyboardInterrupt:   # Ctrl-C: any workers were stopped on the way here (irlab.base.workers)
         return _interrupted()
+    finally:
+        warnings.showwarning = shown
+
+
+def _show_note(shown):
+    """A warning that is a note for the user (an old spelling, :class:`irlab.passkit.spelling.OldSpelling`)
+    printed as one ``irlab: note:`` line; any other as Python prints it."""
+    def show(message, category, filename, lineno, file=None, line=None):
+        if getattr(category, "irlab_note", False):
+            err(f"irlab: note: {message}")
+        else:
+            shown(message, category, filename, lineno, file, line)
+    return show
 
 
 def _interrupted() -> int:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import sys
 
-from .common import EXIT_FAIL, EXIT_OK, EXIT_USAGE, UsageError, err, parse_kv
+from .common import EXIT_FAIL, EXIT_OK, EXIT_USAGE, UsageError, err
 from ..base.jsonio import write_json, write_text
 
 
@@ -14,8 +14,11 @@ def cmd_passes(args) -> int:
         raise UsageError(incomplete("no passes found"))
     for name, cls in passes.items():
         print(f"{name}: {cls.summary}")
-        for line in cls.describe_options():
-            print(f"    --option {line}")
+        lines = cls.describe_options()
+        if lines:   # the options as they are spelled: name{k=v,k2=v2}
+            print(f"    {name}{{" + ",".join(f"{f.name}=..." for f in cls.option_fields()) + "}")
+        for line in lines:
+            print(f"      {line}")
     return EXIT_OK
 
 
@@ -26,9 +29,9 @@ def cmd_pass(args) -> int:
     from ..passkit.pass_api import PassError, PassRejected
     from ..ir.triton_guards import triton_would_crash
     from ..bridge.pass_runner import run_pass
-    from ..passkit.registry import make_pass
+    from ..passkit.spelling import parse_pass
     try:
-        p = make_pass(args.name, parse_kv(args.option, "option"))
+        p = parse_pass(args.name, args.option).build()
     except PassError as e:
         raise UsageError(str(e)) from None
     name = "<stdin>" if args.file == "-" else args.file
@@ -94,10 +97,11 @@ def register(sub) -> None:
     c.set_defaults(func=cmd_passes)
 
     c = sub.add_parser("pass", help="run a Python pass on an IR file: IR on stdout, diagnostics on stderr")
-    c.add_argument("name")
+    c.add_argument("name", help="the pass, with its options as MLIR writes them: 'name{k=v,k2=v2}' (`irlab passes` "
+                   "lists each pass's options)")
     c.add_argument("file", help="IR file, or - for stdin")
     c.add_argument("--option", action="append", default=[], metavar="K=V",
-                   help="an option of the pass (repeatable; `irlab passes` lists each pass's options)")
+                   help="an option of the pass (repeatable): the old spelling of 'name{K=V}'")
     c.add_argument("--split-input-file", action="store_true", help="'// -----' separates independent modules")
     c.add_argument("-o", "--output", default=None, help="write the IR here instead of stdout")
     c.add_argument("--json", default=None, metavar="FILE", help="also write the pass results as JSON")

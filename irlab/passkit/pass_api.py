@@ -30,6 +30,7 @@ from ..ir.driver import DriverResult, PatternRewriter, RewritePattern, apply_pat
 from ..ir.errors import RewriteError
 from ..ir.rewrite import Change
 from ..ir.snapshot import Snapshot
+from ..base.suggest import did_you_mean
 
 
 @dataclass(frozen=True)
@@ -64,6 +65,7 @@ class PassResult:
     changes: list[Change] = field(default_factory=list)
     data: dict = field(default_factory=dict)   # analysis output (findings, tables)
     verified: bool | None = None               # Triton accepted the output (None: not asked, or nothing changed)
+    spec: str = ""                             # the pass with its options as spelled: name{k=v}
 
     def change_lines(self, filename: str) -> list[str]:
         """One ``file:line:col: change: ...`` line per change, at the changed op's own line."""
@@ -74,8 +76,8 @@ class PassResult:
         return out
 
     def to_json(self) -> dict:
-        return {"pass": self.name, "changed": self.changed, "verified": self.verified,
-                "diagnostics": [d.to_json() for d in self.diagnostics],
+        return {"pass": self.name, "spec": self.spec or self.name, "changed": self.changed,
+                "verified": self.verified, "diagnostics": [d.to_json() for d in self.diagnostics],
                 "changes": [str(c) for c in self.changes], "data": self.data}
 
 
@@ -211,7 +213,7 @@ class ModulePass:
         if not changed and not any(d.severity in ("note", "warning", "error") for d in ctx.diagnostics) \
                 and not ctx.data:
             ctx.note("changed nothing and gave no reason (a pass should say why it did not act)")
-        return PassResult(self.name, changed, ctx.diagnostics, changes, ctx.data)
+        return PassResult(self.name, changed, ctx.diagnostics, changes, ctx.data, spec=self.spec())
 
     # --- options -----------------------------------------------------------------------------
     @classmethod
@@ -220,19 +222,22 @@ class ModulePass:
 
     @classmethod
     def describe_options(cls) -> list[str]:
+        """One line per option, as it is spelled: ``num_stages=<int> (default none): help``."""
         hints = typing.get_type_hints(cls)
         out = []
         for f in cls.option_fields():
             t = hints.get(f.name, str)
             choices = f.metadata.get("choices")
-            tname = getattr(t, "__name__", str(t)).replace("typing.", "")
-            extra = f" one of {', '.join(map(str, choices))}" if choices else ""
-            out.append(f"{f.name} ({tname}, default {f.default!r}){extra}: {f.metadata.get('help', '')}")
+            tname = _type_name(t)
+            extra = f", one of {'|'.join(map(format_value, choices))}" if choices else ""
+            default = format_value(f.default) if f.default != "" else '""'
+            out.append(f"{f.name}=<{tname}> (default {default}{extra}): {f.metadata.get('help', '')}")
         return out
 
     @classmethod
     def from_options(cls, options: dict[str, Any] | None = None) -> "ModulePass":
-        """Build the pass from ``{option: value}``; string values are converted to the field's type."""
+        """Build the pass from ``{option: value}``; string values are converted to the field's type
+        (``"2"`` to 2 for an int option), values of the field's type are taken as they are."""
         options = dict(options or {})
         hints = typing.get_type_hints(cls)
         fields = {f.name: f for f in cls.option_fields()}
@@ -241,7 +246,8 @@ class ModulePass:
             name = key.replace("-", "_")
             if name not in fields:
                 known = ", ".join(fields) or "none"
-                raise PassError(f"pass {cls.name!r} has no option {key!r} (options: {known})")
+                raise PassError(f"pass {cls.name!r} has no option {key!r}{did_you_mean(name, fields)} "
+                                f"(options: {known})")
             value = _convert(raw, hints.get(name, str), f"{cls.name} option {key}")
             choices = fields[name].metadata.get("choices")
             if choices and value not in choices:
@@ -254,17 +260,46 @@ class ModulePass:
             raise PassError(f"{cls.name}: {e}") from None
 
     def spec(self) -> str:
-        """``name{k=v,...}`` with only the non-default options: how variants print a pass."""
+        """``name{k=v,...}`` with only the non-default options: how variants print a pass (the
+        spelling :mod:`irlab.passkit.spelling` reads back)."""
         diff = {f.name: getattr(self, f.name) for f in self.option_fields() if getattr(self, f.name) != f.default}
-        if not diff:
-            return self.name
-        return self.name + "{" + ",".join(f"{k}={_fmt(v)}" for k, v in sorted(diff.items())) + "}"
+        return spell(self.name, diff)
 
 
-def _fmt(v) -> str:
+def spell(name: str, options: dict | tuple = ()) -> str:
+    """``name{k=v,k2=v2}`` (options sorted by name; just ``name`` without options): the one way a
+    pass and its options are printed, which :func:`irlab.passkit.spelling.parse_pass` reads back."""
+    items = sorted(dict(options).items())
+    if not items:
+        return name
+    return name + "{" + ",".join(f"{k}={format_value(v)}" for k, v in items) + "}"
+
+
+def format_value(v) -> str:
+    """An option value as it is spelled: ``true``/``false``, ``none``, a tuple's items joined by
+    commas, a number as Python writes it; a string as it is, unless reading it back needs quotes
+    (it holds a quote, a brace or a backslash, has spaces at an end, or a comma before a piece with
+    ``=``, which would start another option): then in double quotes with ``\\"`` and ``\\\\`` inside."""
+    if v is None:
+        return "none"
+    if isinstance(v, bool):
+        return str(v).lower()
     if isinstance(v, (tuple, list)):
-        return ":".join(map(str, v))
-    return str(v).lower() if isinstance(v, bool) else str(v)
+        return ",".join(format_value(x) for x in v)
+    text = str(v)
+    if not isinstance(v, str):
+        return text
+    if any(c in text for c in '"{}\\') or text != text.strip() or any("=" in p for p in text.split(",")[1:]):
+        return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return text
+
+
+def _type_name(t: Any) -> str:
+    """``int``, ``int|none`` (Optional[int]), ``tuple``: an option's type as ``irlab passes`` shows it."""
+    args = typing.get_args(t)
+    if typing.get_origin(t) in (typing.Union, types.UnionType):
+        return "|".join(_type_name(a) if a is not type(None) else "none" for a in args)
+    return getattr(t, "__name__", str(t)).replace("typing.", "")
 
 
 def _convert(raw: Any, t: Any, what: str) -> Any:
@@ -299,4 +334,4 @@ def _convert(raw: Any, t: Any, what: str) -> Any:
 
 
 __all__ = ["Diagnostic", "ModulePass", "PassContext", "PassError", "PassRejected", "PassResult", "PassServices",
-           "PatternRewriter", "RewritePattern", "option"]
+           "PatternRewriter", "RewritePattern", "format_value", "option", "spell"]

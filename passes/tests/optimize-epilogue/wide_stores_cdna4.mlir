@@ -4,7 +4,7 @@
 // convert_layout; elsewhere it is stored from the MFMA layout and the remark says why.
 // RUN: irlab pass optimize-epilogue --split-input-file %s | grep -v '^ *//' | filecheck %s
 // RUN: irlab pass optimize-epilogue --split-input-file %s 2>&1 >/dev/null | filecheck %s --check-prefix=REMARK
-// RUN: irlab pass optimize-epilogue --option store_layout=mma --split-input-file %s | grep -v '^ *//' | filecheck %s --check-prefix=MMA
+// RUN: irlab pass 'optimize-epilogue{store_layout=mma}' --split-input-file %s | grep -v '^ *//' | filecheck %s --check-prefix=MMA
 
 // MMA-NOT: #ttg.linear
 #blocked = #ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 8], warpsPerCTA = [8, 1], order = [1, 0]}>
