@@ -26,10 +26,12 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol
 
 from ..ir import Module, Operation
+from ..ir.attributes import same_layout
 from ..ir.driver import DriverResult, PatternRewriter, RewritePattern, apply_patterns
 from ..ir.errors import RewriteError
 from ..ir.rewrite import Change
 from ..ir.snapshot import Snapshot
+from ..ir.types import same_type
 from ..base.suggest import did_you_mean
 
 
@@ -334,4 +336,4 @@ def _convert(raw: Any, t: Any, what: str) -> Any:
 
 
 __all__ = ["Diagnostic", "ModulePass", "PassContext", "PassError", "PassRejected", "PassResult", "PassServices",
-           "PatternRewriter", "RewritePattern", "format_value", "option", "spell"]
+           "PatternRewriter", "RewritePattern", "format_value", "option", "same_layout", "same_type", "spell"]
