@@ -73,12 +73,14 @@ def cmd_pass(args) -> int:
             err(f"{name}:{first_line}: error: {e}")
             return EXIT_FAIL
         results.append(res)
-        for d in res.diagnostics:
-            if not args.quiet or d.severity in ("warning", "error"):
-                err(str(d))
+        for d in res.shown(args.explain, args.quiet):
+            err(str(d))
         if not args.quiet:
             for line in res.change_lines(name):
                 err(line)
+        declines = res.declines_line(args.explain, args.quiet)
+        if declines:
+            err(f"{name}:{first_line}: {res.name}: {declines}" if args.split_input_file else f"{name}: {res.name}: {declines}")
         outputs.append(str(m))
     sep = ir.SPLIT_MARKER + "\n"
     out = sep.join(o if o.endswith("\n") or not o else o + "\n" for o in outputs) if args.split_input_file \
@@ -106,6 +108,8 @@ def register(sub) -> None:
     c.add_argument("-o", "--output", default=None, help="write the IR here instead of stdout")
     c.add_argument("--json", default=None, metavar="FILE", help="also write the pass results as JSON")
     c.add_argument("-q", "--quiet", action="store_true", help="no change lines and remarks; warnings and errors only")
+    c.add_argument("--explain", action="store_true", help="also every decline: the note at each op the pass left alone, "
+                   "with why (without it, only their count)")
     c.add_argument("--no-verify", action="store_true", help="do not hand the input and the output to Triton's parser "
                    "and verifier (for fragments and hand-written IR)")
     c.set_defaults(func=cmd_pass)

@@ -12,11 +12,12 @@ anything, what it changed and why it did or did not act.
             ctx.apply_patterns(HoistSplat())
 
 Every decision is a diagnostic: ``remark`` for what changed, ``note`` for why something was
-left alone (a pattern's declines become notes), ``warning`` for what the engineer should look
-at. A pass that changed nothing and said nothing gets a note saying so. Nothing is declared
-rewritten until Triton has accepted the IR: if it refuses, :class:`PassRejected` carries its
-message, the pass's name and where the rejected IR was saved.
-"""
+left alone (a pattern's declines become notes; a note at an op that a later rewrite of the pass
+erased is dropped), ``warning`` for what the engineer should look at. A pass that changed nothing
+and said nothing gets a note saying so. Nothing is declared rewritten until Triton has accepted the
+IR: if it refuses, :class:`PassRejected` carries its message, the pass's name and where the
+rejected IR was saved. A console shows the notes only when asked (``--explain``), and their count
+otherwise (:meth:`PassResult.shown`, :meth:`PassResult.declines_line`)."""
 from __future__ import annotations
 
 import dataclasses
@@ -27,7 +28,7 @@ from typing import Any, ClassVar, Protocol
 
 from ..ir import Module, Operation
 from ..ir.attributes import same_layout
-from ..ir.driver import DriverResult, PatternRewriter, RewritePattern, apply_patterns
+from ..ir.driver import DriverResult, PatternRewriter, RewritePattern, apply_patterns, is_alive
 from ..ir.errors import RewriteError
 from ..ir.rewrite import Change
 from ..ir.snapshot import Snapshot
@@ -76,6 +77,26 @@ class PassResult:
             pos = f"{filename}:{c.line}:{c.column}" if c.line else filename
             out.append(f"{pos}: change: {c}" + (f" ({c.location})" if c.location else ""))
         return out
+
+    @property
+    def declines(self) -> list[Diagnostic]:
+        """The notes: why the pass left something alone."""
+        return [d for d in self.diagnostics if d.severity == "note"]
+
+    def shown(self, explain: bool = False, quiet: bool = False) -> list[Diagnostic]:
+        """What a console prints of the diagnostics: warnings and errors always, remarks unless
+        ``quiet``, declines (notes) only with ``explain`` (there may be one per op the pass looked
+        at; :meth:`declines_line` counts them instead)."""
+        return [d for d in self.diagnostics if d.severity in ("warning", "error")
+                or (d.severity == "remark" and not quiet) or (d.severity == "note" and explain)]
+
+    def declines_line(self, explain: bool = False, quiet: bool = False) -> str | None:
+        """``12 declines (--explain lists them)``: what a console prints where it leaves the notes
+        out (None with ``explain``, with ``quiet``, or without notes)."""
+        n = len(self.declines)
+        if explain or quiet or not n:
+            return None
+        return f"{n} decline{'s' if n != 1 else ''} (--explain lists {'them' if n != 1 else 'it'})"
 
     def to_json(self) -> dict:
         return {"pass": self.name, "spec": self.spec or self.name, "changed": self.changed,
@@ -126,6 +147,7 @@ class PassContext:
         self.stage = stage
         self.diagnostics: list[Diagnostic] = []
         self.rewriter.logs.append(self.diagnostics)   # an undone pattern application takes back its remarks
+        self._noted: dict[int, tuple[Diagnostic, Operation]] = {}   # id(note) -> (note, the op it is at)
         self.data: dict = {}
         self._services = services
 
@@ -141,8 +163,17 @@ class PassContext:
         if op is None:
             self.diagnostics.append(Diagnostic(severity, message))
             return
-        self.diagnostics.append(Diagnostic(severity, message, self.module.filename, op.line, op.column,
-                                           op.location()))
+        d = Diagnostic(severity, message, self.module.filename, op.line, op.column, op.location())
+        self.diagnostics.append(d)
+        if severity == "note":
+            self._noted[id(d)] = (d, op)
+
+    def drop_erased_declines(self) -> None:
+        """Take back the notes (declines) at ops that a later rewrite of the pass erased: they
+        explain why something that is no longer in the IR was left alone."""
+        gone = {key for key, (d, op) in self._noted.items() if not is_alive(op, self.module)}
+        if gone:
+            self.diagnostics[:] = [d for d in self.diagnostics if id(d) not in gone]
 
     def remark(self, message: str, op: Operation | None = None):
         self._diag("remark", message, op)
@@ -208,6 +239,7 @@ class ModulePass:
         except RewriteError as e:   # a change the rewriter refused outside the pattern driver
             snapshot.restore()
             raise PassError(f"pass {self.name!r} stopped: {e} (the module is left as it was given)") from None
+        ctx.drop_erased_declines()
         changed = str(module) != before
         changes = list(ctx.rewriter.changes) if changed else []
         if not changed and ctx.rewriter.changes and not any("cancelled out" in d.message for d in ctx.diagnostics):

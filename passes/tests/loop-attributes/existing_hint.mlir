@@ -1,6 +1,6 @@
 // A hint the kernel already set (tl.range(..., num_stages=2)) is kept unless overwrite=true.
 // RUN: irlab pass 'loop-attributes{num_stages=4}' %s | diff %s -
-// RUN: irlab pass 'loop-attributes{num_stages=4}' %s 2>&1 >/dev/null | filecheck %s --check-prefix=KEPT
+// RUN: irlab pass 'loop-attributes{num_stages=4}' %s --explain 2>&1 >/dev/null | filecheck %s --check-prefix=KEPT
 // RUN: irlab pass 'loop-attributes{num_stages=4,overwrite=true}' %s | grep -v '^ *//' | filecheck %s --check-prefix=OVERWRITE
 
 module {
