@@ -20,11 +20,12 @@ from .rewrite import Change, Rewriter, describe, dominates
 from .model import Alias, Block, BlockArgument, FreeValue, Module, Operation, OpResult, Region, Use, Value
 from .types import FunctionType, MemDescType, OpaqueType, PointerType, ScalarType, TensorType, Type, same_type
 from .parsing import SPLIT_MARKER, parse, parse_file, read_text, split_input
+from . import ops
 
 __all__ = [
     "Alias", "Attribute", "Change", "DriverResult", "Effect", "PatternRewriter", "RewritePattern", "Rewriter",
     "apply_patterns", "describe", "dominates", "effects", "is_pure", "is_speculatable", "Block", "BlockArgument", "Dense", "FreeValue", "FunctionType", "IRError", "IRParseError",
     "Keyword", "Layout", "MemDescType", "Module", "OpaqueType", "OpResult", "Operation", "PointerType", "Region",
     "RewriteError", "ScalarType", "Source", "TensorType", "Type", "Use", "Value", "parse", "parse_file",
-    "read_text", "same_layout", "same_type", "split_input", "SPLIT_MARKER",
+    "ops", "read_text", "same_layout", "same_type", "split_input", "SPLIT_MARKER",
 ]
