@@ -30,6 +30,7 @@ from ..ir import Module, Operation
 from ..ir.attributes import same_layout
 from ..ir.driver import DriverResult, PatternRewriter, RewritePattern, apply_patterns, is_alive
 from ..ir.errors import RewriteError
+from ..ir.opbuilder import OpBuilder
 from ..ir.rewrite import Change
 from ..ir.snapshot import Snapshot
 from ..ir.types import same_type
@@ -193,6 +194,11 @@ class PassContext:
 
     def warning(self, message: str, op: Operation | None = None):
         self._diag("warning", message, op)
+
+    def builder(self, before: Operation, reason: str = "") -> OpBuilder:
+        """An :class:`~irlab.ir.opbuilder.OpBuilder` that creates ops right before ``before`` through
+        this context's rewriter (``reason``: recorded with each change)."""
+        return OpBuilder(self.rewriter, before, reason)
 
     def apply_patterns(self, *patterns: RewritePattern) -> DriverResult:
         """Run ``patterns`` to a fixpoint with this context's rewriter; every op a pattern declined
@@ -367,5 +373,5 @@ def _convert(raw: Any, t: Any, what: str) -> Any:
         raise PassError(f"{what}: cannot read {raw!r} as {getattr(t, '__name__', t)}") from None
 
 
-__all__ = ["Diagnostic", "ModulePass", "PassContext", "PassError", "PassRejected", "PassResult", "PassServices",
+__all__ = ["Diagnostic", "ModulePass", "OpBuilder", "PassContext", "PassError", "PassRejected", "PassResult", "PassServices",
            "PatternRewriter", "RewritePattern", "format_value", "option", "same_layout", "same_type", "spell"]
