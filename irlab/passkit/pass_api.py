@@ -258,7 +258,8 @@ class ModulePass:
     # --- options -----------------------------------------------------------------------------
     @classmethod
     def option_fields(cls) -> list[dataclasses.Field]:
-        return [f for f in dataclasses.fields(cls) if f.init]
+        """The pass's options: its dataclass fields (none for a pass that is not a dataclass)."""
+        return [f for f in dataclasses.fields(cls) if f.init] if dataclasses.is_dataclass(cls) else []
 
     @classmethod
     def describe_options(cls) -> list[str]:
