@@ -119,7 +119,7 @@ def test_commas_split_a_list_of_variants_only_outside_braces():
 @pytest.mark.parametrize("text, said", [
     ("loop-attributes{num_stage=2}", "has no option 'num_stage' (did you mean 'num_stages'?)"),
     ("loop-attributes{num_stages=two}", "cannot read 'two' as int"),
-    ("loop-attributes{num_stages=0}", "num_stages must be at least 1"),
+    ("loop-attributes{num_stages=0}", "loop-attributes{num_stages=0}: num_stages must be at least 1"),
     ("interleave-global-loads{pin=nope}", "must be one of none, barriers, groups"),
     ("loop-attributes{num_stages=2", "unbalanced braces"),
     ("loop-attributes}", "unbalanced braces"),
@@ -225,8 +225,8 @@ def test_variant_and_insert_take_the_spelling():
         old = variant_from_args(_variant_args(insert="loop-attributes", option=["num_stages=2"], at="end"))
     assert dict(old.edits[0].options) == {"num_stages": 2}
     from irlab.cli.common import UsageError
-    with pytest.raises(UsageError, match=r"^loop-attributes\{num_stages=2\}: option num_stages is given in the "
-                                         r"braces and by --option"):
+    with pytest.raises(UsageError, match=r"^loop-attributes\{num_stages=2,num_stages=3\}: option num_stages is given "
+                                         r"in the braces and by --option"):
         variant_from_args(_variant_args(insert="loop-attributes{num_stages=2}", option=["num_stages=3"], at="end"))
 
 

@@ -211,6 +211,8 @@ def parse_pass(part: str, old_options: Iterable[str] = (), what: str | None = No
             raise SpellingError(f"{flag} expects KEY=VALUE, got {item!r} (or write the option in the pass's "
                                 f"braces: '{name_of(part)}{{k=v}}')")
         extra.append((key.strip(), value.strip()))
+    if extra:   # a mistake is said of the whole spelling, the options given beside it included
+        what = name_of(part) + "{" + ",".join(f"{k}={v}" for k, v in raw_options(part, what) + extra) + "}"
     spec = _read(part, what, extra, flag)
     if is_old(part.strip()):
         note(f"{part.strip()!r} is the old spelling: write '{spec}'")
@@ -248,7 +250,8 @@ def convert(cls: type[ModulePass], options: list[tuple[str, str]], what: str) ->
     try:
         built = cls.from_options(dict(options))
     except PassError as e:
-        raise SpellingError(f"{what}: {e}") from None
+        message = str(e).removeprefix(f"{cls.name}: ")   # the spelling names the pass already
+        raise SpellingError(f"{what}: {message}") from None
     typed = tuple(sorted((k.replace("-", "_"), getattr(built, k.replace("-", "_"))) for k, _ in options))
     return PassSpec(cls.name, typed, built)
 
