@@ -247,6 +247,16 @@ def test_variants_lists_split_outside_braces_for_ab_search_and_profile(monkeypat
                                              "optimize-epilogue"]
 
 
+def test_irlab_ab_reads_a_list_of_spelled_variants_before_any_compile(tmp_path):
+    """The comma inside the braces belongs to the pass: the second variant is read whole (split at
+    it, the error would be an unbalanced brace), and its bad value is said before anything runs."""
+    r = irlab("ab", "--kernel", "softmax", "--target", "cuda:90", "--static-only", "--out", str(tmp_path / "ab"),
+              "--variants", "optimize-epilogue,loop-attributes{num_stages=2,warp_specialize=x}")
+    assert r.returncode == 2 and not (tmp_path / "ab").exists()
+    assert r.stderr.strip() == ("irlab: error: loop-attributes{num_stages=2,warp_specialize=x}: loop-attributes option "
+                                "warp_specialize: cannot read 'x' as bool")
+
+
 def test_verify_pass_takes_the_spelling_and_labels_rows_with_it(capsys):
     from irlab.cli import main
     assert main(["verify", "--list", "--kernel", "softmax", "--pass", "loop-attributes{warp_specialize=true}",
