@@ -102,6 +102,7 @@ from irlab.analysis.index_expr import Unmatched, bound, conjuncts, int_constant,
 from irlab.analysis.program_id import KeyedWork, program_id_slice
 from irlab.ir import BlockArgument, Effect, Operation, RewriteError, TensorType, Value, describe, effects
 from irlab.ir.effects import own_effects, what_it_does
+from irlab.ir.opbuilder import string_attr
 from irlab.passkit.pass_api import ModulePass, PassContext, option
 from irlab.passkit.registry import register
 from irlab.passkit.variant import PERSISTENT_MARKER as MARKER
@@ -357,21 +358,15 @@ class PersistentTiles(ModulePass):
     # --- rewriting -------------------------------------------------------------------------------
     def rewrite(self, ctx: PassContext, p: Plan) -> Operation:
         rw = ctx.rewriter
-        nprog = rw.fresh_name("num_programs", p.ret)
-        rw.insert_before(p.ret, f"%{nprog} = tt.get_num_programs x : i32", reason="the persistent grid's size")
-        tiles = p.factors[0].ref
+        b = ctx.builder(before=p.ret)
+        nprog = b.get_num_programs("x", name="num_programs", reason="the persistent grid's size")
+        tiles = p.factors[0]
         for f in p.factors[1:]:
-            name = rw.fresh_name("num_tiles", p.ret)
-            rw.insert_before(p.ret, f"%{name} = arith.muli {tiles}, {f.ref} : i32", reason="the number of tiles")
-            tiles = f"%{name}"
-        iv = rw.fresh_name("tile", p.ret)
-        attrs = [MARKER, f'{TILE_COUNT_ATTR} = "{p.count}"'] + (["tt.flatten"] if self.flatten else []) + \
-            (["tt.warp_specialize"] if self.warp_specialize else [])
-        indent = p.ret.lead.rsplit("\n", 1)[-1]
-        loop = rw.insert_before(p.ret, f"scf.for %{iv} = {p.pid.result.ref} to {tiles} step %{nprog}  : i32 {{\n"
-                                       f"{indent}  scf.yield\n{indent}}} {{{', '.join(attrs)}}}",
-                                reason="the loop over tiles")[0]
-        anchor = loop.body.ops[-1]
+            tiles = b.muli(tiles, f, name="num_tiles", reason="the number of tiles")
+        attrs = {MARKER: True, TILE_COUNT_ATTR: string_attr(p.count), "tt.flatten": self.flatten,
+                 "tt.warp_specialize": self.warp_specialize}
+        loop = b.for_(p.pid.result, tiles, nprog, attributes=attrs, iv_name="tile", reason="the loop over tiles")
+        anchor = loop.yield_op
         for op in reversed(p.moved):
             rw.move_into(op, anchor, reason="per-tile work")
             anchor = op

@@ -1,7 +1,7 @@
 """pin-order: put chosen ops of a loop body in a given order, and pin that order through the
 AMDGPU scheduler.
 
-    irlab pass pin-order kernel.ttgir --option order=global_load:0,local_load,global_load:1,dot
+    irlab pass 'pin-order{order=global_load:0,local_load,global_load:1,dot}' kernel.ttgir
 
 ``order`` lists selectors, comma-separated: a kind (``global_load``, ``local_load``,
 ``local_store``, ``dot``, ``async_copy``: the op categories of :mod:`irlab.ir.traits`) or a full

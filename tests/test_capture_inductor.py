@@ -123,7 +123,7 @@ def test_passes_that_apply_to_the_gemm_template_change_it(run):
     epilogue = launch.recompile(variant=resolve("optimize-epilogue", "cuda:90"))
     assert "ttg.convert_layout" in base.asm["ttgir"] and epilogue.asm["ttgir"] != base.asm["ttgir"]
     # a TTIR pass: it runs on the captured TTIR, and Triton's pipeliner follows its hint
-    variant = resolve("loop-attributes:num_stages=2", "cuda:90")
+    variant = resolve("loop-attributes{num_stages=2}", "cuda:90")
     hinted = launch.recompile(variant=variant)
     (res,) = [r for _, r in hinted.python_results if r.name == "loop-attributes"]
     assert res.changed and hinted.variant == variant

@@ -36,7 +36,7 @@ def test_every_rewriting_pass_is_planned_with_options_that_make_it_act():
     assert "identity" not in passes and "lds-transposes" not in passes
     assert {"optimize-epilogue", "descriptor-loads", "pin-order", "loop-attributes"} <= set(passes)
     labels = [label for label, _ in d.variant_refs(passes)]
-    assert "pin-order:order=global_load:1,local_load" in labels and "loop-attributes:warp_specialize=true" in labels
+    assert "pin-order{order=global_load:1,local_load}" in labels and "loop-attributes{warp_specialize=true}" in labels
 
 
 def test_list_needs_no_gpu_and_a_run_without_one_is_refused_in_one_line(capsys):

@@ -219,3 +219,48 @@ def test_retype_chain_moves_the_chain_onto_the_new_value_and_clones_its_splats()
              for c in rw.changes if c.kind in ("inserted", "retyped")]
     assert kinds == [("inserted", True, False), ("retyped", False, True), ("retyped", False, True)]
     assert rw.retype_chain([], cvt.result, cvt.src, _to_mma) is cvt.src
+
+
+ALIASED = """#blocked = #ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
+#other = #ttg.blocked<{sizePerThread = [2], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
+module attributes {"ttg.num-warps" = 4 : i32, "ttg.threads-per-warp" = 32 : i32} {
+  tt.func @f(%x: tensor<128xf32, #blocked>, %p: !tt.ptr<f32>) {
+    %a = arith.addf %x, %x : tensor<128xf32, #blocked>
+    %b = arith.addf %x, %x : tensor<128xf32, #ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>>
+    %o = ttg.convert_layout %x : tensor<128xf32, #blocked> -> tensor<128xf32, #other>
+    %c = arith.addf %a, %a : tensor<128xf32, #blocked>
+    %q = tt.splat %p : !tt.ptr<f32> -> tensor<128x!tt.ptr<f32>, #blocked>
+    %r = tt.splat %p : !tt.ptr<f32> -> tensor<128x!tt.ptr<f32, 1>, #ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>>
+    tt.return
+  }
+}
+"""
+
+
+def test_types_are_compared_by_meaning_not_by_how_they_are_written():
+    """The same layout through its alias and written inline is the same type: replace_all_uses and
+    replace_op accept it; another layout is still another type."""
+    from irlab.ir.types import same_type
+    m = ir.parse(ALIASED)
+    a, b, c = m.find("arith.addf")
+    other = m.first("ttg.convert_layout")
+    q, r = m.find("tt.splat")
+    assert str(a.result.type) != str(b.result.type) and same_type(a.result.type, b.result.type)
+    assert same_type(q.result.type, r.result.type)          # pointee and address space too
+    assert not same_type(a.result.type, other.result.type)
+    assert not same_type(a.result.type, q.result.type) and not same_type(a.result.type, None)
+    rw = Rewriter(m)
+    assert rw.replace_all_uses(a.result, b.result) == 2 and c.operands == [b.result, b.result]
+    with pytest.raises(RewriteError, match="types differ"):
+        rw.replace_all_uses(b.result, other.result)
+    new = rw.replace_op(q, "%q2 = tt.splat %p : !tt.ptr<f32> -> tensor<128x!tt.ptr<f32>, #ttg.blocked<{sizePerThread = "
+                           "[1], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>>")
+    assert new[0].name == "tt.splat"
+
+
+def test_same_layout_is_part_of_the_pass_api():
+    from irlab.ir.attributes import same_layout
+    from irlab.ir.types import same_type
+    from irlab.passkit import pass_api
+    assert pass_api.same_layout is same_layout and pass_api.same_type is same_type
+    assert ir.same_layout is same_layout and ir.same_type is same_type

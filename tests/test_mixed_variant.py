@@ -1,5 +1,5 @@
-"""Mixed variants (a variant per kernel of a program, as irlab search-model writes them): the file,
-its spelling, and the compile hook giving each kernel its own variant and compile options in
+"""Mixed variants (a variant per kernel of a program, as irlab search-model writes them): the file
+(its spelling is tests/test_pass_spelling.py's), and the compile hook giving each kernel its own variant and compile options in
 ``irlab run`` and ``irlab ab-model`` -- on the CPU stand-in of Triton's driver
 (tests/fakes/fake_two_kernel_model.py checks what each kernel's binary holds)."""
 from __future__ import annotations
@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 
 from irlab.bridge.mixed import read_mixed
-from irlab.passkit.mixed import reference_of, spelling_of
 from irlab.passkit.variant import VariantError
 from irlab.program.model_ab import ModelAB, SubprocessRunner
 
@@ -33,25 +32,13 @@ def mixed_file(tmp_path: Path, kernels: dict, name: str = "mine") -> Path:
     return path
 
 
-@pytest.mark.parametrize("spelling, ref", [
-    ("optimize-epilogue", "optimize-epilogue"),
-    ("loop-attributes{num_stages=2}", "loop-attributes:num_stages=2"),
-    ("pin-order{order=global_load:1,local_load}", "pin-order:order=global_load:1,local_load"),
-    ("descriptor-loads{store=true,store_split=2}+loop-attributes{warp_specialize=true}",
-     "descriptor-loads:store=true:store_split=2+loop-attributes:warp_specialize=true"),
-])
-def test_the_spelling_and_the_reference_form_are_one_another(spelling, ref):
-    assert reference_of(spelling) == ref
-    assert spelling_of(ref) == spelling
-
-
 def test_a_mixed_file_resolves_each_kernel_s_variant(tmp_path):
     path = mixed_file(tmp_path, {"k1": "loop-attributes{num_stages=2}",
                                  "k2": {"variant": "optimize-epilogue", "options": {"num_warps": 8}, "why": "1.04x"}})
     m = read_mixed(path, "cuda:90")
     assert m.name == "mine" and not m.is_baseline
     assert m.variant_for("k1").edits[0].pass_name == "loop-attributes"
-    assert dict(m.variant_for("k1").edits[0].options) == {"num_stages": "2"}
+    assert dict(m.variant_for("k1").edits[0].options) == {"num_stages": 2}   # converted once, when it was read
     assert m.choice("k2").options == (("num_warps", 8),) and m.notes["k2"] == "1.04x"
     assert m.variant_for("other").is_baseline and m.choice("other") is None
     assert json.loads(json.dumps(m.to_json()))["kernels"]["k2"] == {"variant": "optimize-epilogue",

@@ -36,7 +36,9 @@ def test_pass_on_a_file_and_on_stdin(two_modules):
     single.write_text(a)
     r = run("pass", "identity", str(single))
     assert r.returncode == 0 and r.stdout == a
-    assert "note: left all" in r.stderr
+    assert r.stderr.strip() == f"{single}: identity: 1 decline (--explain lists it)"
+    r = run("pass", "identity", str(single), "--explain")
+    assert r.returncode == 0 and r.stdout == a and "note: left all" in r.stderr
     r = run("pass", "identity", "-", input=a)
     assert r.returncode == 0 and r.stdout == a
 
@@ -46,7 +48,7 @@ def test_split_input_file(two_modules):
     r = run("pass", "identity", str(path), "--split-input-file")
     assert r.returncode == 0, r.stderr
     assert r.stdout == a + "// -----\n" + b
-    assert r.stderr.count("note: left all") == 2
+    assert r.stderr.count("identity: 1 decline (--explain lists it)") == 2
 
 
 def test_split_input_errors_point_into_the_whole_file(two_modules, tmp_path):

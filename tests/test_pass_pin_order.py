@@ -263,5 +263,5 @@ def test_the_command_line_says_so_in_one_line_and_exits_2(tmp_path):
     r = subprocess.run([sys.executable, "-m", "irlab", "pass", "pin-order", str(path), "--option",
                         "order=scf.yield,tt.store"], capture_output=True, text=True)
     assert r.returncode == 2 and r.stdout == ""
-    assert r.stderr.strip().splitlines() == ["irlab: error: pin-order: order: 'scf.yield' is a terminator: it ends "
-                                             "its block and always stays last"]
+    assert r.stderr.strip().splitlines() == ["irlab: error: pin-order{order=scf.yield,tt.store}: order: 'scf.yield' is "
+                                             "a terminator: it ends its block and always stays last"]

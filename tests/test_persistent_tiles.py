@@ -359,7 +359,7 @@ def test_a_refused_kernel_keeps_its_grid():
 
 def test_the_pass_named_on_its_own_brings_its_launch_grid():
     assert resolve("persistent-tiles", "cuda:90").launch == Launch("persistent")
-    assert resolve("persistent-tiles:flatten=true+descriptor-loads", "cuda:90").launch == Launch("persistent")
+    assert resolve("persistent-tiles{flatten=true}+descriptor-loads", "cuda:90").launch == Launch("persistent")
     assert resolve("descriptor-loads", "cuda:90").launch is None
     assert "launch" not in compile_kernel(GEMM, "cuda:90", variant=resolve("descriptor-loads", "cuda:90")).summary()
 

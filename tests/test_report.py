@@ -260,7 +260,7 @@ def _report_cli(*args):
 
 
 def test_report_vs_says_why_a_pass_did_nothing_and_that_the_variants_are_identical():
-    out = _report_cli("--kernel", "softmax", "--target", "cuda:90", "--vs", "optimize-epilogue")
+    out = _report_cli("--kernel", "softmax", "--target", "cuda:90", "--vs", "optimize-epilogue", "--explain")
     assert "what the passes of optimize-epilogue did:\n  optimize-epilogue (ttgir): did nothing\n    note: no candidate" \
         in out, out
     assert "identical: optimize-epilogue compiles to the same binary as baseline" in out, out

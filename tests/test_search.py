@@ -110,17 +110,17 @@ def test_triton_s_best_is_the_fastest_finalist_in_the_headline_not_the_screen_s_
 
 
 def test_pass_variants_chain_with_plus_and_go_where_each_pass_declares():
-    """`a+b:key=value`: each pass at the end of the stage it declares (descriptor-loads and
+    """`a+b{key=value}`: each pass at the end of the stage it declares (descriptor-loads and
     loop-attributes on TTIR, with descriptor-loads' canonicalize cleanup), in order; the variant
     compiles to what the two inserts written by hand give."""
     from irlab.bridge.compile import compile_kernel
     from irlab.kernels import get
     from irlab.passkit.variant import Insert
-    (v,) = load_variants(["descriptor-loads+loop-attributes:warp_specialize=true"], Target.parse("cuda:90"))
+    (v,) = load_variants(["descriptor-loads+loop-attributes{warp_specialize=true}"], Target.parse("cuda:90"))
     assert [(i.pass_name, i.stage, i.at, i.cleanup) for i in v.edits] == [
         ("descriptor-loads", "ttir", "end", ("canonicalize",)), ("loop-attributes", "ttir", "end", ())]
-    assert dict(v.edits[1].options) == {"warp_specialize": "true"}
-    (w,) = load_variants(["wgmma-wait-pendings:pendings=0"], Target.parse("cuda:90"))
+    assert dict(v.edits[1].options) == {"warp_specialize": True}
+    (w,) = load_variants(["wgmma-wait-pendings{pendings=0}"], Target.parse("cuda:90"))
     assert w.edits[0].stage == "ttgir"
     by_hand = Variant("by-hand", (Insert("descriptor-loads", stage="ttir", at="end", cleanup=("canonicalize",)),))
     spec = get("gemm_fp16")

@@ -261,7 +261,7 @@ def test_search_model_on_the_gpu(tmp_path):
     run = ROOT / "tests" / "data" / "captures" / "llama2-h100-triton-gemms"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("IRLAB_VERIFY", "IRLAB_TIMING", "IRLAB_FAKE"))}
     r = subprocess.run([sys.executable, "-m", "irlab", "search-model", str(run), "--top", "2", "--configs",
-                        "neighbours", "--variants", "optimize-epilogue,loop-attributes:num_stages=2",
+                        "neighbours", "--variants", "optimize-epilogue,loop-attributes{num_stages=2}",
                         "--out", str(tmp_path / "sm")], capture_output=True, text=True, cwd=ROOT, env=env)
     assert r.returncode == 0, r.stderr[-4000:]
     data = json.loads((tmp_path / "sm" / "search_model.json").read_text())

@@ -102,7 +102,7 @@ def test_search_never_times_an_unchanged_binary_and_survives_crashing_compiles(t
     spec = get("gemm_fp16")
     configs = [spec.config("64x64x32-w4"), spec.config("128x128x64-w8")]
     variants = [load_variants(["identity"], target)[0].__class__.baseline()] + load_variants(
-        ["identity", "optimize-epilogue+abort-compile:warps=8", "segfault-compile", "abort-compile:warps=8"], target)
+        ["identity", "optimize-epilogue+abort-compile{warps=8}", "segfault-compile", "abort-compile{warps=8}"], target)
     mixed = variants[2].name
     assert mixed == "optimize-epilogue+abort-compile-warps8"
     monkeypatch.setenv("IRLAB_FAKE", json.dumps({"times": {"128x128x64-w8/baseline": 0.5, "64x64x32-w4/baseline": 1.0,

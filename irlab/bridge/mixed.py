@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ..base.jsonio import write_json
 from ..base.targets import Target
-from ..passkit.mixed import KIND, KernelChoice, MixedVariant, read_entry, reference_of
+from ..passkit.mixed import KIND, KernelChoice, MixedVariant, read_entry
 from ..passkit.variant import Variant, VariantError
 from .variant_identity import validate_variant, variant_key
 
@@ -42,7 +42,7 @@ def read_mixed(path: str | Path, target: str | Target | None) -> MixedVariant:
     for kernel, entry in sorted(data["kernels"].items()):
         spelling, options, note = read_entry(kernel, entry, str(path))
         try:
-            variant = resolve(reference_of(spelling), target)
+            variant = resolve(spelling, target)
         except (VariantError, KeyError) as e:
             raise VariantError(f"{path}: kernel {kernel!r}: {e}") from None
         if isinstance(variant, MixedVariant):

@@ -184,12 +184,14 @@ def resolve(ref: str, target: str | Target | None) -> Variant:
     * a named variant of the experiments for the target (``irlab variants``);
     * a ``Variant`` in a Python file, ``path/to/file.py[:NAME]`` (NAME: the variable or the
       variant's name; a file with one variant needs none);
-    * registered Python passes, ``+``-joined to run in order (``pass-name``,
-      ``pass-name:key=value:key=value``, ``a+b:key=value``), each at the end of the stage it
-      declares (TTGIR unless the pass says otherwise) with its cleanup.
+    * registered Python passes spelled as MLIR writes them, ``+``-joined to run in order
+      (``pass-name``, ``pass-name{key=value,key=value}``, ``a+b{key=value}``;
+      :mod:`irlab.passkit.spelling`, which reads the old ``pass-name:key=value`` with a note), each
+      at the end of the stage it declares (TTGIR unless the pass says otherwise) with its cleanup.
     """
     from ..base.pyfile import split_ref
     from ..passkit.registry import all_passes
+    from ..passkit.spelling import name_of, parse_passes, split_passes, variant_name
     from ..base.suggest import did_you_mean
     from ..base.targets import DEFAULT_TARGETS
     try:
@@ -202,27 +204,19 @@ def resolve(ref: str, target: str | Target | None) -> Variant:
     if ref.endswith((".json", ".toml")):
         raise VariantError(f"{ref} is a mixed variant file (a variant per kernel of a program): irlab run and irlab "
                            "ab-model take it; here give one variant")
-    inserts, what, grids = [], [], set()
-    for part in ref.split("+"):
-        pass_name, *pieces = part.split(":")
-        cls = all_passes().get(pass_name)
-        if cls is None:
+    for part in split_passes(ref):
+        pass_name = name_of(part)
+        if pass_name not in all_passes():
             targets = [target] if target else DEFAULT_TARGETS
             names = [*all_passes(), *(v.name for t in targets for v in named_for(t))]
             raise VariantError(f"no variant or pass named {pass_name!r}{f' for {target}' if target else ''}"
                                f"{did_you_mean(pass_name, names)} (`irlab variants`, `irlab passes`; or a variant "
                                "file: path/to/file.py:NAME)")
-        opts = []
-        for piece in pieces:    # a value may hold ':' (order=global_load:1,...): a piece without '=' continues it
-            if "=" not in piece and opts:
-                opts[-1] += ":" + piece
-            elif "=" not in piece:
-                raise VariantError(f"{part}: pass options are key=value, not {piece!r}")
-            else:
-                opts.append(piece)
-        options = dict(o.split("=", 1) for o in opts)
-        inserts.append(Insert(pass_name, options, stage=cls.stage, at="end", cleanup=cls.cleanup))
-        what.append(f"{pass_name} at the end of {cls.stage.upper()}" + (f" ({', '.join(opts)})" if opts else ""))
+    inserts, what, grids = [], [], set()
+    for spec in parse_passes(ref):
+        cls = spec.pass_class
+        inserts.append(Insert(spec.name, spec.options, stage=cls.stage, at="end", cleanup=cls.cleanup))
+        what.append(f"{spec} at the end of {cls.stage.upper()}")
         if cls.launch:
             grids.add(cls.launch)
     if len(grids) > 1:
@@ -230,7 +224,7 @@ def resolve(ref: str, target: str | Target | None) -> Variant:
     if grids:   # a pass whose output needs its own grid (persistent-tiles): the variant launches with it
         inserts.append(Launch(grids.pop()))
         what.append(f"launched with the {inserts[-1].grid} grid where the kernel was transformed")
-    return Variant(ref.replace(":", "-").replace("=", ""), tuple(inserts), "; then ".join(what))
+    return Variant(variant_name(ref), tuple(inserts), "; then ".join(what))
 
 
 def is_named(name: str) -> bool:

@@ -15,6 +15,7 @@ import argparse
 import os
 import signal
 import sys
+import warnings
 
 from . import capture as capture_cmds
 from . import compile as compile_cmds
@@ -64,6 +65,8 @@ READER_GONE = 128 + signal.SIGPIPE   # 141: what a shell reports for `yes | head
 
 
 def main(argv: list[str] | None = None) -> int:
+    shown = warnings.showwarning
+    warnings.showwarning = _show_note(shown)
     try:
         with stopping_on_interrupt():
             return _main(argv)
@@ -71,6 +74,8 @@ def main(argv: list[str] | None = None) -> int:
         return _interrupted()
     except BrokenPipeError:   # printing --help, --version or a command's output to a reader that left (| head)
         return reader_gone()
+    finally:
+        warnings.showwarning = shown
 
 
 def reader_gone() -> int:
@@ -83,6 +88,17 @@ def reader_gone() -> int:
     except (OSError, ValueError, AttributeError):   # a stand-in stdout without a file descriptor (tests)
         pass
     return READER_GONE
+
+
+def _show_note(shown):
+    """A warning that is a note for the user (an old spelling, :class:`irlab.passkit.spelling.OldSpelling`)
+    printed as one ``irlab: note:`` line; any other as Python prints it."""
+    def show(message, category, filename, lineno, file=None, line=None):
+        if getattr(category, "irlab_note", False):
+            err(f"irlab: note: {message}")
+        else:
+            shown(message, category, filename, lineno, file, line)
+    return show
 
 
 def _interrupted() -> int:

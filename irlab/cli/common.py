@@ -96,16 +96,18 @@ def add_kernel_options(p: argparse.ArgumentParser, target_required=True, default
 def add_variant_options(p: argparse.ArgumentParser):
     g = p.add_argument_group("variant (edits to Triton's pipeline)")
     g.add_argument("--variant", default=None, help="a named variant of the experiments (`irlab variants`), a variant "
-                   "file path/to/file.py[:NAME], or registered passes: pass-name[:key=value][+pass-name...]")
+                   "file path/to/file.py[:NAME], or registered passes: 'pass-name{key=value,...}[+pass-name...]'")
     g.add_argument("--drop", action="append", default=[], metavar="PASS",
                    help="drop Triton passes matching PASS (repeatable), e.g. amd.ttgpuir.reorder_instructions")
-    g.add_argument("--insert", default=None, metavar="PYPASS", help="insert a registered Python pass")
+    g.add_argument("--insert", default=None, metavar="PYPASS", help="insert a registered Python pass, with its options "
+                   "as MLIR writes them: 'pass-name{key=value,...}'")
     g.add_argument("--after", default=None, metavar="PASS", help="... after this Triton pass (NAME or NAME#k)")
     g.add_argument("--at", default=None, choices=("start", "end"), help="... at the start or end of --stage")
     g.add_argument("--insert-stage", default=None, choices=("ttir", "ttgir", "llir"),
                    help="the stage whose pipeline --insert edits (default: the stage the pass declares; TTGIR for "
                         "most, `irlab passes` says)")
-    g.add_argument("--option", action="append", default=[], metavar="K=V", help="option of the inserted pass")
+    g.add_argument("--option", action="append", default=[], metavar="K=V", help="option of the inserted pass (the old "
+                   "spelling of --insert 'pass-name{K=V}')")
     g.add_argument("--cleanup", default="", help="Triton passes to run after it: canonicalize,cse,...")
 
 
@@ -279,9 +281,10 @@ def variant_from_args(args):
     edits = [Drop(d) for d in args.drop]
     if args.insert:
         from ..passkit.registry import get_pass
+        from ..passkit.spelling import parse_pass
         try:
-            edits.append(Insert(args.insert, options=parse_kv(args.option, "option"),
-                                stage=args.insert_stage or get_pass(args.insert).stage,
+            spec = parse_pass(args.insert, args.option)
+            edits.append(Insert(spec.name, options=spec.options, stage=args.insert_stage or get_pass(spec.name).stage,
                                 after=args.after, at=args.at or (None if args.after else "end"),
                                 cleanup=tuple(c for c in args.cleanup.split(",") if c)))
         except VariantError as e:

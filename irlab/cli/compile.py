@@ -27,12 +27,13 @@ def cmd_compile(args) -> int:
         out = _write_stages(res, args.out)
         write_json(out / "summary.json", res.summary())
     for stage, r in res.python_results:
-        for d in r.diagnostics:
-            if not args.quiet or d.severity in ("warning", "error"):
-                err(f"{r.name}: {d}")
+        for d in r.shown(args.explain, args.quiet):
+            err(f"{r.name}: {d}")
         if not args.quiet:
             for line in r.change_lines(f"<{stage}>"):
                 err(f"{r.name}: {line}")
+        if r.declines_line(args.explain, args.quiet):
+            err(f"{r.name}: <{stage}>: {r.declines_line(args.explain, args.quiet)}")
     print(dumps(res.summary()))
     return EXIT_OK
 
@@ -48,9 +49,10 @@ def cmd_replay(args) -> int:
     target = target_arg(args.target) if args.target else launch.target
     res = launch.recompile(target, _variant(args.variant, target) if args.variant else None)
     for stage, r in res.python_results:
-        for d in r.diagnostics:
-            if not args.quiet or d.severity in ("warning", "error"):
-                err(f"{r.name}: {d}")
+        for d in r.shown(args.explain, args.quiet):
+            err(f"{r.name}: {d}")
+        if r.declines_line(args.explain, args.quiet):
+            err(f"{r.name}: <{stage}>: {r.declines_line(args.explain, args.quiet)}")
     which = {"launch": launch.source, "purpose": launch.purpose, **({"picked": launch.picked} if launch.picked else {})}
     if args.out:
         out = _write_stages(res, args.out)
@@ -262,6 +264,8 @@ def register(sub) -> None:
     add_variant_options(c)
     c.add_argument("--out", type=out_folder, default=None, help="write every stage into this folder")
     c.add_argument("-q", "--quiet", action="store_true", help="no change lines and remarks from the Python passes")
+    c.add_argument("--explain", action="store_true", help="also every decline of the Python passes (the note at each "
+                   "op a pass left alone, with why; without it, only their count)")
     c.set_defaults(func=cmd_compile)
 
     c = sub.add_parser("replay", help="recompile a captured launch (irlab capture folder or tritonparse trace) for a "
@@ -272,6 +276,8 @@ def register(sub) -> None:
     c.add_argument("--variant", default=None, help="a named variant or a registered pass (default: baseline)")
     c.add_argument("--out", type=out_folder, default=None, help="write every stage into this folder")
     c.add_argument("-q", "--quiet", action="store_true", help="no remarks from the Python passes")
+    c.add_argument("--explain", action="store_true", help="also every decline of the Python passes (without it, "
+                   "only their count)")
     c.set_defaults(func=cmd_replay)
 
     c = sub.add_parser("recompile", help="continue a TTIR/TTGIR file (.ttir, .ttgir, or a snapshot .mlir) through the remaining stages")

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import sys
 
-from .common import EXIT_FAIL, EXIT_OK, EXIT_USAGE, UsageError, err, parse_kv, out_file
+from .common import EXIT_FAIL, EXIT_OK, EXIT_USAGE, UsageError, err, out_file
 from ..base.jsonio import write_json, write_text
 
 
@@ -18,8 +18,11 @@ def cmd_passes(args) -> int:
         if cls.runs_on:   # what IR it reads; --insert and a variant naming it put it at the end of its stage
             print(f"    runs on {' or '.join(STAGE_NAMES.get(s, s) for s in cls.runs_on)} (inserted at the end of "
                   f"{cls.stage} unless --insert-stage says)")
-        for line in cls.describe_options():
-            print(f"    --option {line}")
+        lines = cls.describe_options()
+        if lines:   # the options as they are spelled: name{k=v,k2=v2}
+            print(f"    {name}{{" + ",".join(f"{f.name}=..." for f in cls.option_fields()) + "}")
+        for line in lines:
+            print(f"      {line}")
     return EXIT_OK
 
 
@@ -30,9 +33,9 @@ def cmd_pass(args) -> int:
     from ..passkit.pass_api import PassError, PassRejected
     from ..ir.triton_guards import triton_would_crash
     from ..bridge.pass_runner import run_pass
-    from ..passkit.registry import make_pass
+    from ..passkit.spelling import parse_pass
     try:
-        p = make_pass(args.name, parse_kv(args.option, "option"))
+        p = parse_pass(args.name, args.option).build()
     except PassError as e:
         raise UsageError(str(e)) from None
     name = "<stdin>" if args.file == "-" else args.file
@@ -83,12 +86,14 @@ def cmd_pass(args) -> int:
             err(f"{name}:{first_line}: error: {e}")
             return EXIT_FAIL
         results.append(res)
-        for d in res.diagnostics:
-            if not args.quiet or d.severity in ("warning", "error"):
-                err(str(d))
+        for d in res.shown(args.explain, args.quiet):
+            err(str(d))
         if not args.quiet:
             for line in res.change_lines(name):
                 err(line)
+        declines = res.declines_line(args.explain, args.quiet)
+        if declines:
+            err(f"{name}:{first_line}: {res.name}: {declines}" if args.split_input_file else f"{name}: {res.name}: {declines}")
         outputs.append(str(m))
     sep = ir.SPLIT_MARKER + "\n"
     out = sep.join(o if o.endswith("\n") or not o else o + "\n" for o in outputs) if args.split_input_file \
@@ -107,14 +112,17 @@ def register(sub) -> None:
     c.set_defaults(func=cmd_passes)
 
     c = sub.add_parser("pass", help="run a Python pass on an IR file: IR on stdout, diagnostics on stderr")
-    c.add_argument("name")
+    c.add_argument("name", help="the pass, with its options as MLIR writes them: 'name{k=v,k2=v2}' (`irlab passes` "
+                   "lists each pass's options)")
     c.add_argument("file", help="IR file, or - for stdin")
     c.add_argument("--option", action="append", default=[], metavar="K=V",
-                   help="an option of the pass (repeatable; `irlab passes` lists each pass's options)")
+                   help="an option of the pass (repeatable): the old spelling of 'name{K=V}'")
     c.add_argument("--split-input-file", action="store_true", help="'// -----' separates independent modules")
     c.add_argument("-o", "--output", type=out_file, default=None, help="write the IR here instead of stdout")
     c.add_argument("--json", type=out_file, default=None, metavar="FILE", help="also write the pass results as JSON")
     c.add_argument("-q", "--quiet", action="store_true", help="no change lines and remarks; warnings and errors only")
+    c.add_argument("--explain", action="store_true", help="also every decline: the note at each op the pass left alone, "
+                   "with why (without it, only their count)")
     c.add_argument("--no-verify", action="store_true", help="do not hand the input and the output to Triton's parser "
                    "and verifier (for fragments and hand-written IR)")
     c.set_defaults(func=cmd_pass)

@@ -18,7 +18,7 @@ def register(sub) -> None:
                    "FOLDER[#N], tritonparse trace TRACE[#KERNEL[:N]])")
     c.add_argument("--variants", default="baseline", help="comma-separated, the first is the reference (baseline "
                    "is put first if not named): named variants (`irlab variants`), registered passes with options "
-                   "(pass:key=value), '+'-joined; VARIANT@CONFIG gives one entry its own tile config")
+                   "('pass{key=value,...}'), '+'-joined; VARIANT@CONFIG gives one entry its own tile config")
     c.add_argument("--shape", default=None, help="problem shape: M=4096,N=4096,K=4096 or 4096x4096x4096")
     c.add_argument("--config", default=None, help="tile config of every entry (default: the kernel's default)")
     c.add_argument("--target", default=None, help="target (default: this machine's GPU)")
@@ -41,7 +41,8 @@ def register(sub) -> None:
 
 def _entries(args, target, spec) -> list[dict]:
     from ..bridge.named_variants import resolve
-    names = [v.strip() for v in args.variants.split(",") if v.strip()]
+    from ..passkit.spelling import flat_form, split_list
+    names = split_list(args.variants)
     if not names or names[0].split("@")[0] != "baseline":
         names = ["baseline"] + names
     entries, labels = [], set()
@@ -56,7 +57,8 @@ def _entries(args, target, spec) -> list[dict]:
                 raise UsageError(str(e)) from None
         elif spec is None and config is not None:
             raise UsageError("a captured launch is replayed with its recorded options: no @CONFIG or --config")
-        label = name.replace(":", "_").replace("+", "_").replace("@", "_").replace("=", "-")
+        flat = flat_form(ref) + (f"@{name.partition('@')[2]}" if "@" in name else "")   # the label it had before braces
+        label = flat.replace(":", "_").replace("+", "_").replace("@", "_").replace("=", "-")
         if label in labels:
             raise UsageError(f"--variants names {name!r} twice")
         labels.add(label)

@@ -94,15 +94,15 @@ def _one_architecture(path: Path, own, option, flag: str, meta: dict, source: Pa
     return next((value for value, _ in said if value is not None), None)
 
 
-def what_passes_did(res, remarks: int = 6) -> list[str]:
+def what_passes_did(res, remarks: int = 6, explain: bool = False) -> list[str]:
     """What each Python pass of a compile's variant did -- the changes it made, counted by kind,
-    and its remarks -- or why it did nothing (what it said when it declined). Nothing for a
-    variant without Python passes."""
+    its remarks and warnings, and how many declines it gave (with ``explain``, the declines too:
+    why it left each op alone). Nothing for a variant without Python passes."""
     if not res.python_results:
         return []
     out = [f"what the passes of {res.variant.name} did:"]
     for stage, r in res.python_results:
-        said = [d for d in r.diagnostics if d.severity in ("remark", "note", "warning", "error")]
+        said = r.shown(explain)
         if r.changed:
             kinds: dict[str, int] = {}
             for c in r.changes:
@@ -110,11 +110,14 @@ def what_passes_did(res, remarks: int = 6) -> list[str]:
             counted = ", ".join(f"{n} {k}" for k, n in kinds.items())
             out.append(f"  {r.name} ({stage}): changed the IR: {len(r.changes)} changes ({counted})")
         else:
-            out.append(f"  {r.name} ({stage}): did nothing" + ("" if said else " (it said nothing about why)"))
+            out.append(f"  {r.name} ({stage}): did nothing" + ("" if said or r.declines else
+                                                                  " (it said nothing about why)"))
         for d in said[:remarks]:
             out.append(f"    {d.severity}: {d.message}" + (f" ({d.location})" if d.location else ""))
         if len(said) > remarks:
             out.append(f"    ... and {len(said) - remarks} more (irlab compile --variant {res.variant.name} lists all)")
+        if r.declines_line(explain):
+            out.append(f"    {r.declines_line(explain)}")
     return out
 
 
@@ -231,7 +234,7 @@ def _report(args) -> int:
     else:
         print(reports[0].render())
     for res in compiles:
-        for line in what_passes_did(res):
+        for line in what_passes_did(res, explain=args.explain):
             print(line)
     if len(compiles) == 2:
         print(sameness(*compiles))
@@ -253,6 +256,8 @@ def register(sub) -> None:
     c.add_argument("--vs", default=None, metavar="VARIANT|FILE", help="diff against this variant (or file)")
     c.add_argument("--markdown", action="store_true", help="the side-by-side diff as a markdown table")
     c.add_argument("--json", type=out_file, default=None, metavar="FILE", help="also write the reports as JSON")
+    c.add_argument("--explain", action="store_true", help="under what the passes did, also each decline (why a pass "
+                   "left an op alone; without it, only their count)")
     g = c.add_argument_group("reports on files: what the binary alone does not say (default: the metadata JSON "
                              "beside it)")
     g.add_argument("--shared", type=int, default=None, help="shared memory (LDS) bytes per block")

@@ -166,7 +166,7 @@ def register(sub) -> None:
 
 def _common(c) -> None:
     c.add_argument("--variant", default=None, help="named variant (`irlab variants`), registered passes "
-                   "(pass-a+pass-b:key=value), FILE.py[:NAME], or a mixed variant FILE.json (a variant per kernel, "
+                   "('pass-a+pass-b{key=value}'), FILE.py[:NAME], or a mixed variant FILE.json (a variant per kernel, "
                    "as irlab search-model writes it: each kernel compiled with its own, the others as the baseline)")
     c.add_argument("--variant-file", default=None, metavar="FILE.py",
                    help="a Python file defining the Variant (--variant then names it, if the file has several)")

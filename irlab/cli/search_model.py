@@ -32,12 +32,13 @@ def cmd_search_model(args) -> int:
         raise UsageError(f"irlab search-model verifies and times kernels on a GPU and {why}: run it where a GPU is, "
                          "with the gpu extra (pip install 'irlab[gpu]')")
     target = _target(args, fakes)
+    from ..passkit.spelling import split_list
     if args.top is not None and args.top < 1:
         raise UsageError(f"--top must be at least 1, not {args.top}")
     out = Path(args.out or f"runs/search-model/{Path(args.run).name}")
     search = ModelSearch(Path(args.run), target, out, program, top=args.top, coverage=args.coverage / 100,
                          limit=args.limit, region=args.region, whole_program=args.whole_program,
-                         configs=args.configs, variants=[v for v in (args.variants or "").split(",") if v] or None,
+                         configs=args.configs, variants=split_list(args.variants or "") or None,
                          rounds=args.rounds, method=args.method, gpus=_gpus(args.gpus) if not fakes else None,
                          jobs=args.jobs, runner=os.environ.get(TIMING_RUNNER_ENV), model_rounds=args.model_rounds,
                          resume=args.resume, log=lambda m: err(f"irlab search-model: {m}"))
@@ -95,8 +96,9 @@ def register(sub) -> None:
     c.add_argument("--whole-program", action="store_true", help="rank over the whole program, not its region")
     c.add_argument("--configs", choices=("captured", "neighbours"), default="captured",
                    help="the captured config only, or also its neighbours (num_warps x2 and /2, num_stages +-1)")
-    c.add_argument("--variants", default=None, help="only these variants, comma-separated (default: every rewriting "
-                   "pass with the options that make it act, and the target's named variants)")
+    c.add_argument("--variants", default=None, help="only these variants, comma-separated: named variants or passes "
+                   "spelled 'pass{key=value,...}' (default: every rewriting pass with the options that make it act, "
+                   "and the target's named variants)")
     c.add_argument("--rounds", type=int, default=10, help="timing rounds per kernel (default 10: with an A/A control)")
     c.add_argument("--method", default="graph", choices=("graph", "do_bench"), help="how kernels are timed")
     c.add_argument("--model-rounds", type=int, default=10, help="rounds of the confirming model A/B (default 10)")

@@ -73,6 +73,7 @@ def build_launch_search(args):
     from ..kernels.spec import TileConfig
     from ..program.launches import LaunchError, load
     from ..timing.search import Search, load_variants
+    from ..passkit.spelling import split_list
     from ..passkit.variant import Variant
     try:
         launch = load(args.kernel)
@@ -91,7 +92,7 @@ def build_launch_search(args):
         raise UsageError("a captured launch is replayed as it was recorded: --shapes, --configs, --stages and "
                          "--options do not apply")
     try:
-        variants = [Variant.baseline()] + load_variants([v for v in args.variants.split(",") if v], target)
+        variants = [Variant.baseline()] + load_variants(split_list(args.variants), target)
     except ValueError as e:
         raise UsageError(str(e)) from None
     captured = TileConfig("captured", {}, launch.options.get("num_warps", 4), launch.options.get("num_stages", 2))
@@ -108,9 +109,10 @@ def build_search(args, explore_options: bool):
     from ..kernels import KernelError, reference
     from ..program.launches import is_launch_ref
     from ..timing.search import Search, load_variants, parse_option_sets
+    from ..passkit.spelling import split_list
     from ..kernels.tile_configs import config_space, with_options
     from ..passkit.variant import Variant
-    if args.command == "ab" and not [v for v in args.variants.split(",") if v]:
+    if args.command == "ab" and not split_list(args.variants):
         raise UsageError("irlab ab needs at least one variant to compare with the baseline (--variants)")
     _require_gpu(args)
     if is_launch_ref(args.kernel):
@@ -133,7 +135,7 @@ def build_search(args, explore_options: bool):
         configs = config_space(spec, stages, args.configs.split(",") if args.configs else None)
         if explore_options:
             configs = with_options(configs, parse_option_sets(args.options))
-        variants = [Variant.baseline()] + load_variants([v for v in args.variants.split(",") if v], target)
+        variants = [Variant.baseline()] + load_variants(split_list(args.variants), target)
         if not args.static_only and configs:   # a misnamed launch argument is said now, not after compiling
             from ..timing.gate import check_names
             check_names(spec, shapes[0], configs[0], target)
@@ -268,7 +270,8 @@ def register(sub) -> None:
         c.add_argument("--kernel", required=True, help=KERNEL_HELP + "; or a captured launch: an `irlab capture` "
                        "kernel folder (FOLDER[#N]) or a tritonparse trace (TRACE[#KERNEL[:N]])")
         c.add_argument("--variants", default="", help="comma-separated: named variants (`irlab variants`) or "
-                       "registered passes, a pass's options as pass:key=value:key=value")
+                       "registered passes with their options as MLIR writes them, 'pass{key=value,...}+other' "
+                       "(commas inside braces belong to the pass)")
         c.add_argument("--shapes", default=None, help="problems, ';'- or ','-separated: 4096x4096x4096 or "
                        "M=4096,N=4096,K=4096 (default: the kernel's default shape)")
         c.add_argument("--configs", default=None, help="only these configs of the config space, comma-separated: a tile "

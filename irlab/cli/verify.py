@@ -18,9 +18,9 @@ def register(sub) -> None:
     c.add_argument("--top", type=int, default=None, metavar="N",
                    help="of a capture or trace: its N hottest kernels (default: those covering 90%% of its Triton "
                         "kernels' GPU time, at most 20)")
-    c.add_argument("--pass", dest="passes", action="append", default=[], metavar="P[:k=v]",
-                   help="a pass, with options (repeatable; default: every pass that rewrites, with the options "
-                        "that make it act)")
+    c.add_argument("--pass", dest="passes", action="append", default=[], metavar="P[{k=v}]",
+                   help="a pass, with options as MLIR writes them: 'pass{k=v,...}' (repeatable; default: every pass "
+                        "that rewrites, with the options that make it act)")
     c.add_argument("--dtype", action="append", default=[], metavar="D",
                    help="only these element types, of kernels that take several (repeatable; default: all)")
     c.add_argument("--configs", choices=("default", "all"), default="default",

@@ -218,6 +218,10 @@ class Builder:
                 else:
                     value = self.resolve_use(it)
                     keyword = prev.value if isinstance(prev, Token) and prev.type == "KEYWORD" else None
+                    before = items[i - 2] if i >= 2 else None
+                    if keyword is None and isinstance(prev, Token) and prev.type == "EQUAL" \
+                            and isinstance(before, Token) and before.type == "KEYWORD":
+                        keyword = before.value   # `stride = %s`, `mask = %m` (AMD's buffer ops)
                     use = Use(value, op, (it.start_pos, it.end_pos), len(op.operand_uses), depth,
                               nested.kind if nested is not None else None, group_keyword, keyword)
                     op.operand_uses.append(use)

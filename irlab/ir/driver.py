@@ -82,6 +82,7 @@ def apply_patterns(module: Module, patterns, rewriter: PatternRewriter | None = 
                    max_rewrites: int | None = None) -> DriverResult:
     """Run ``patterns`` over ``module`` to a fixpoint."""
     rw = rewriter or PatternRewriter(module)
+    rw.declines = {}   # this run's: a rewriter used for several runs reports each decline once
     before = str(module)
     first_change = len(rw.changes)
     ops = list(module.walk())
@@ -92,14 +93,14 @@ def apply_patterns(module: Module, patterns, rewriter: PatternRewriter | None = 
     acted: set[tuple[str, int]] = set()
 
     def push(op):
-        if op is not None and id(op) not in queued and _alive(op, module):
+        if op is not None and id(op) not in queued and is_alive(op, module):
             queued.add(id(op))
             queue.append(op)
 
     while queue:
         op = queue.popleft()
         queued.discard(id(op))
-        if not _alive(op, module):
+        if not is_alive(op, module):
             continue
         for pattern in patterns:
             if not pattern.matches(op):
@@ -143,14 +144,16 @@ def apply_patterns(module: Module, patterns, rewriter: PatternRewriter | None = 
     after = str(module)
     changed = after != before
     changes = rw.changes[first_change:]
-    declines = [d for key, d in rw.declines.items() if key not in acted]
+    # a decline at an op that a later rewrite erased is about IR that no longer exists
+    declines = [d for key, d in rw.declines.items() if key not in acted and is_alive(d[1], module)]
     if not changed:
         del rw.changes[first_change:]
     return DriverResult(changed, rewrites, list(changes) if changed else [], declines,
                         cancelled=bool(changes) and not changed)
 
 
-def _alive(op: Operation, module: Module) -> bool:
+def is_alive(op: Operation, module: Module) -> bool:
+    """Whether ``op`` is still in ``module`` (no rewrite erased it or an op around it)."""
     cur = op
     while cur.parent is not None:
         block = cur.parent

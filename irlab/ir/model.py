@@ -18,7 +18,7 @@ from lark import Token
 from .attributes import Layout, parse_dict, parse_value
 from .errors import Source
 from .locations import describe_location
-from .operands import REGION_NAMES, named_operands, operand_names, operand_use
+from .operands import ATTRIBUTE_NAMES, REGION_NAMES, named_operands, operand_names, operand_use
 from .printer import print_module, print_op
 from .syntax import Group, RegionSyntax, canonical_name
 from .types import (OpaqueType, ScalarType, TensorType, Type, TypeReader,
@@ -142,7 +142,7 @@ class Use:
     ``index`` its position among the op's operand uses. Where it sits in the op's syntax names it
     (:mod:`irlab.ir.operands`): ``depth`` (0 at the op's top level), the kind of the innermost
     ``group`` it is in and the ``group_keyword`` written before that group (``iter_args``), and
-    the ``keyword`` written right before it (``mask``, ``to``, ``step``)."""
+    the ``keyword`` written right before it (``mask``, ``to``, ``step``; ``stride`` of ``stride = %s``)."""
 
     __slots__ = ("value", "op", "span", "index", "depth", "group", "group_keyword", "keyword")
 
@@ -252,8 +252,8 @@ class Operation:
         return operand_use(self, name, index)
 
     def __getattr__(self, name: str):
-        # named operands and region values: `store.ptr`, `for_op.init_args`, `for_op.iter_args`, `dot.a`
-        # (Python calls this only for names that are not regular attributes)
+        # named operands, region values and attributes: `store.ptr`, `for_op.init_args`, `for_op.iter_args`,
+        # `dot.a`, `make_range.range_end` (Python calls this only for names that are not regular attributes)
         if name.startswith("_"):
             raise AttributeError(name)
         names = operand_names(self)
@@ -262,7 +262,10 @@ class Operation:
         region_names = REGION_NAMES.get(self.name, {})
         if name in region_names:
             return region_names[name](self)
-        known = names + list(region_names)
+        attribute_names = ATTRIBUTE_NAMES.get(self.name, {})
+        if name in attribute_names:
+            return attribute_names[name](self)
+        known = names + list(region_names) + list(attribute_names)
         known_text = f"; it has: {', '.join(known)}" if known else " (it has no named operands)"
         raise AttributeError(f"{self.name} has no attribute or named operand {name!r}{known_text}")
 

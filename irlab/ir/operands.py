@@ -1,5 +1,7 @@
 """Named operands: ``store.ptr``, ``store.value``, ``store.mask``, ``for_op.lower_bound``,
-``for_op.init_args``, ``dot.a``, read from where each operand sits in the op's custom syntax.
+``for_op.init_args``, ``dot.a``, read from where each operand sits in the op's custom syntax; and
+the op's region values (``for_op.induction_var``) and attributes (``make_range.range_end``,
+``load.cache``) by name. :mod:`irlab.ir.ops` declares them, with their types, for an editor.
 
 Each op's custom assembly format puts its operands in fixed places: positional (``tt.store %ptr,
 %value, %mask``), inside brackets (``amdg.buffer_load %ptr[%offsets]``), after a keyword
@@ -9,7 +11,7 @@ or inside a keyword's parentheses (``iter_args(%a = %init)``). A slot spec lists
 * ``name``: the next positional operand; ``name?``: the same, optional; ``name*``: all the
   remaining positional operands (a list)
 * ``[name]``: the operand in the op's first bracket group; ``[name*]``: all operands in it
-* ``kw:name``: the operand right after keyword ``kw``
+* ``kw:name``: the operand right after keyword ``kw`` (or after ``kw =``: ``stride = %s``)
 * ``(kw):name*``: the operands in the parentheses after keyword ``kw`` (a list)
 
 Optional operands are printed only when present, in order, so filling positional slots left to
@@ -30,7 +32,7 @@ SLOTS: dict[str, str] = {
     "amdg.buffer_store": "value ptr [offsets] mask? stride:stride",
     "amdg.buffer_atomic_rmw": "value ptr [offsets] mask? stride:stride",
     "amdg.buffer_atomic_cas": "cmp value ptr [offsets] stride:stride",
-    "amdg.buffer_load_to_local": "ptr [offsets] dst mask? other? stride:stride",
+    "amdg.buffer_load_to_local": "ptr [offsets] mask:mask other:other stride:stride into:dst",
     "ttg.async_copy_global_to_local": "src dst mask:mask other:other",
     "ttng.async_tma_copy_global_to_local": "desc [coords*] dst barrier pred?",
     "ttg.async_wait": "tokens*",
@@ -83,6 +85,48 @@ REGION_NAMES: dict[str, dict] = {
                 "yield_op": lambda op: op.body.ops[-1] if op.body and op.body.ops else None},
     "scf.if": {"then_block": lambda op: op.regions[0].entry if op.regions else None,
                "else_block": lambda op: op.regions[1].entry if len(op.regions) > 1 else None},
+    "tt.func": {"arguments": lambda op: list(op.body.arguments) if op.body else []},
+}
+
+
+def _attr(key: str):
+    return lambda op: op.attr(key)
+
+
+def _hint(key: str):
+    def read(op):
+        from .queries import memory_hints
+        return memory_hints(op).get(key, {"cache": "none", "evict": "evict_normal", "volatile": False}[key])
+    return read
+
+
+def _constant(op):
+    from .queries import constant_value
+    return constant_value(op)
+
+
+def _layout(value):
+    layout = getattr(value.type, "layout", None) if value is not None else None
+    return layout
+
+
+# attributes, and what an op's syntax writes in place of one, by name (``load.cache``,
+# ``make_range.range_end``, ``constant.value``, ``convert.dst_layout``); a name an Operation has
+# already (``start``, ``end``: where its text is) is never used here
+ATTRIBUTE_NAMES: dict[str, dict] = {
+    "tt.get_program_id": {"axis": lambda op: op.predicate},
+    "tt.get_num_programs": {"axis": lambda op: op.predicate},
+    "tt.make_range": {"range_start": _attr("start"), "range_end": _attr("end")},
+    "tt.expand_dims": {"axis": _attr("axis")},
+    "tt.trans": {"order": _attr("order")},
+    "tt.reduce": {"axis": _attr("axis")},
+    "tt.load": {"cache": _hint("cache"), "evict": _hint("evict"), "is_volatile": _hint("volatile")},
+    "tt.store": {"cache": _hint("cache"), "evict": _hint("evict")},
+    "arith.constant": {"value": _constant},
+    "ttg.convert_layout": {"src_layout": lambda op: _layout(op.src),
+                           "dst_layout": lambda op: _layout(op.results[0]) if op.results else None},
+    "ttg.local_alloc": {"layout": lambda op: _layout(op.results[0]) if op.results else None},
+    "scf.for": {"num_stages": _attr("tt.num_stages")},
 }
 
 _PARSED: dict[str, list[tuple[str, str, str | None]]] = {}

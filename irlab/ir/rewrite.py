@@ -25,7 +25,7 @@ from .model import Alias, Block, BlockArgument, FreeValue, Module, Operation, Op
 from .printer import _own_text, text_with
 from .queries import is_splat
 from .syntax import Group, RegionSyntax, canonical_name
-from .types import _SCALAR_RE, Type, relayout
+from .types import _SCALAR_RE, Type, relayout, same_type
 
 _TERMINATORS = ("scf.yield", "tt.return", "tt.reduce.return", "tt.scan.return", "scf.condition", "func.return",
                 "ttg.warp_yield", "ttg.warp_return", "llvm.return", "cf.br", "cf.cond_br", "tt.map_elementwise.return",
@@ -493,7 +493,7 @@ class Rewriter:
             return 0
         uses = [u for u in old.uses if only is None or only(u)]
         if not allow_type_change and old.type is not None and new.type is not None \
-                and str(old.type) != str(new.type):
+                and not same_type(old.type, new.type):
             raise RewriteError(f"cannot replace {old.ref} ({old.type}) with {new.ref} ({new.type}): the types differ")
         for u in uses:
             if not dominates(new, u.op):
@@ -539,7 +539,7 @@ class Rewriter:
                                f"its last op {last.name} defines {len(last.results)}", op=op)
         if not allow_type_change:
             for old, new in zip(op.results, last.results):
-                if old.type is not None and new.type is not None and str(old.type) != str(new.type):
+                if old.type is not None and new.type is not None and not same_type(old.type, new.type):
                     _unbind(ops)
                     raise RewriteError(f"replacement changes the type of {old.ref} from {old.type} to {new.type}")
         self._place(ops, op, after=False)

@@ -8,7 +8,7 @@ from typing import Any
 
 from lark import Token
 
-from .attributes import Layout, Resolver, parse_attribute, split_top, text_of
+from .attributes import Layout, Resolver, layout_key, parse_attribute, same_layout, split_top, text_of
 from .syntax import Group, canonical_name, parse_items, token_body
 
 _SCALAR_RE = re.compile(r"^(?:[su]?i\d+|f\d+|bf16|tf32|index|none|f\d+E\d+M\d+\w*)$")
@@ -252,6 +252,38 @@ class TypeReader:
                     tail = [int(head.value)] + tail
                 alloc_shape = tuple(dims) + tuple(tail)
         return MemDescType(text, shape, elem, encoding, memory_space, mutable, alloc_shape)
+
+
+def same_type(a: Type | None, b: Type | None) -> bool:
+    """Whether two types are the same type however each is written: a layout through an alias or
+    inline (``tensor<128xf32, #blocked>`` and ``tensor<128xf32, #ttg.blocked<{...}>>`` with the same
+    parameters) compared as :func:`irlab.ir.attributes.same_layout` compares layouts, element and
+    pointee types alike, ``!tt.ptr<f16>`` and ``!tt.ptr<f16, 1>`` the same pointer. Any other type
+    by its text, spaces aside. None is the same only as None (an unknown type is no match)."""
+    if a is None or b is None:
+        return a is b
+    if isinstance(a, TensorType) and isinstance(b, TensorType):
+        return a.shape == b.shape and same_type(a.element, b.element) and _same_encoding(a.encoding, b.encoding)
+    if isinstance(a, MemDescType) and isinstance(b, MemDescType):
+        return (a.shape == b.shape and same_type(a.element, b.element) and _same_encoding(a.encoding, b.encoding)
+                and _same_encoding(a.memory_space, b.memory_space) and a.mutable == b.mutable
+                and (a.alloc_shape or a.shape) == (b.alloc_shape or b.shape))
+    if isinstance(a, PointerType) and isinstance(b, PointerType):
+        return same_type(a.pointee, b.pointee) and a.address_space == b.address_space
+    if isinstance(a, FunctionType) and isinstance(b, FunctionType):
+        return len(a.inputs) == len(b.inputs) and len(a.results) == len(b.results) and all(
+            same_type(x, y) for x, y in zip(a.inputs + a.results, b.inputs + b.results))
+    if type(a) is not type(b):
+        return False
+    return re.sub(r"\s+", "", a.text) == re.sub(r"\s+", "", b.text)
+
+
+def _same_encoding(a, b) -> bool:
+    if isinstance(a, Layout) and isinstance(b, Layout):
+        return same_layout(a, b)
+    if a is None or b is None:
+        return a is b
+    return layout_key(a) == layout_key(b)
 
 
 def tensor_text(shape, element, encoding_text: str = "") -> str:

@@ -17,10 +17,10 @@ On disk it is a JSON file (TOML is read too)::
     }
 
 A kernel's entry is its variant in the one spelling variants print in, ``name{k=v,k2=v2}`` (passes
-joined with ``+``; a named variant by its name), or a table with ``variant``, compile
-``options`` (``num_warps``, ``num_stages``: a neighbouring config of the captured one) and any
-notes (``why``) the writer kept. Reading resolves each variant against the registered passes
-(:mod:`irlab.bridge.mixed`); this module is the data and the spelling, with no Triton.
+joined with ``+``, read by :mod:`irlab.passkit.spelling`; a named variant by its name), or a table
+with ``variant``, compile ``options`` (``num_warps``, ``num_stages``: a neighbouring config of the
+captured one) and any notes (``why``) the writer kept. Reading resolves each variant against the
+registered passes (:mod:`irlab.bridge.mixed`); this module is the data, with no Triton.
 """
 from __future__ import annotations
 
@@ -102,60 +102,3 @@ def read_entry(kernel: str, entry, where: str) -> tuple[str, dict, str]:
     if "num_warps" in options and options["num_warps"] & (options["num_warps"] - 1):
         raise VariantError(f"{where}: kernel {kernel!r}: num_warps must be a power of 2, not {options['num_warps']}")
     return entry["variant"], dict(options), str(entry.get("why") or "")
-
-
-# ------------------------------------------------------------------------------------------------
-# the spelling: name{k=v,k2=v2}+other  <->  the reference form name:k=v:k2=v2+other
-
-def _join_pieces(pieces: list[str], sep: str, where: str) -> list[str]:
-    """``k=v`` pieces, where a piece without ``=`` continues the value before it (a value may hold
-    the separator: ``order=global_load:1,local_load``)."""
-    out: list[str] = []
-    for piece in pieces:
-        if "=" in piece:
-            out.append(piece)
-        elif out:
-            out[-1] += sep + piece
-        else:
-            raise VariantError(f"{where}: pass options are key=value, not {piece!r}")
-    return out
-
-
-def _split_passes(text: str) -> list[str]:
-    """``a{..}+b`` -> [``a{..}``, ``b``], a ``+`` inside braces kept."""
-    parts, depth, start = [], 0, 0
-    for i, ch in enumerate(text):
-        depth += ch == "{"
-        depth -= ch == "}"
-        if ch == "+" and depth == 0:
-            parts.append(text[start:i])
-            start = i + 1
-    return parts + [text[start:]]
-
-
-def reference_of(spelling: str) -> str:
-    """``name{k=v,k2=v2}`` (passes joined with ``+``) as the reference form that variant
-    resolution reads (``name:k=v:k2=v2``); a spelling without braces is already one."""
-    if "{" not in spelling:
-        return spelling
-    parts = []
-    for part in _split_passes(spelling.strip()):
-        name, brace, rest = part.partition("{")
-        if not brace:
-            parts.append(part)
-            continue
-        if not rest.endswith("}") or not name:
-            raise VariantError(f"{spelling!r}: write a pass with options as name{{k=v,k2=v2}}")
-        opts = _join_pieces([p.strip() for p in rest[:-1].split(",") if p.strip()], ",", spelling)
-        parts.append(":".join([name.strip(), *opts]))
-    return "+".join(parts)
-
-
-def spelling_of(ref: str) -> str:
-    """The reference form ``name:k=v:k2=v2`` (passes joined with ``+``) as ``name{k=v,k2=v2}``."""
-    parts = []
-    for part in ref.split("+"):
-        name, *pieces = part.split(":")
-        opts = _join_pieces(pieces, ":", ref)
-        parts.append(name + ("{" + ",".join(opts) + "}" if opts else ""))
-    return "+".join(parts)

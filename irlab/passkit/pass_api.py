@@ -11,11 +11,12 @@ returns whether it changed anything, what it changed and why it did or did not a
             ctx.apply_patterns(HoistSplat())
 
 Every decision is a diagnostic: ``remark`` for what changed, ``note`` for why something was
-left alone (a pattern's declines become notes), ``warning`` for what the engineer should look
-at. A pass that changed nothing and said nothing gets a note saying so. Nothing is declared
-rewritten until Triton has accepted the IR: if it refuses, :class:`PassRejected` carries its
-message, the pass's name and where the rejected IR was saved.
-"""
+left alone (a pattern's declines become notes; a note at an op that a later rewrite of the pass
+erased is dropped), ``warning`` for what the engineer should look at. A pass that changed nothing
+and said nothing gets a note saying so. Nothing is declared rewritten until Triton has accepted the
+IR: if it refuses, :class:`PassRejected` carries its message, the pass's name and where the
+rejected IR was saved. A console shows the notes only when asked (``--explain``), and their count
+otherwise (:meth:`PassResult.shown`, :meth:`PassResult.declines_line`)."""
 from __future__ import annotations
 
 import dataclasses
@@ -26,10 +27,14 @@ from typing import Any, ClassVar, Protocol
 
 from ..base.targets import Target, target_or_none
 from ..ir import Module, Operation
-from ..ir.driver import DriverResult, PatternRewriter, RewritePattern, apply_patterns
+from ..ir.attributes import same_layout
+from ..ir.driver import DriverResult, PatternRewriter, RewritePattern, apply_patterns, is_alive
 from ..ir.errors import RewriteError
+from ..ir.opbuilder import OpBuilder
 from ..ir.rewrite import Change
 from ..ir.snapshot import Snapshot
+from ..ir.types import same_type
+from ..base.suggest import did_you_mean
 
 
 @dataclass(frozen=True)
@@ -64,6 +69,7 @@ class PassResult:
     changes: list[Change] = field(default_factory=list)
     data: dict = field(default_factory=dict)   # analysis output (findings, tables)
     verified: bool | None = None               # Triton accepted the output (None: not asked, or nothing changed)
+    spec: str = ""                             # the pass with its options as spelled: name{k=v}
 
     def change_lines(self, filename: str) -> list[str]:
         """One ``file:line:col: change: ...`` line per change, at the changed op's own line."""
@@ -73,9 +79,29 @@ class PassResult:
             out.append(f"{pos}: change: {c}" + (f" ({c.location})" if c.location else ""))
         return out
 
+    @property
+    def declines(self) -> list[Diagnostic]:
+        """The notes: why the pass left something alone."""
+        return [d for d in self.diagnostics if d.severity == "note"]
+
+    def shown(self, explain: bool = False, quiet: bool = False) -> list[Diagnostic]:
+        """What a console prints of the diagnostics: warnings and errors always, remarks unless
+        ``quiet``, declines (notes) only with ``explain`` (there may be one per op the pass looked
+        at; :meth:`declines_line` counts them instead)."""
+        return [d for d in self.diagnostics if d.severity in ("warning", "error")
+                or (d.severity == "remark" and not quiet) or (d.severity == "note" and explain)]
+
+    def declines_line(self, explain: bool = False, quiet: bool = False) -> str | None:
+        """``12 declines (--explain lists them)``: what a console prints where it leaves the notes
+        out (None with ``explain``, with ``quiet``, or without notes)."""
+        n = len(self.declines)
+        if explain or quiet or not n:
+            return None
+        return f"{n} decline{'s' if n != 1 else ''} (--explain lists {'them' if n != 1 else 'it'})"
+
     def to_json(self) -> dict:
-        return {"pass": self.name, "changed": self.changed, "verified": self.verified,
-                "diagnostics": [d.to_json() for d in self.diagnostics],
+        return {"pass": self.name, "spec": self.spec or self.name, "changed": self.changed,
+                "verified": self.verified, "diagnostics": [d.to_json() for d in self.diagnostics],
                 "changes": [str(c) for c in self.changes], "data": self.data}
 
 
@@ -139,6 +165,7 @@ class PassContext:
         self.stage = stage
         self.diagnostics: list[Diagnostic] = []
         self.rewriter.logs.append(self.diagnostics)   # an undone pattern application takes back its remarks
+        self._noted: dict[int, tuple[Diagnostic, Operation]] = {}   # id(note) -> (note, the op it is at)
         self.data: dict = {}
         self._services = services
 
@@ -160,8 +187,17 @@ class PassContext:
         if op is None:
             self.diagnostics.append(Diagnostic(severity, message))
             return
-        self.diagnostics.append(Diagnostic(severity, message, self.module.filename, op.line, op.column,
-                                           op.location()))
+        d = Diagnostic(severity, message, self.module.filename, op.line, op.column, op.location())
+        self.diagnostics.append(d)
+        if severity == "note":
+            self._noted[id(d)] = (d, op)
+
+    def drop_erased_declines(self) -> None:
+        """Take back the notes (declines) at ops that a later rewrite of the pass erased: they
+        explain why something that is no longer in the IR was left alone."""
+        gone = {key for key, (d, op) in self._noted.items() if not is_alive(op, self.module)}
+        if gone:
+            self.diagnostics[:] = [d for d in self.diagnostics if id(d) not in gone]
 
     def remark(self, message: str, op: Operation | None = None):
         self._diag("remark", message, op)
@@ -181,6 +217,11 @@ class PassContext:
 
     def warning(self, message: str, op: Operation | None = None):
         self._diag("warning", message, op)
+
+    def builder(self, before: Operation, reason: str = "") -> OpBuilder:
+        """An :class:`~irlab.ir.opbuilder.OpBuilder` that creates ops right before ``before`` through
+        this context's rewriter (``reason``: recorded with each change)."""
+        return OpBuilder(self.rewriter, before, reason)
 
     def apply_patterns(self, *patterns: RewritePattern) -> DriverResult:
         """Run ``patterns`` to a fixpoint with this context's rewriter; every op a pattern declined
@@ -240,6 +281,7 @@ class ModulePass:
         except RewriteError as e:   # a change the rewriter refused outside the pattern driver
             snapshot.restore()
             raise PassError(f"pass {self.name!r} stopped: {e} (the module is left as it was given)") from None
+        ctx.drop_erased_declines()
         changed = str(module) != before
         changes = list(ctx.rewriter.changes) if changed else []
         if not changed and ctx.rewriter.changes and not any("cancelled out" in d.message for d in ctx.diagnostics):
@@ -247,28 +289,32 @@ class ModulePass:
         if not changed and not any(d.severity in ("note", "warning", "error") for d in ctx.diagnostics) \
                 and not ctx.data:
             ctx.note("changed nothing and gave no reason (a pass should say why it did not act)")
-        return PassResult(self.name, changed, ctx.diagnostics, changes, ctx.data)
+        return PassResult(self.name, changed, ctx.diagnostics, changes, ctx.data, spec=self.spec())
 
     # --- options -----------------------------------------------------------------------------
     @classmethod
     def option_fields(cls) -> list[dataclasses.Field]:
-        return [f for f in dataclasses.fields(cls) if f.init]
+        """The pass's options: its dataclass fields (none for a pass that is not a dataclass)."""
+        return [f for f in dataclasses.fields(cls) if f.init] if dataclasses.is_dataclass(cls) else []
 
     @classmethod
     def describe_options(cls) -> list[str]:
+        """One line per option, as it is spelled: ``num_stages=<int> (default none): help``."""
         hints = typing.get_type_hints(cls)
         out = []
         for f in cls.option_fields():
             t = hints.get(f.name, str)
             choices = f.metadata.get("choices")
-            tname = getattr(t, "__name__", str(t)).replace("typing.", "")
-            extra = f" one of {', '.join(map(str, choices))}" if choices else ""
-            out.append(f"{f.name} ({tname}, default {f.default!r}){extra}: {f.metadata.get('help', '')}")
+            tname = _type_name(t)
+            extra = f", one of {'|'.join(map(format_value, choices))}" if choices else ""
+            default = format_value(f.default) if f.default != "" else '""'
+            out.append(f"{f.name}=<{tname}> (default {default}{extra}): {f.metadata.get('help', '')}")
         return out
 
     @classmethod
     def from_options(cls, options: dict[str, Any] | None = None) -> "ModulePass":
-        """Build the pass from ``{option: value}``; string values are converted to the field's type."""
+        """Build the pass from ``{option: value}``; string values are converted to the field's type
+        (``"2"`` to 2 for an int option), values of the field's type are taken as they are."""
         options = dict(options or {})
         hints = typing.get_type_hints(cls)
         fields = {f.name: f for f in cls.option_fields()}
@@ -277,7 +323,8 @@ class ModulePass:
             name = key.replace("-", "_")
             if name not in fields:
                 known = ", ".join(fields) or "none"
-                raise PassError(f"pass {cls.name!r} has no option {key!r} (options: {known})")
+                raise PassError(f"pass {cls.name!r} has no option {key!r}{did_you_mean(name, fields)} "
+                                f"(options: {known})")
             value = _convert(raw, hints.get(name, str), f"{cls.name} option {key}")
             choices = fields[name].metadata.get("choices")
             if choices and value not in choices:
@@ -290,17 +337,46 @@ class ModulePass:
             raise PassError(f"{cls.name}: {e}") from None
 
     def spec(self) -> str:
-        """``name{k=v,...}`` with only the non-default options: how variants print a pass."""
+        """``name{k=v,...}`` with only the non-default options: how variants print a pass (the
+        spelling :mod:`irlab.passkit.spelling` reads back)."""
         diff = {f.name: getattr(self, f.name) for f in self.option_fields() if getattr(self, f.name) != f.default}
-        if not diff:
-            return self.name
-        return self.name + "{" + ",".join(f"{k}={_fmt(v)}" for k, v in sorted(diff.items())) + "}"
+        return spell(self.name, diff)
 
 
-def _fmt(v) -> str:
+def spell(name: str, options: dict | tuple = ()) -> str:
+    """``name{k=v,k2=v2}`` (options sorted by name; just ``name`` without options): the one way a
+    pass and its options are printed, which :func:`irlab.passkit.spelling.parse_pass` reads back."""
+    items = sorted(dict(options).items())
+    if not items:
+        return name
+    return name + "{" + ",".join(f"{k}={format_value(v)}" for k, v in items) + "}"
+
+
+def format_value(v) -> str:
+    """An option value as it is spelled: ``true``/``false``, ``none``, a tuple's items joined by
+    commas, a number as Python writes it; a string as it is, unless reading it back needs quotes
+    (it holds a quote, a brace or a backslash, has spaces at an end, or a comma before a piece with
+    ``=``, which would start another option): then in double quotes with ``\\"`` and ``\\\\`` inside."""
+    if v is None:
+        return "none"
+    if isinstance(v, bool):
+        return str(v).lower()
     if isinstance(v, (tuple, list)):
-        return ":".join(map(str, v))
-    return str(v).lower() if isinstance(v, bool) else str(v)
+        return ",".join(format_value(x) for x in v)
+    text = str(v)
+    if not isinstance(v, str):
+        return text
+    if any(c in text for c in '"{}\\') or text != text.strip() or any("=" in p for p in text.split(",")[1:]):
+        return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return text
+
+
+def _type_name(t: Any) -> str:
+    """``int``, ``int|none`` (Optional[int]), ``tuple``: an option's type as ``irlab passes`` shows it."""
+    args = typing.get_args(t)
+    if typing.get_origin(t) in (typing.Union, types.UnionType):
+        return "|".join(_type_name(a) if a is not type(None) else "none" for a in args)
+    return getattr(t, "__name__", str(t)).replace("typing.", "")
 
 
 def _convert(raw: Any, t: Any, what: str) -> Any:
@@ -334,5 +410,6 @@ def _convert(raw: Any, t: Any, what: str) -> Any:
         raise PassError(f"{what}: cannot read {raw!r} as {getattr(t, '__name__', t)}") from None
 
 
-__all__ = ["Diagnostic", "ModulePass", "PassContext", "PassError", "PassRejected", "PassResult", "PassServices",
-           "PatternRewriter", "RewritePattern", "option", "stage_of"]
+__all__ = ["Diagnostic", "ModulePass", "OpBuilder", "PassContext", "PassError", "PassRejected", "PassResult",
+           "PassServices", "PatternRewriter", "RewritePattern", "format_value", "option", "same_layout", "same_type",
+           "spell", "stage_of"]

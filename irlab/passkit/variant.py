@@ -68,7 +68,9 @@ class Drop:
 @dataclass(frozen=True)
 class Insert:
     """Run Python pass ``pass_name`` with ``options`` after Triton pass ``after`` of ``stage``, or at
-    the start or end of ``stage``; then the named Triton ``cleanup`` passes."""
+    the start or end of ``stage``; then the named Triton ``cleanup`` passes. ``options`` are the
+    pass's option values (``{"num_stages": 2}``; a spelled pass, :mod:`irlab.passkit.spelling`,
+    gives them converted to the pass's types), kept sorted by name."""
 
     pass_name: str
     options: tuple = ()
@@ -99,12 +101,17 @@ class Insert:
         if self.reparse not in ("if-changed", "always"):
             raise VariantError("reparse must be 'if-changed' or 'always'")
 
+    @property
+    def spec(self) -> str:
+        """The pass and its options as they are spelled: ``name{k=v,k2=v2}``."""
+        from .pass_api import spell   # here: a variant is plain data that loads no IR machinery
+        return spell(self.pass_name, self.options)
+
     def describe(self) -> str:
         where = f"after {self.after}" if self.after else f"at the {self.at} of"
         where = f"{where} in {self.stage}" if self.after else f"{where} {self.stage}"
-        opts = "{" + ", ".join(f"{k}={v}" for k, v in self.options) + "}" if self.options else ""
         clean = f", then {', '.join(self.cleanup)}" if self.cleanup else ""
-        return f"insert {self.pass_name}{opts} {where}{clean}"
+        return f"insert {self.spec} {where}{clean}"
 
     def to_json(self) -> dict:
         return {"insert": self.pass_name, "options": {k: _plain(v) for k, v in self.options}, "stage": self.stage,

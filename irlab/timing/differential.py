@@ -30,7 +30,7 @@ run: the worker is replaced and the group goes on with the variants left; ``--re
 what is done. Compiles dominate and correctness runs are not timed, so several workers share
 each GPU (``jobs`` per GPU), on every GPU of the host or of a Ray cluster.
 
-    irlab verify [--kernel K ...] [--pass P[:k=v] ...] [--dtype D ...] [--out DIR] [--resume]
+    irlab verify [--kernel K ...] [--pass 'P{k=v}' ...] [--dtype D ...] [--out DIR] [--resume]
 """
 from __future__ import annotations
 
@@ -43,7 +43,8 @@ from .gate import NamedOutputs, rel_diffs
 from ..base.jsonio import append_record, read_records
 
 
-# option sets that make the built-in passes act (a pass not listed runs with its defaults)
+# option sets that make the built-in passes act (a pass not listed runs with its defaults), as they
+# are spelled in the pass's braces
 PASS_OPTIONS = {
     "loop-attributes": ("num_stages=2", "warp_specialize=true"),
     "pin-order": ("order=global_load:1,local_load",),
@@ -78,14 +79,17 @@ def rewriting_passes() -> list[str]:
 
 
 def variant_refs(passes: list[str]) -> list[tuple[str, str]]:
-    """(label, variant ref) for each pass, once per option set that makes it act."""
+    """(label, variant ref) for each pass, once per option set that makes it act; a pass given
+    with options (``name{k=v}``, or the old ``name:k=v``) once, labelled as it is spelled."""
+    from ..passkit.spelling import is_old, parse_passes
     out = []
     for p in passes:
-        if ":" in p:
-            out.append((p, p))
+        if "{" in p or is_old(p):   # read here, once: a mistake is said before any work, an old spelling noted
+            spelled = "+".join(map(str, parse_passes(p)))
+            out.append((spelled, spelled))
             continue
         for opts in PASS_OPTIONS.get(p, ("",)):
-            ref = f"{p}:{opts}" if opts else p
+            ref = f"{p}{{{opts}}}" if opts else p
             out.append((ref, ref))
     return out
 

@@ -49,7 +49,8 @@ from ..base.jsonio import read_records, write_json, write_text
 from ..base.stats import MIN_EFFECT, MIN_ROUNDS
 from ..base.targets import Target
 from ..kernels.spec import TileConfig
-from ..passkit.mixed import KernelChoice, MixedVariant, reference_of, spelling_of
+from ..passkit.mixed import KernelChoice, MixedVariant
+from ..passkit.spelling import respell
 from ..passkit.variant import Variant, VariantError
 from ..program.derived import bound_arguments, write_derived
 from ..program.hot import HotKernel, HotSet, hot_kernels
@@ -73,7 +74,7 @@ class SearchModelError(ValueError):
 class Candidate:
     label: str                 # how tables name it: the variant's spelling, @wNsS at another config
     spelling: str              # name{k=v}: what the mixed variant file holds
-    ref: str                   # the reference form variant resolution reads
+    ref: str                   # what variant resolution reads (the spelling)
     config: str                # wNsS
     options: tuple = ()        # compile options that differ from the captured launch's
 
@@ -102,8 +103,8 @@ def candidate_refs(target: Target, only: list[str] | None) -> tuple[list[tuple[s
         [v.name for v in named_for(target.name) if not v.is_baseline]
     out, seen, notes = [], {}, []
     for ref in refs:
-        variant = resolve(reference_of(ref), target)
-        spelling = spelling_of(reference_of(ref))
+        variant = resolve(ref, target)
+        spelling = respell(ref)
         if variant.launch is not None:
             notes.append(f"{spelling}: not tried: it declares its own launch grid ({variant.launch.describe()}), "
                          "which a program's own launches do not use")
@@ -259,7 +260,7 @@ class ModelSearch:
                 got = search.static(resume=self.resume)
                 for name, rec in zip(names, got):
                     label = name if config == k["captured"] else f"{name}@{config}"
-                    records[label] = (Candidate(label, name, reference_of(name), config,
+                    records[label] = (Candidate(label, name, name, config,
                                                 tuple(sorted(info["options"].items()))), rec)
                 if acted is None:
                     acted = {n for n, rec in zip(names, got) if rec["status"] == "ok" and n != BASELINE}

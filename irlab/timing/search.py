@@ -918,7 +918,7 @@ def write_figures(search: Search, result: dict) -> None:
 
 def load_variants(names: list[str], target: Target) -> list[Variant]:
     """The variants ``names`` refer to (:func:`irlab.bridge.named_variants.resolve`: named variants, variant
-    files, ``+``-joined registered passes with ``:key=value`` options)."""
+    files, ``+``-joined registered passes spelled ``pass{key=value,...}``)."""
     from ..bridge.named_variants import resolve
     return [resolve(name, target) for name in names]
 

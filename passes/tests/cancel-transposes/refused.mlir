@@ -1,6 +1,6 @@
 // Pairs that cancel on paper but not here; the IR is unchanged byte for byte.
 // RUN: irlab pass cancel-transposes --split-input-file %s | diff %s -
-// RUN: irlab pass cancel-transposes --split-input-file %s 2>&1 >/dev/null | filecheck %s
+// RUN: irlab pass cancel-transposes --split-input-file %s --explain 2>&1 >/dev/null | filecheck %s
 
 #blocked = #ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
 #blocked1 = #ttg.blocked<{sizePerThread = [4, 1], threadsPerWarp = [4, 8], warpsPerCTA = [1, 4], order = [0, 1]}>

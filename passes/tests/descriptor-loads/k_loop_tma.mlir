@@ -4,8 +4,8 @@
 // stores it as two 128x64 column halves (reshape, trans, split), the second at column + 64.
 // RUN: irlab pass descriptor-loads %s | grep -v '^ *//' | filecheck %s
 // RUN: irlab pass descriptor-loads %s 2>&1 >/dev/null | filecheck %s --check-prefix=REMARK
-// RUN: irlab pass descriptor-loads %s --option store=true | grep -v '^ *//' | filecheck %s --check-prefix=STORE
-// RUN: irlab pass descriptor-loads %s --option store=true --option store_split=2 | grep -v '^ *//' | filecheck %s --check-prefix=SPLIT
+// RUN: irlab pass 'descriptor-loads{store=true}' %s | grep -v '^ *//' | filecheck %s --check-prefix=STORE
+// RUN: irlab pass 'descriptor-loads{store=true,store_split=2}' %s | grep -v '^ *//' | filecheck %s --check-prefix=SPLIT
 
 module {
   tt.func public @matmul_kernel(%arg0: !tt.ptr<f16> {tt.divisibility = 16 : i32}, %arg1: !tt.ptr<f16> {tt.divisibility = 16 : i32}, %arg2: !tt.ptr<f16> {tt.divisibility = 16 : i32}, %arg3: i32 {tt.divisibility = 16 : i32}, %arg4: i32 {tt.divisibility = 16 : i32}, %arg5: i32 {tt.divisibility = 16 : i32}, %arg6: i32 {tt.divisibility = 16 : i32}, %arg7: i32 {tt.divisibility = 16 : i32}, %arg8: i32 {tt.divisibility = 16 : i32}) attributes {noinline = false} {

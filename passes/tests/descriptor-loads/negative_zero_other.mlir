@@ -3,7 +3,7 @@
 // +0.0. descriptor-loads leaves such a load alone (B's load, whose fill is +0.0, still becomes a
 // TMA load). Triton 3.6 writes `other=-0.0` as dense<0.000000e+00> (the sign is gone before irlab
 // sees it); 3.9 keeps it, as here.
-// RUN: irlab pass descriptor-loads --split-input-file %s 2>&1 >/dev/null | filecheck %s
+// RUN: irlab pass descriptor-loads --split-input-file %s --explain 2>&1 >/dev/null | filecheck %s
 
 module {
   // Triton 3.9's TTIR of tests/kernels/negative_zero_gemm.py (64x64x32): A's fill is -0.0, B's +0.0.

@@ -1,7 +1,7 @@
 // A volatile load stays a pointer load (no TMA copy is volatile), and it orders the loop's other
 // memory accesses, so the B load stays too. The IR is unchanged byte for byte.
 // RUN: irlab pass descriptor-loads %s | diff %s -
-// RUN: irlab pass descriptor-loads %s 2>&1 >/dev/null | filecheck %s
+// RUN: irlab pass descriptor-loads %s --explain 2>&1 >/dev/null | filecheck %s
 
 module {
   tt.func public @matmul_kernel(%arg0: !tt.ptr<f16> {tt.divisibility = 16 : i32}, %arg1: !tt.ptr<f16> {tt.divisibility = 16 : i32}, %arg2: !tt.ptr<f16> {tt.divisibility = 16 : i32}, %arg3: i32 {tt.divisibility = 16 : i32}, %arg4: i32 {tt.divisibility = 16 : i32}, %arg5: i32 {tt.divisibility = 16 : i32}, %arg6: i32 {tt.divisibility = 16 : i32}, %arg7: i32 {tt.divisibility = 16 : i32}, %arg8: i32 {tt.divisibility = 16 : i32}) attributes {noinline = false} {

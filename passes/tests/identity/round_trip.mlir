@@ -1,7 +1,7 @@
 // The identity pass prints the IR back byte for byte, comments and blank lines included, and says
 // how many ops it read (the module and the function count).
 // RUN: irlab pass identity %s | diff %s -
-// RUN: irlab pass identity %s 2>&1 >/dev/null | filecheck %s
+// RUN: irlab pass identity %s --explain 2>&1 >/dev/null | filecheck %s
 // CHECK: note: left all 10 ops unchanged (identity pass)
 
 #blocked = #ttg.blocked<{sizePerThread = [4], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>

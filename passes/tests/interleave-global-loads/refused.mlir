@@ -1,6 +1,6 @@
 // Loops the pass leaves alone, with the op that stops the move; the IR is unchanged byte for byte.
 // RUN: irlab pass interleave-global-loads --split-input-file %s | diff %s -
-// RUN: irlab pass interleave-global-loads --split-input-file %s 2>&1 >/dev/null | filecheck %s
+// RUN: irlab pass interleave-global-loads --split-input-file %s --explain 2>&1 >/dev/null | filecheck %s
 
 #blocked = #ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
 #blocked1 = #ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>

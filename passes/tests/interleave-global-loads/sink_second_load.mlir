@@ -3,7 +3,7 @@
 // RUN: irlab pass interleave-global-loads %s | grep -v '^ *//' | filecheck %s
 // RUN: irlab pass interleave-global-loads %s 2>&1 >/dev/null | filecheck %s --check-prefix=REMARK
 // Placed right before the dot instead:
-// RUN: irlab pass interleave-global-loads %s --option placement=before-dot | grep -v '^ *//' | filecheck %s --check-prefix=DOT
+// RUN: irlab pass 'interleave-global-loads{placement=before-dot}' %s | grep -v '^ *//' | filecheck %s --check-prefix=DOT
 
 #blocked = #ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
 #blocked1 = #ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>

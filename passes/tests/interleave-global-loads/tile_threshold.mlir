@@ -1,9 +1,9 @@
 // Triton 3.6's sinkSecondLoad conditions (preset=upstream) leave loads under 128x64 (first) and
 // 128 along dim 1 (second) alone.
-// RUN: irlab pass interleave-global-loads %s --option preset=upstream | diff %s -
-// RUN: irlab pass interleave-global-loads %s --option preset=upstream 2>&1 >/dev/null | filecheck %s
+// RUN: irlab pass 'interleave-global-loads{preset=upstream}' %s | diff %s -
+// RUN: irlab pass 'interleave-global-loads{preset=upstream}' %s --explain 2>&1 >/dev/null | filecheck %s
 // The threshold is an option of the default preset too:
-// RUN: irlab pass interleave-global-loads %s --option min_k=64 2>&1 >/dev/null | filecheck %s --check-prefix=MIN-K
+// RUN: irlab pass 'interleave-global-loads{min_k=64}' %s --explain 2>&1 >/dev/null | filecheck %s --check-prefix=MIN-K
 // MIN-K: note: not moved: tile M=64 N=64 K=32 is below the threshold (min_non_k=0, min_k=64)
 
 #blocked = #ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>

@@ -2,8 +2,8 @@
 // loads' shapes (first >= 128x64, second >= 128 along dim 1), not on the dot's tile, and it needs
 // no shared-memory staging -- only one dot, two loads, the second before the dot and first used
 // after it.
-// RUN: irlab pass interleave-global-loads --split-input-file %s --option preset=upstream | grep -v '^ *//' | filecheck %s
-// RUN: irlab pass interleave-global-loads --split-input-file %s --option preset=upstream 2>&1 >/dev/null | filecheck %s --check-prefix=NOTE
+// RUN: irlab pass 'interleave-global-loads{preset=upstream}' --split-input-file %s | grep -v '^ *//' | filecheck %s
+// RUN: irlab pass 'interleave-global-loads{preset=upstream}' --split-input-file %s --explain 2>&1 >/dev/null | filecheck %s --check-prefix=NOTE
 
 #blocked = #ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 8], warpsPerCTA = [8, 1], order = [1, 0]}>
 #blocked1 = #ttg.blocked<{sizePerThread = [8, 1], threadsPerWarp = [8, 8], warpsPerCTA = [1, 8], order = [0, 1]}>

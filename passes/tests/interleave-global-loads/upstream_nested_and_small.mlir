@@ -3,8 +3,8 @@
 // loop is scheduled, the outer one left alone), the loads already interleaved with the
 // local_loads (Triton 3.6 no longer hoists them first), and a scalar or 1-D first load (left alone:
 // both loads must be 2-D).
-// RUN: irlab pass interleave-global-loads --split-input-file %s --option preset=upstream | grep -v '^ *//' | filecheck %s
-// RUN: irlab pass interleave-global-loads --split-input-file %s --option preset=upstream 2>&1 >/dev/null | filecheck %s --check-prefix=NOTE
+// RUN: irlab pass 'interleave-global-loads{preset=upstream}' --split-input-file %s | grep -v '^ *//' | filecheck %s
+// RUN: irlab pass 'interleave-global-loads{preset=upstream}' --split-input-file %s --explain 2>&1 >/dev/null | filecheck %s --check-prefix=NOTE
 
 #blocked = #ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 8], warpsPerCTA = [8, 1], order = [1, 0]}>
 #blocked1 = #ttg.blocked<{sizePerThread = [8, 1], threadsPerWarp = [8, 8], warpsPerCTA = [1, 8], order = [0, 1]}>

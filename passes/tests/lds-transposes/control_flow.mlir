@@ -2,8 +2,8 @@
 // the do region's yields, the condition's forwarded values), so a write and a read on either side
 // are one trip. A dot operand read from a shared layout whose fastest dimension is not K is named
 // lds-non-k-contiguous.
-// RUN: irlab pass lds-transposes --option ask_triton=false %s | diff %s -
-// RUN: irlab pass lds-transposes --option ask_triton=false %s 2>&1 >/dev/null | filecheck %s
+// RUN: irlab pass 'lds-transposes{ask_triton=false}' %s | diff %s -
+// RUN: irlab pass 'lds-transposes{ask_triton=false}' %s 2>&1 >/dev/null | filecheck %s
 
 #blocked = #ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 8], warpsPerCTA = [4, 1], order = [1, 0]}>
 #mma = #ttg.amd_mfma<{version = 3, warpsPerCTA = [2, 2], instrShape = [32, 32, 8], isTransposed = true}>

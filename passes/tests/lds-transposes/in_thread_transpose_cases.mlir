@@ -6,8 +6,8 @@
 // dimension is not K. The two agree where the shared layout has the load's order (as the stream
 // pipeliner gives it); upstream's tests often give both operands one shared order, and there they
 // differ. Each module is one upstream case, with irlab's own IR.
-// RUN: irlab pass lds-transposes --split-input-file --option ask_triton=false %s | diff %s -
-// RUN: irlab pass lds-transposes --split-input-file --option ask_triton=false %s 2>&1 >/dev/null | filecheck %s
+// RUN: irlab pass 'lds-transposes{ask_triton=false}' --split-input-file %s | diff %s -
+// RUN: irlab pass 'lds-transposes{ask_triton=false}' --split-input-file %s 2>&1 >/dev/null | filecheck %s
 
 // Both operands loaded across K (A M-fastest, B N-fastest): upstream transposes both in registers.
 #blocked = #ttg.blocked<{sizePerThread = [8, 1], threadsPerWarp = [8, 8], warpsPerCTA = [8, 1], order = [0, 1]}>

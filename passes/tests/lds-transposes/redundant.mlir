@@ -1,7 +1,7 @@
 // Redundant patterns are warnings: two register transposes that undo each other (the
 // cancel-transposes pass removes them). A module without shared memory or transposes gets a note.
 // RUN: irlab pass lds-transposes --split-input-file %s | diff %s -
-// RUN: irlab pass lds-transposes --split-input-file %s 2>&1 >/dev/null | filecheck %s
+// RUN: irlab pass lds-transposes --split-input-file %s --explain 2>&1 >/dev/null | filecheck %s
 
 #blocked = #ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
 #blocked1 = #ttg.blocked<{sizePerThread = [4, 1], threadsPerWarp = [4, 8], warpsPerCTA = [1, 4], order = [0, 1]}>

@@ -3,7 +3,7 @@
 // Triton's allocation (ask_triton=false) a convert's way is left undecided.
 // RUN: irlab pass lds-transposes %s | diff %s -
 // RUN: irlab pass lds-transposes %s 2>&1 >/dev/null | filecheck %s
-// RUN: irlab pass lds-transposes %s --option ask_triton=false 2>&1 >/dev/null | filecheck %s --check-prefix=UNDECIDED
+// RUN: irlab pass 'lds-transposes{ask_triton=false}' %s 2>&1 >/dev/null | filecheck %s --check-prefix=UNDECIDED
 
 #blocked = #ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
 #blocked1 = #ttg.blocked<{sizePerThread = [4, 1], threadsPerWarp = [4, 8], warpsPerCTA = [1, 4], order = [0, 1]}>

@@ -1,7 +1,7 @@
 // A hint the kernel already set (tl.range(..., num_stages=2)) is kept unless overwrite=true.
-// RUN: irlab pass loop-attributes %s --option num_stages=4 | diff %s -
-// RUN: irlab pass loop-attributes %s --option num_stages=4 2>&1 >/dev/null | filecheck %s --check-prefix=KEPT
-// RUN: irlab pass loop-attributes %s --option num_stages=4 --option overwrite=true | grep -v '^ *//' | filecheck %s --check-prefix=OVERWRITE
+// RUN: irlab pass 'loop-attributes{num_stages=4}' %s | diff %s -
+// RUN: irlab pass 'loop-attributes{num_stages=4}' %s --explain 2>&1 >/dev/null | filecheck %s --check-prefix=KEPT
+// RUN: irlab pass 'loop-attributes{num_stages=4,overwrite=true}' %s | grep -v '^ *//' | filecheck %s --check-prefix=OVERWRITE
 
 module {
   tt.func public @gemm_loop(%a: !tt.ptr<f16> {tt.divisibility = 16 : i32}, %b: !tt.ptr<f16> {tt.divisibility = 16 : i32}, %c: !tt.ptr<f32> {tt.divisibility = 16 : i32}, %k_tiles: i32) {

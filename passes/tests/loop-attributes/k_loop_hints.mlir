@@ -1,7 +1,7 @@
 // tl.range hints written from outside the kernel: on the loop that holds the dot, not on the
 // other loop.
-// RUN: irlab pass loop-attributes %s --option warp_specialize=true --option num_stages=3 | grep -v '^ *//' | filecheck %s
-// RUN: irlab pass loop-attributes %s --option warp_specialize=true 2>&1 >/dev/null | filecheck %s --check-prefix=REMARK
+// RUN: irlab pass 'loop-attributes{warp_specialize=true,num_stages=3}' %s | grep -v '^ *//' | filecheck %s
+// RUN: irlab pass 'loop-attributes{warp_specialize=true}' %s 2>&1 >/dev/null | filecheck %s --check-prefix=REMARK
 
 module {
   // CHECK-LABEL: tt.func public @gemm_loop

@@ -2,9 +2,9 @@
 // persistent-tiles, holds two loops with a dot inside: the loop over tiles and, in it, the K loop.
 // The hints go on the K loop only (the innermost loop around the dot); the tile loop is left
 // alone with a note, and loops=all puts them on it too.
-// RUN: irlab pass persistent-tiles %s | irlab pass loop-attributes - --option warp_specialize=true --option num_stages=2 | grep -v '^ *//' | filecheck %s
-// RUN: irlab pass persistent-tiles %s | irlab pass loop-attributes - --option warp_specialize=true 2>&1 >/dev/null | filecheck %s --check-prefix=NOTE
-// RUN: irlab pass persistent-tiles %s | irlab pass loop-attributes - --option warp_specialize=true --option loops=all | grep -v '^ *//' | filecheck %s --check-prefix=ALL
+// RUN: irlab pass persistent-tiles %s | irlab pass 'loop-attributes{warp_specialize=true,num_stages=2}' - | grep -v '^ *//' | filecheck %s
+// RUN: irlab pass persistent-tiles %s | irlab pass 'loop-attributes{warp_specialize=true}' - --explain 2>&1 >/dev/null | filecheck %s --check-prefix=NOTE
+// RUN: irlab pass persistent-tiles %s | irlab pass 'loop-attributes{warp_specialize=true,loops=all}' - | grep -v '^ *//' | filecheck %s --check-prefix=ALL
 
 // CHECK: scf.for %tile = %0 to
 // CHECK: scf.for

@@ -1,7 +1,7 @@
 // Epilogues the pass leaves alone, each with the reason at the op that stops it, and the IR
 // unchanged byte for byte.
 // RUN: irlab pass optimize-epilogue --split-input-file %s | diff %s -
-// RUN: irlab pass optimize-epilogue --split-input-file %s 2>&1 >/dev/null | filecheck %s
+// RUN: irlab pass optimize-epilogue --split-input-file %s --explain 2>&1 >/dev/null | filecheck %s
 
 #blocked = #ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>
 #mma = #ttg.nvidia_mma<{versionMajor = 2, versionMinor = 0, warpsPerCTA = [2, 2], instrShape = [16, 8]}>

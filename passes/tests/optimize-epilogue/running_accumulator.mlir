@@ -1,8 +1,8 @@
 // A store inside the loop that carries the accumulator writes a running value, not an epilogue:
 // refused by default, rewritten with allow_in_loop=true.
 // RUN: irlab pass optimize-epilogue %s | diff %s -
-// RUN: irlab pass optimize-epilogue %s 2>&1 >/dev/null | filecheck %s --check-prefix=REFUSED
-// RUN: irlab pass optimize-epilogue %s --option allow_in_loop=true | grep -v '^ *//' | filecheck %s --check-prefix=ALLOWED
+// RUN: irlab pass optimize-epilogue %s --explain 2>&1 >/dev/null | filecheck %s --check-prefix=REFUSED
+// RUN: irlab pass 'optimize-epilogue{allow_in_loop=true}' %s | grep -v '^ *//' | filecheck %s --check-prefix=ALLOWED
 
 #blocked = #ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>
 #mma = #ttg.nvidia_mma<{versionMajor = 2, versionMinor = 0, warpsPerCTA = [2, 2], instrShape = [16, 8]}>

@@ -7,8 +7,8 @@
 // one (#mma -> #linear), as upstream's pass does (VIA).
 // RUN: irlab pass optimize-epilogue --split-input-file %s | grep -v '^ *//' | filecheck %s
 // RUN: irlab pass optimize-epilogue --split-input-file %s 2>&1 >/dev/null | filecheck %s --check-prefix=REMARK
-// RUN: irlab pass optimize-epilogue --option store_layout=mma --split-input-file %s | grep -v '^ *//' | filecheck %s --check-prefix=MMA
-// RUN: irlab pass optimize-epilogue --option address=via-mma --split-input-file %s | grep -v '^ *//' | filecheck %s --check-prefix=VIA
+// RUN: irlab pass 'optimize-epilogue{store_layout=mma}' --split-input-file %s | grep -v '^ *//' | filecheck %s --check-prefix=MMA
+// RUN: irlab pass 'optimize-epilogue{address=via-mma}' --split-input-file %s | grep -v '^ *//' | filecheck %s --check-prefix=VIA
 
 // MMA-NOT: #ttg.linear
 #blocked = #ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 8], warpsPerCTA = [8, 1], order = [1, 0]}>

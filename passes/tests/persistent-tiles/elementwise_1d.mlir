@@ -3,7 +3,7 @@
 // number of programs; what does not depend on the tile stays before the loop.
 // RUN: irlab pass persistent-tiles %s | grep -v '^ *//' | filecheck %s
 // RUN: irlab pass persistent-tiles %s 2>&1 >/dev/null | filecheck %s --check-prefix=REMARK
-// RUN: irlab pass persistent-tiles %s --option flatten=true | grep -v '^ *//' | filecheck %s --check-prefix=FLATTEN
+// RUN: irlab pass 'persistent-tiles{flatten=true}' %s | grep -v '^ *//' | filecheck %s --check-prefix=FLATTEN
 
 module {
   // CHECK-LABEL: tt.func public @copy

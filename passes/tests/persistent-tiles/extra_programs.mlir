@@ -5,7 +5,7 @@
 // programs do, so persistent-tiles refuses each, at the op that shows it, and leaves the IR as it is.
 // tests/test_persistent_tiles.py checks that these modules are still what Triton writes.
 // RUN: irlab pass persistent-tiles --split-input-file %s | diff %s -
-// RUN: irlab pass persistent-tiles --split-input-file %s 2>&1 >/dev/null | filecheck %s
+// RUN: irlab pass persistent-tiles --split-input-file %s --explain 2>&1 >/dev/null | filecheck %s
 
 module {
   // Programs past the tile count fill z (`if pid < num_tiles: copy else: zero z`): inside a loop over

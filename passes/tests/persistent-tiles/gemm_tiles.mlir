@@ -3,7 +3,7 @@
 // swizzle, the K loop and the masked epilogue store move into the loop over tiles and read its
 // induction variable where they read the program id.
 // RUN: irlab pass persistent-tiles %s | grep -v '^ *//' | filecheck %s
-// RUN: irlab pass persistent-tiles %s | irlab pass descriptor-loads - --option store=true | grep -v '^ *//' | filecheck %s --check-prefix=TMA
+// RUN: irlab pass persistent-tiles %s | irlab pass 'descriptor-loads{store=true}' - | grep -v '^ *//' | filecheck %s --check-prefix=TMA
 
 // CHECK: %[[PID:.*]] = tt.get_program_id x : i32
 // CHECK-NEXT: %1 = arith.addi %arg3, %c63_i32

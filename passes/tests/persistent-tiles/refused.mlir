@@ -1,7 +1,7 @@
 // Kernels persistent-tiles leaves alone, each with the reason at the op that stops it, and the IR
 // unchanged byte for byte.
 // RUN: irlab pass persistent-tiles --split-input-file %s | diff %s -
-// RUN: irlab pass persistent-tiles --split-input-file %s 2>&1 >/dev/null | filecheck %s
+// RUN: irlab pass persistent-tiles --split-input-file %s --explain 2>&1 >/dev/null | filecheck %s
 
 module {
   // An atomic add per element: a loop would change what it orders.

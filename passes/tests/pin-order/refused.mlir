@@ -1,7 +1,7 @@
 // Orders that would move a load across an op it must stay ordered with: refused with that op
 // named, the IR unchanged byte for byte.
-// RUN: irlab pass pin-order --split-input-file %s --option order=tt.load:1,tt.load:0 --option pin=none | diff %s -
-// RUN: irlab pass pin-order --split-input-file %s --option order=tt.load:1,tt.load:0 --option pin=none 2>&1 >/dev/null | filecheck %s
+// RUN: irlab pass 'pin-order{order=tt.load:1,tt.load:0,pin=none}' --split-input-file %s | diff %s -
+// RUN: irlab pass 'pin-order{order=tt.load:1,tt.load:0,pin=none}' --split-input-file %s --explain 2>&1 >/dev/null | filecheck %s
 
 module attributes {"ttg.num-ctas" = 1 : i32, "ttg.num-warps" = 4 : i32, ttg.target = "hip:gfx942", "ttg.threads-per-warp" = 64 : i32} {
   tt.func public @barrier(%p: !tt.ptr<f16>, %q: !tt.ptr<f16>, %out: !tt.ptr<f16>, %n: i32) {

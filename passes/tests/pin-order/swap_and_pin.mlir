@@ -1,8 +1,8 @@
 // order=tt.load:1,tt.load:0: the second load goes first, with the address math it needs, and a
 // rocdl.sched.barrier after it keeps the AMDGPU scheduler from undoing that (Triton 3.9 prints
 // the mask 0 as `none`).
-// RUN: irlab pass pin-order %s --option order=tt.load:1,tt.load:0 | grep -v '^ *//' | filecheck %s
-// RUN: irlab pass pin-order %s --option order=tt.load:1,tt.load:0 2>&1 >/dev/null | filecheck %s --check-prefix=REMARK
+// RUN: irlab pass 'pin-order{order=tt.load:1,tt.load:0}' %s | grep -v '^ *//' | filecheck %s
+// RUN: irlab pass 'pin-order{order=tt.load:1,tt.load:0}' %s 2>&1 >/dev/null | filecheck %s --check-prefix=REMARK
 
 module attributes {"ttg.num-ctas" = 1 : i32, "ttg.num-warps" = 4 : i32, ttg.target = "hip:gfx942", "ttg.threads-per-warp" = 64 : i32} {
   tt.func public @two_loads(%p: !tt.ptr<f16>, %q: !tt.ptr<f16>, %out: !tt.ptr<f16>, %n: i32) {

@@ -1,9 +1,9 @@
 // Raising the wait depth could race (refused); setting the depth the loop already has changes
 // nothing. The IR is unchanged byte for byte either way.
-// RUN: irlab pass wgmma-wait-pendings %s --option pendings=2 | diff %s -
-// RUN: irlab pass wgmma-wait-pendings %s --option pendings=2 2>&1 >/dev/null | filecheck %s --check-prefix=RAISE
-// RUN: irlab pass wgmma-wait-pendings %s --option pendings=1 | diff %s -
-// RUN: irlab pass wgmma-wait-pendings %s --option pendings=1 2>&1 >/dev/null | filecheck %s --check-prefix=SAME
+// RUN: irlab pass 'wgmma-wait-pendings{pendings=2}' %s | diff %s -
+// RUN: irlab pass 'wgmma-wait-pendings{pendings=2}' %s --explain 2>&1 >/dev/null | filecheck %s --check-prefix=RAISE
+// RUN: irlab pass 'wgmma-wait-pendings{pendings=1}' %s | diff %s -
+// RUN: irlab pass 'wgmma-wait-pendings{pendings=1}' %s --explain 2>&1 >/dev/null | filecheck %s --check-prefix=SAME
 
 #mma = #ttg.nvidia_mma<{versionMajor = 3, versionMinor = 0, warpsPerCTA = [4, 1], instrShape = [16, 64, 16]}>
 #shared = #ttg.nvmma_shared<{swizzlingByteWidth = 128, transposed = false, elementBitWidth = 16}>
