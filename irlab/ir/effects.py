@@ -27,7 +27,7 @@ import re
 
 from lark import Token
 
-from .types import FunctionType
+from .types import FunctionType, PointerType, TensorType
 
 
 class Effect(enum.Flag):
@@ -439,6 +439,41 @@ def conflict(moved: Effect, crossed: Effect) -> bool:
     if SYNC in moved or SYNC in crossed:
         return True
     return bool((moved & WRITES) and (crossed & MEMORY)) or bool((crossed & WRITES) and (moved & MEMORY))
+
+
+# ops whose only memory is global memory through a base pointer or a tensor of pointers, and ops
+# whose only memory is a shared-memory buffer (a memdesc): :func:`separate_memories`
+_GLOBAL_ONLY = frozenset({"tt.load", "tt.store", "amdg.buffer_load", "amdg.buffer_store"})
+_SHARED_ONLY = frozenset({"ttg.local_alloc", "ttg.local_dealloc", "ttg.local_load", "ttg.local_store",
+                          "amdg.local_load_packed_transposed", "amdg.local_load_packed_tranposed"})
+
+
+def _global_pointers(op) -> bool:
+    """Whether every pointer ``op`` accesses memory through is in the global address space (1, the
+    default of ``!tt.ptr``): a ``!tt.ptr<f16, 3>`` would point into shared memory."""
+    for v in op.operands:
+        t = v.type
+        elem = t.element if isinstance(t, TensorType) else t
+        if isinstance(elem, PointerType) and elem.address_space != 1:
+            return False
+    return True
+
+
+def separate_memories(a, b) -> bool:
+    """Whether ``a`` and ``b`` touch different memories, so that their order cannot matter even when
+    one writes: one accesses only global memory (a load or store through global pointers, an AMD
+    buffer op) and the other only a shared-memory buffer (allocate, load, store, free an LDS
+    buffer), and neither synchronizes. Global memory and a CTA's shared memory are different
+    address spaces: no alias analysis is needed to know that a ``tt.load`` does not read what a
+    ``ttg.local_store`` writes. Any other pair (two global accesses, an async copy that touches
+    both, a volatile load, an op irlab does not know) is not separate."""
+    def only_global(op):
+        return op.name in _GLOBAL_ONLY and not effects(op) & ~(RG | WG) and _global_pointers(op)
+
+    def only_shared(op):
+        return op.name in _SHARED_ONLY and not effects(op) & ~(RS | WS)
+
+    return (only_global(a) and only_shared(b)) or (only_shared(a) and only_global(b))
 
 
 def why_unknown(op) -> str:

@@ -97,3 +97,21 @@ def derived_from(roots, ops) -> set:
         if derives(op):
             out.add(op)
     return out
+
+
+def backward_slice(op, block) -> list:
+    """The ops of ``block`` that ``op`` depends on, directly or through each other, in block order:
+    the defining ops of its operands (and of the operands of ops nested in its regions) that lie in
+    ``block``, then theirs, and so on. ``op`` itself is not included."""
+    found, todo = set(), [op]
+    while todo:
+        cur = todo.pop()
+        for inner in cur.walk():
+            for v in inner.operands:
+                d = v.defining_op
+                while d is not None and d.parent is not block and d.parent is not None:
+                    d = d.parent_op   # a value defined inside a nested region: its op in ``block``
+                if d is not None and d.parent is block and d is not op and id(d) not in found:
+                    found.add(id(d))
+                    todo.append(d)
+    return [o for o in block.ops if id(o) in found]
