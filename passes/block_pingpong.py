@@ -108,8 +108,7 @@ class Plan:
         come before it. False if it stays (upstream does the same)."""
         cursor = self.pos(self.last)
         if self.pos(op) > cursor:
-            deps = [d for d in backward_slice(op, self.body) if self.pos(d) > cursor]
-            for d in sorted(deps, key=self.pos):
+            for d in backward_slice(op, self.body, keep=lambda d: self.pos(d) > cursor):
                 self.append(d)
             self.append(op)
             return True

@@ -53,12 +53,14 @@ class HoistDotOperandConvert(RewritePattern):
         if loop.is_ancestor_of(producer):
             return rw.notify_match_failure(cvt, f"not hoisted: its source is computed in the loop, by "
                                                 f"{describe(producer)}")
+        left = [a for a in cvt.ancestors() if a.name == LOOP and not a.is_ancestor_of(producer)]
         try:
             rw.move_after(cvt, producer, reason="loop-invariant dot operand")
         except RewriteError as e:
             return rw.notify_match_failure(cvt, f"not hoisted: {str(e).split(': ', 1)[1]}")
-        self.ctx.remark(f"hoisted {describe(cvt)} out of {describe(loop)} to right after {describe(producer)}: the "
-                        "dot operand is converted once", cvt)
+        out_of = describe(loop) if len(left) == 1 else f"{len(left)} loops ({describe(loop)} and its enclosing ones)"
+        self.ctx.remark(f"hoisted {describe(cvt)} out of {out_of} to right after {describe(producer)}: the dot "
+                        "operand is converted once", cvt)
 
 
 @register

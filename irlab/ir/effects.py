@@ -460,20 +460,42 @@ def _global_pointers(op) -> bool:
 
 
 def separate_memories(a, b) -> bool:
-    """Whether ``a`` and ``b`` touch different memories, so that their order cannot matter even when
-    one writes: one accesses only global memory (a load or store through global pointers, an AMD
-    buffer op) and the other only a shared-memory buffer (allocate, load, store, free an LDS
-    buffer), and neither synchronizes. Global memory and a CTA's shared memory are different
-    address spaces: no alias analysis is needed to know that a ``tt.load`` does not read what a
-    ``ttg.local_store`` writes. Any other pair (two global accesses, an async copy that touches
-    both, a volatile load, an op irlab does not know) is not separate."""
-    def only_global(op):
-        return op.name in _GLOBAL_ONLY and not effects(op) & ~(RG | WG) and _global_pointers(op)
+    """Whether the order of ``a`` and ``b`` cannot matter although the effect table alone says it
+    may (one writes, or one synchronizes), because they touch different memories:
 
-    def only_shared(op):
-        return op.name in _SHARED_ONLY and not effects(op) & ~(RS | WS)
+    * one accesses only global memory (a load or store through global pointers, an AMD buffer op)
+      and the other only a shared-memory buffer (allocate, load, store, free an LDS buffer), and
+      neither synchronizes. Global memory and a CTA's shared memory are different address spaces:
+      no alias analysis is needed to know that a ``tt.load`` does not read what a
+      ``ttg.local_store`` writes;
+    * one only reads global memory (a non-volatile load into registers) and the other is an async
+      copy from global into shared memory: both read global memory, and only the copy writes, into
+      shared memory the load does not touch;
+    * one accesses only global memory and the other is ``ttg.async_commit_group``, which touches no
+      memory: it closes the group of this thread's async copies issued before it (Triton declares
+      no memory effect on it; irlab's table counts it as synchronizing), and a load or store that is
+      not an async copy joins no group.
 
-    return (only_global(a) and only_shared(b)) or (only_shared(a) and only_global(b))
+    Any other pair (two global accesses, an async copy and a shared-memory op or a store, a
+    volatile load, ``ttg.async_wait``, a barrier, an op irlab does not know) is not separate."""
+    return _separate(a, b) or _separate(b, a)
+
+
+_ASYNC_COPIES_IN = frozenset({"ttg.async_copy_global_to_local", "amdg.buffer_load_to_local"})
+
+
+def _only_global(op) -> bool:
+    return op.name in _GLOBAL_ONLY and not effects(op) & ~(RG | WG) and _global_pointers(op)
+
+
+def _separate(a, b) -> bool:
+    if not _only_global(a):
+        return False
+    if b.name in _SHARED_ONLY and not effects(b) & ~(RS | WS):
+        return True
+    if b.name in _ASYNC_COPIES_IN and effects(a) == RG and not effects(b) & ~(RG | WS) and _global_pointers(b):
+        return True
+    return b.name == "ttg.async_commit_group" and not b.regions
 
 
 def why_unknown(op) -> str:
