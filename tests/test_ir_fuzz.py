@@ -98,4 +98,4 @@ def test_fuzz_campaign_600_inputs(sources, tmp_path):
     # every pass acted on some mutated input, and inputs of both versions went through
     for name, options in fuzz.PASSES:
         assert counts[fuzz.command_name(name, options)]["rewritten"] > 0, name
-    assert {r.source.split("/")[0] for r in c.runs} == {f"triton-{v}" for v in fuzz.VERSIONS}
+    assert {r.source.split("/")[0] for r in c.runs} >= {f"triton-{v}" for v in fuzz.VERSIONS}
