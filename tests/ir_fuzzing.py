@@ -1,6 +1,7 @@
 """Seeded fuzzing of ``irlab ir check`` and every pass that rewrites, on mutations of the golden
-TTIR/TTGIR of both Triton versions (tests/test_ir_fuzz.py runs it; run it as a script to write
-the table of outcomes):
+TTIR/TTGIR of both Triton versions and of the passes' own FileCheck inputs (``passes/tests``:
+hand-made IR for the shapes a pass acts on that no golden file has, one source per module)
+(tests/test_ir_fuzz.py runs it; run it as a script to write the table of outcomes):
 
     python -m tests.ir_fuzzing --inputs 600 --out docs/results/fuzz
 
@@ -35,10 +36,11 @@ ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = ROOT / "golden"
 VERSIONS = ("3.6.0", "3.9.0")
 # the compiler output a pass is given: Triton's own stages, and the AMD baselines with Triton's
-# epilogue, reordering and in-thread transpose switched off (where optimize-epilogue, the
-# interleave and in-thread-transpose act)
+# epilogue, reordering, schedule passes and in-thread transpose switched off (where optimize-epilogue,
+# the interleave, the schedule passes and in-thread-transpose act)
 SOURCE_NAMES = ("baseline.ttir", "baseline.ttgir", "no-optimize-epilogue.ttgir", "no-reorder.ttgir",
-                "no-in-thread-transpose.ttgir")
+                "no-in-thread-transpose.ttgir", "no-amd-schedule.ttgir")
+PASS_TESTS = ROOT / "passes" / "tests"
 
 # every pass that rewrites, with options that make it act
 PASSES = (
@@ -52,6 +54,10 @@ PASSES = (
     ("persistent-tiles", ()),
     ("pin-order", ("order=global_load:1,local_load",)),
     ("wgmma-wait-pendings", ("pendings=0",)),
+    ("move-up-prologue-loads", ("select=staged",)),
+    ("sink-layout-conversions", ()),
+    ("hoist-layout-conversions", ()),
+    ("block-pingpong", ("loop_variant_masks=allow",)),
 )
 OUTCOMES = ("ok", "rewritten", "declined", "error exit 2", "pass error exit 1", "other")   # ok: ir check only
 INPUT_TIMEOUT_S = 60   # one input through every command; a child still running after that has hung
@@ -63,15 +69,19 @@ class Source:
     path: Path
     text: str
     readable: bool     # the installed Triton accepts the unmutated file (else its mutants run unverified)
+    module: int | None = None   # for a FileCheck file: which of its modules (split at ``// -----``)
 
     @property
     def name(self) -> str:
-        return str(self.path.relative_to(GOLDEN))
+        if self.module is None:
+            return str(self.path.relative_to(GOLDEN))
+        return f"{self.path.relative_to(ROOT)}#{self.module}"
 
 
 def sources(services=None) -> list[Source]:
-    """The golden TTIR/TTGIR of both versions, each marked by whether the installed Triton reads it
-    (3.9's AMD TTGIR and 3.6's differ in syntax: each Triton rejects the other's)."""
+    """The golden TTIR/TTGIR of both versions, then every module of the passes' FileCheck files,
+    each marked by whether the installed Triton reads it (3.9's AMD TTGIR and 3.6's differ in
+    syntax: each Triton rejects the other's)."""
     if services is None:
         from irlab.bridge.services import TritonServices
         services = TritonServices()
@@ -81,6 +91,11 @@ def sources(services=None) -> list[Source]:
             if path.name in SOURCE_NAMES:
                 text = path.read_text()
                 out.append(Source(path, text, services.verify(text, str(path)) is None))
+    from irlab.ir import split_input
+    for path in sorted(PASS_TESTS.glob("*/*.mlir")):
+        for i, (_, text) in enumerate(split_input(path.read_text())):
+            if "tt.func" in text:
+                out.append(Source(path, text, services.verify(text, str(path)) is None, i))
     return out
 
 
@@ -528,7 +543,8 @@ def _write_readme(out: Path) -> None:
              "The same campaign is `python -m pytest -m slow tests/test_ir_fuzz.py`; a 24-input slice of it runs "
              "in CI.\n",
              "Each input is one seeded mutation of a golden TTIR/TTGIR file of Triton 3.6.0 or 3.9.0 "
-             f"(`{'`, `'.join(SOURCE_NAMES)}` of every kernel and target). Every input goes through `ir check` and "
+             f"(`{'`, `'.join(SOURCE_NAMES)}` of every kernel and target) or of one module of a pass's FileCheck "
+             "file (`passes/tests/*/*.mlir`). Every input goes through `ir check` and "
              "every pass below through the CLI's `main`. Outcomes: *rewritten* (exit 0, the pass changed the IR, "
              "Triton's verifier accepted the output and it parses back with irlab byte for byte), *declined* (exit "
              "0, unchanged), *ok* (`ir check` only: exit 0), *error exit 2* (the input is malformed or Triton rejects it: "

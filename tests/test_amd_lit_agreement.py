@@ -3,7 +3,7 @@ upstream file is needed): in-thread-transpose produces what Triton's in_thread_t
 (equal text once both are printed by Triton), lds-transposes names the operands Triton rewrites,
 and optimize-epilogue with address=via-mma passes CHECK lines that also hold on Triton's own output.
 The page docs/results/amd_lit_agreement.md runs the same comparison on upstream's literal lit
-files (experiments/amd_lit_agreement.py); its machinery is tested here on a small git repository."""
+files (lab/amd_lit_agreement.py); its machinery is tested here on a small git repository."""
 from __future__ import annotations
 
 import subprocess

@@ -195,3 +195,33 @@ def test_the_direction_of_every_global_memory_row_follows_its_name():
             assert E.READ_GLOBAL in eff and not (eff & (E.WRITE_GLOBAL | E.WRITE_SHARED)), f"{name}: {eff.describe()}"
             checked += 1
     assert checked >= 8, checked
+
+
+def test_separate_memories_lets_a_global_access_cross_shared_memory_and_async_copy_bookkeeping():
+    """The opt-in rule of the schedule passes' moves (``across_memories``): global and shared memory
+    are different memories, a register load and an async copy into shared memory only both read
+    global memory, and ``ttg.async_commit_group`` touches no memory. Nothing else is separate."""
+    from irlab.ir.effects import separate_memories
+    m = ir.parse(
+        "tt.func @f(%p: tensor<64x!tt.ptr<f16>, #b>, %q: tensor<64x!tt.ptr<f16, 3>, #b>, %s: !ttg.memdesc<64xf16, #sh, #smem, mutable>, %v: tensor<64xf16, #b>) {\n"
+        "  %a = tt.load %p : tensor<64x!tt.ptr<f16>, #b>\n"
+        "  tt.store %p, %v : tensor<64x!tt.ptr<f16>, #b>\n"
+        "  %vol = tt.load %p {isVolatile = true} : tensor<64x!tt.ptr<f16>, #b>\n"
+        "  %lds = tt.load %q : tensor<64x!tt.ptr<f16, 3>, #b>\n"
+        "  ttg.local_store %v, %s : tensor<64xf16, #b> -> !ttg.memdesc<64xf16, #sh, #smem, mutable>\n"
+        "  %cp = ttg.async_copy_global_to_local %p, %s : tensor<64x!tt.ptr<f16>, #b> -> <64xf16, #sh, #smem, mutable>\n"
+        "  %g = ttg.async_commit_group tokens %cp\n"
+        "  %w = ttg.async_wait %g {num = 0 : i32}\n"
+        "  gpu.barrier\n"
+        "  tt.return\n}\n")
+    load, store, volatile, lds_ptr, local_store, copy, commit, wait, barrier, _ = m.first("tt.func").body.ops
+    sep = separate_memories
+    assert sep(load, local_store) and sep(local_store, store) and sep(store, local_store)
+    assert sep(load, copy) and sep(copy, load)           # both read global; only the copy writes, to shared
+    assert sep(load, commit) and sep(store, commit) and sep(commit, load)
+    assert not sep(store, copy)                          # the copy reads global memory the store may write
+    assert not sep(local_store, copy)                    # both write shared memory
+    assert not sep(load, wait) and not sep(load, barrier) and not sep(load, store)
+    assert not sep(volatile, local_store) and not sep(volatile, copy) and not sep(volatile, commit)
+    assert not sep(lds_ptr, local_store)                 # a pointer into shared memory (address space 3)
+    assert not sep(local_store, commit)                  # commit: only global accesses are let across

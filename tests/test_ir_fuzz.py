@@ -19,13 +19,16 @@ def sources():
     return fuzz.sources()
 
 
-def test_the_sources_are_both_versions_ttir_and_ttgir_and_mostly_readable(sources):
+def test_the_sources_are_both_versions_ttir_and_ttgir_mostly_readable_and_the_pass_tests(sources):
     names = [s.name for s in sources]
     for version in fuzz.VERSIONS:
         for suffix in (".ttir", ".ttgir"):
             assert sum(n.startswith(f"triton-{version}/") and n.endswith(suffix) for n in names) >= 10, (version, suffix)
     assert {n.split("/")[2] for n in names} >= {"cuda-80", "cuda-90", "hip-gfx942", "hip-gfx950"}
     assert sum(s.readable for s in sources) >= len(sources) * 3 // 4
+    # and every module of the passes' own FileCheck inputs (the shapes no golden file has)
+    tested = {n.split("/")[2] for n in names if n.startswith("passes/tests/")}
+    assert {"move-up-prologue-loads", "sink-layout-conversions", "hoist-layout-conversions", "block-pingpong"} <= tested
 
 
 def test_the_campaign_runs_every_registered_pass_that_rewrites():

@@ -68,6 +68,13 @@ AMD_VARIANTS = (("baseline", None), ("no-reorder", None), ("no-optimize-epilogue
                 ("interleave-global-loads", "no-reorder"), ("optimize-epilogue", "no-optimize-epilogue"),
                 ("cancel-transposes", "baseline"), ("interleave-pinned", "no-reorder"),
                 ("interleave-pinned-barriers", "no-reorder"))
+# The AMD schedule passes that replaced the interleave upstream, each on Triton's pipeline with its
+# own schedule passes off (no-amd-schedule); amd-schedule and amd-schedule-3.6 are all of them where
+# Triton 3.9 and 3.6 run theirs
+AMD_SCHEDULE_VARIANTS = (("no-amd-schedule", None), ("amd-schedule", "no-amd-schedule"),
+                         ("amd-schedule-3.6", "no-amd-schedule"), ("move-up-prologue-loads", "no-amd-schedule"),
+                         ("sink-layout-conversions", "no-amd-schedule"), ("hoist-layout-conversions", "no-amd-schedule"),
+                         ("block-pingpong", "no-amd-schedule"), ("block-pingpong-masked", "no-amd-schedule"))
 # irlab's in-thread-transpose runs on Triton's own pipeline; where Triton runs its own in-thread
 # transpose (gfx942), on the pipeline without it
 AMD_ITT_VARIANTS = (("in-thread-transpose", "baseline"),)
@@ -100,6 +107,7 @@ class TargetFacts:
     tma: bool = False           # tensor memory accelerator (Hopper's tensor descriptors)
     variants: tuple = ()        # the named variants the experiments and goldens compile, each on its base
     candidates: tuple = ()      # named variants beyond those, usable by name
+    block_pingpong: bool = False   # Triton's AMD backend runs block ping-pong on register-staged loops
 
     @property
     def modelled(self) -> bool:
@@ -119,7 +127,7 @@ def _amd(arch: str) -> TargetFacts:
     return TargetFacts(family="hip", warp_size=32 if major >= 10 else 64, isa_stage="amdgcn", binary_stage="hsaco",
                        isa="amdgcn", disassembler=None, assembler=None, triton_backend="amd",
                        llvm_triple="amdgcn-amd-amdhsa", llvm_processor=arch, sched_pins=True, pc_sampling=False,
-                       proton_backend="roctracer", variants=AMD_VARIANTS + AMD_ITT_VARIANTS)
+                       proton_backend="roctracer", variants=AMD_VARIANTS + AMD_SCHEDULE_VARIANTS + AMD_ITT_VARIANTS)
 
 
 def _nvidia(arch: str) -> TargetFacts:
@@ -134,7 +142,8 @@ FAMILIES = {"hip": _amd, "cuda": _nvidia}
 # (family, arch) -> what that chip adds to its family's facts
 ARCHS = {
     ("hip", "gfx90a"): {"occupancy": AmdArch("gfx90a")},
-    ("hip", "gfx942"): {"occupancy": AmdArch("gfx942"), "variants": AMD_VARIANTS + GFX942_ITT_VARIANTS},
+    ("hip", "gfx942"): {"occupancy": AmdArch("gfx942"), "block_pingpong": True,
+                     "variants": AMD_VARIANTS + AMD_SCHEDULE_VARIANTS + GFX942_ITT_VARIANTS},
     ("hip", "gfx950"): {"occupancy": AmdArch("gfx950", lds_per_cu=163840)},
     ("cuda", "80"): {"occupancy": NvidiaArch("sm_80", smem_per_sm=167936, smem_per_block_max=166912)},
     ("cuda", "90"): {"occupancy": NvidiaArch("sm_90", smem_per_sm=233472, smem_per_block_max=232448),

@@ -8,6 +8,15 @@ Triton 3.7 removed ``reorder_instructions``; where the installed Triton has no s
 nothing of it to switch off and ``no-reorder`` drops only block ping-pong. Where it has it,
 dropping it is required, so a renamed pass cannot quietly turn the variant into the baseline.
 
+The schedule passes that replaced the interleave upstream -- prologue loads moved up, layout
+conversions sunk below shared-memory frees and hoisted out of loops, block ping-pong -- have
+irlab versions; ``no-amd-schedule`` switches Triton's off and each irlab variant runs one of
+irlab's where Triton runs its own. ``amd-schedule`` runs all of them there (ping-pong where
+Triton enables it, gfx942): on Triton 3.9 its TTGIR is the default pipeline's.
+``amd-schedule-3.6`` runs them as 3.6 did that work (ping-pong of loads with loop-varying masks
+too, and ReorderInstructions' sinking of the second load): on 3.6 the default's TTGIR
+(``tests/test_amd_schedule_variants.py``).
+
 Each variant's ``base`` is the variant it was built from (``interleave-global-loads`` on
 ``no-reorder`` on gfx942): golden files record a variant whose IR equals its base's as unchanged.
 
@@ -49,6 +58,29 @@ def _in_thread_transpose(base: Variant) -> Variant:
                             cleanup=("remove_layout_conversions",)), name="in-thread-transpose",
                      description="irlab's in-thread-transpose: a dot operand loaded across K is loaded as a K x M/N "
                                  "tile a lane, transposed in registers and written to LDS K-contiguous")
+# The AMD scheduling passes that replaced the interleave upstream (Triton 3.9's make_ttgir: hoist and
+# sink conversions after optimize_dot_operands, move prologue loads up after the last
+# remove_layout_conversions, block ping-pong right after), and 3.6's ReorderInstructions that did
+# their work before. ``no-amd-schedule`` switches all of them off; irlab's passes then run where
+# Triton runs its own.
+AMD_SCHEDULE_PASSES = ("amd.ttgpuir.reorder_instructions", "amd.ttgpuir.move_up_prologue_loads",
+                       "amd.ttgpuir.sink_layout_conversions", "amd.ttgpuir.hoist_layout_conversions",
+                       "amd.ttgpuir.block_pingpong")
+AMD_NO_SCHEDULE = Variant("no-amd-schedule", tuple(
+    Drop(name, optional=name == "amd.ttgpuir.block_pingpong" or not has_pass(name)) for name in AMD_SCHEDULE_PASSES),
+    "Triton's AMD scheduling passes off: hoisting and sinking of layout conversions, moving prologue loads up, "
+    "block ping-pong (and 3.6's reorder_instructions, which did that work before)")
+# where Triton 3.9 runs each (an Insert after the same Triton pass goes before those inserted earlier)
+AFTER_DOT_OPERANDS = "amd.ttgpuir.optimize_dot_operands"
+AFTER_LAYOUTS = "remove_layout_conversions"   # the last occurrence: right before move_up / reorder
+SCHEDULE_PLACES = {"sink-layout-conversions": AFTER_DOT_OPERANDS, "hoist-layout-conversions": AFTER_DOT_OPERANDS,
+                   "block-pingpong": AFTER_LAYOUTS, "move-up-prologue-loads": AFTER_LAYOUTS}
+SCHEDULE_WHAT = {
+    "move-up-prologue-loads": "the pipeline's prologue loads moved up with their address and mask math",
+    "sink-layout-conversions": "layout conversions sunk below the shared-memory frees before their first use",
+    "hoist-layout-conversions": "dot-operand layout conversions of loop-invariant tensors hoisted out of the loop",
+    "block-pingpong": "the block ping-pong schedule (memory and MFMA clusters, s_setprio, barriers)",
+}
 
 
 def _interleave(base: Variant) -> Variant:
@@ -71,6 +103,52 @@ def _epilogue(base: Variant) -> Variant:
                                  "CDNA4 through the in-register wide-store layout)")
 
 
+def _amd_schedule_pass(name: str, options: dict | None = None, variant: str | None = None) -> Variant:
+    """``no-amd-schedule`` with one of irlab's schedule passes where Triton runs its own."""
+    what = SCHEDULE_WHAT[name] + (f" ({', '.join(f'{k}={v}' for k, v in options.items())})" if options else "")
+    return AMD_NO_SCHEDULE.then(Insert(name, after=SCHEDULE_PLACES[name], options=options or {}),
+                                name=variant or name, description=f"irlab's {name} on no-amd-schedule: {what}")
+
+
+def pingpong_enabled(target: str) -> bool:
+    """Whether Triton's AMD backend runs block ping-pong on register-staged loops for ``target``:
+    on gfx942 (3.6 and 3.9 ``is_pingpong_schedule_enabled``; gfx950 only with direct-to-LDS async
+    copies, whose schedule irlab's pass does not implement)."""
+    return Target.parse(target).facts.block_pingpong
+
+
+def _amd_schedule(target: str) -> Variant:
+    """irlab's schedule passes where Triton 3.9 runs its own (block ping-pong where Triton enables
+    it): on 3.9 the TTGIR Triton's default pipeline makes, if irlab's passes do what upstream's do."""
+    order = ("sink-layout-conversions", "hoist-layout-conversions", "block-pingpong", "move-up-prologue-loads")
+    order = [n for n in order if n != "block-pingpong" or pingpong_enabled(target)]
+    return AMD_NO_SCHEDULE.then(*(Insert(n, after=SCHEDULE_PLACES[n]) for n in order), name="amd-schedule",
+                                description="irlab's hoist-, sink-layout-conversions, move-up-prologue-loads and "
+                                            "(where Triton enables it, gfx942) block-pingpong where Triton 3.9 runs "
+                                            "its own")
+
+
+def _amd_schedule_36(target: str) -> Variant:
+    """irlab's passes the way Triton 3.6 did this work: ping-pong also of loops with loop-variant
+    masks, and ReorderInstructions' sinking of the second global load (interleave-global-loads
+    ``preset=upstream``) where it ran. On 3.6 the TTGIR of Triton's default pipeline."""
+    edits = [Insert("sink-layout-conversions", after=AFTER_DOT_OPERANDS),
+             Insert("hoist-layout-conversions", after=AFTER_DOT_OPERANDS),
+             Insert("block-pingpong", after=AFTER_LAYOUTS, options={"loop_variant_masks": "allow"}),
+             Insert("interleave-global-loads", after=AFTER_LAYOUTS, options={"preset": "upstream"}),
+             Insert("move-up-prologue-loads", after=AFTER_LAYOUTS)]
+    edits = [e for e in edits if e.pass_name != "block-pingpong" or pingpong_enabled(target)]
+    return AMD_NO_SCHEDULE.then(*edits, name="amd-schedule-3.6",
+                                description="irlab's schedule passes as Triton 3.6 ran that work: amd-schedule with "
+                                            "ping-pong of loads with loop-variant masks and the second global load "
+                                            "sunk before the dot (3.6's ReorderInstructions)")
+
+
+def amd_schedule_variants(target: str) -> list[Variant]:
+    return [AMD_NO_SCHEDULE, _amd_schedule(target), _amd_schedule_36(target), *(_amd_schedule_pass(n) for n in SCHEDULE_WHAT),
+            _amd_schedule_pass("block-pingpong", {"loop_variant_masks": "allow"}, "block-pingpong-masked")]
+
+
 def _cancel_transposes(base: Variant) -> Variant:
     return base.then(Insert("cancel-transposes", at="end", cleanup=("canonicalize",)),
                      name="cancel-transposes", description="remove transpose pairs that cancel")
@@ -79,7 +157,7 @@ def _cancel_transposes(base: Variant) -> Variant:
 def variants_for(target: str) -> list[Variant]:
     """Every variant the experiments (and the golden suite) compile for ``target``: the ones its
     facts name (:attr:`irlab.base.target_facts.TargetFacts.variants`), each on its base."""
-    return _made(Target.parse(target).facts.variants)
+    return _made(target, Target.parse(target).facts.variants)
 
 
 def _persistent(name: str, description: str, tile_loop: dict | None = None, store_split: int = 1) -> Variant:
@@ -124,6 +202,10 @@ _RECIPES = {
     "no-reorder": lambda base: AMD_NO_REORDER,
     "no-optimize-epilogue": lambda base: AMD_NO_EPILOGUE,
     "no-in-thread-transpose": lambda base: AMD_NO_ITT,
+    "no-amd-schedule": lambda base: AMD_NO_SCHEDULE,
+    **{name: (lambda name: lambda base: _amd_schedule_pass(name))(name) for name in SCHEDULE_WHAT},
+    "block-pingpong-masked": lambda base: _amd_schedule_pass("block-pingpong", {"loop_variant_masks": "allow"},
+                                                             "block-pingpong-masked"),
     "in-thread-transpose": _in_thread_transpose,
     "interleave-global-loads": _interleave,
     "optimize-epilogue": _epilogue,
@@ -138,11 +220,20 @@ _RECIPES = {
 }
 
 
-def _made(entries) -> list[Variant]:
-    """``(name, base name)`` pairs made into variants, in order (a base comes before its variants)."""
+# named variants whose recipe depends on the target (block ping-pong only where Triton enables it)
+_TARGET_RECIPES = {
+    "amd-schedule": _amd_schedule,
+    "amd-schedule-3.6": _amd_schedule_36,
+}
+
+
+def _made(target: str, entries) -> list[Variant]:
+    """``(name, base name)`` pairs made into variants for ``target``, in order (a base comes before
+    its variants)."""
     made: dict[str, Variant] = {}
     for name, base in entries:
-        made[name] = _RECIPES[name](made[base] if base else None)
+        made[name] = _TARGET_RECIPES[name](target) if name in _TARGET_RECIPES else \
+            _RECIPES[name](made[base] if base else None)
     return list(made.values())
 
 
@@ -150,7 +241,7 @@ def candidates_for(target: str) -> list[Variant]:
     """Named variants beyond the experiments' set (:func:`variants_for`): usable by name everywhere
     (``--variant persistent-tma``), listed by ``irlab variants``, but not compiled by the experiments
     or the golden suite until a GPU has measured them (the target's facts name them)."""
-    return _made(Target.parse(target).facts.candidates)
+    return _made(target, Target.parse(target).facts.candidates)
 
 
 def named_for(target: str) -> list[Variant]:

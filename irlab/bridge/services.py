@@ -132,6 +132,11 @@ class TritonServices:
         rather than integers (3.6): Triton's own parser is asked once per process."""
         return _sched_masks_are_keywords()
 
+    def cta_barrier(self) -> str:
+        """``ttg.barrier local`` where the installed Triton reads it (3.9, whose AMD passes write it),
+        else ``gpu.barrier`` (3.6): asked of Triton's own parser once per process."""
+        return _cta_barrier()
+
     def proton_dialect_active(self) -> bool:
         """Whether compiles load Proton's ``proton`` dialect now (an instrumentation session)."""
         return compat.proton_dialect_active()
@@ -218,6 +223,20 @@ _SCHED_MASK_PROBE = """module {
 @functools.cache
 def _sched_masks_are_keywords() -> bool:
     return TritonServices().verify(_SCHED_MASK_PROBE, "<rocdl mask probe>") is None
+
+
+_BARRIER_PROBE = """module {
+  tt.func @probe() {
+    ttg.barrier local
+    tt.return
+  }
+}
+"""
+
+
+@functools.cache
+def _cta_barrier() -> str:
+    return "ttg.barrier local" if TritonServices().verify(_BARRIER_PROBE, "<barrier probe>") is None else "gpu.barrier"
 
 
 def rejected_root() -> Path:

@@ -27,7 +27,7 @@ import re
 
 from lark import Token
 
-from .types import FunctionType
+from .types import FunctionType, PointerType, TensorType
 
 
 class Effect(enum.Flag):
@@ -439,6 +439,63 @@ def conflict(moved: Effect, crossed: Effect) -> bool:
     if SYNC in moved or SYNC in crossed:
         return True
     return bool((moved & WRITES) and (crossed & MEMORY)) or bool((crossed & WRITES) and (moved & MEMORY))
+
+
+# ops whose only memory is global memory through a base pointer or a tensor of pointers, and ops
+# whose only memory is a shared-memory buffer (a memdesc): :func:`separate_memories`
+_GLOBAL_ONLY = frozenset({"tt.load", "tt.store", "amdg.buffer_load", "amdg.buffer_store"})
+_SHARED_ONLY = frozenset({"ttg.local_alloc", "ttg.local_dealloc", "ttg.local_load", "ttg.local_store",
+                          "amdg.local_load_packed_transposed", "amdg.local_load_packed_tranposed"})
+
+
+def _global_pointers(op) -> bool:
+    """Whether every pointer ``op`` accesses memory through is in the global address space (1, the
+    default of ``!tt.ptr``): a ``!tt.ptr<f16, 3>`` would point into shared memory."""
+    for v in op.operands:
+        t = v.type
+        elem = t.element if isinstance(t, TensorType) else t
+        if isinstance(elem, PointerType) and elem.address_space != 1:
+            return False
+    return True
+
+
+def separate_memories(a, b) -> bool:
+    """Whether the order of ``a`` and ``b`` cannot matter although the effect table alone says it
+    may (one writes, or one synchronizes), because they touch different memories:
+
+    * one accesses only global memory (a load or store through global pointers, an AMD buffer op)
+      and the other only a shared-memory buffer (allocate, load, store, free an LDS buffer), and
+      neither synchronizes. Global memory and a CTA's shared memory are different address spaces:
+      no alias analysis is needed to know that a ``tt.load`` does not read what a
+      ``ttg.local_store`` writes;
+    * one only reads global memory (a non-volatile load into registers) and the other is an async
+      copy from global into shared memory: both read global memory, and only the copy writes, into
+      shared memory the load does not touch;
+    * one accesses only global memory and the other is ``ttg.async_commit_group``, which touches no
+      memory: it closes the group of this thread's async copies issued before it (Triton declares
+      no memory effect on it; irlab's table counts it as synchronizing), and a load or store that is
+      not an async copy joins no group.
+
+    Any other pair (two global accesses, an async copy and a shared-memory op or a store, a
+    volatile load, ``ttg.async_wait``, a barrier, an op irlab does not know) is not separate."""
+    return _separate(a, b) or _separate(b, a)
+
+
+_ASYNC_COPIES_IN = frozenset({"ttg.async_copy_global_to_local", "amdg.buffer_load_to_local"})
+
+
+def _only_global(op) -> bool:
+    return op.name in _GLOBAL_ONLY and not effects(op) & ~(RG | WG) and _global_pointers(op)
+
+
+def _separate(a, b) -> bool:
+    if not _only_global(a):
+        return False
+    if b.name in _SHARED_ONLY and not effects(b) & ~(RS | WS):
+        return True
+    if b.name in _ASYNC_COPIES_IN and effects(a) == RG and not effects(b) & ~(RG | WS) and _global_pointers(b):
+        return True
+    return b.name == "ttg.async_commit_group" and not b.regions
 
 
 def why_unknown(op) -> str:

@@ -97,3 +97,32 @@ def derived_from(roots, ops) -> set:
         if derives(op):
             out.add(op)
     return out
+
+
+def backward_slice(op, block, keep=None) -> list:
+    """The ops of ``block`` that ``op`` depends on, directly or through each other: the defining ops
+    of its operands (and of the operands of ops nested in its regions) that lie in ``block``, then
+    theirs, and so on; ``op`` itself is not included. In MLIR's ``getBackwardSlice`` order: depth
+    first through the operands in their order, each op after the ops it depends on (a topological
+    order), so that moving the slice as listed keeps every definition before its uses. ``keep``
+    (an op -> bool) limits the slice to the ops it accepts and does not look past the others."""
+    found, order = set(), []
+
+    def producer(v):
+        d = v.defining_op
+        while d is not None and d.parent is not block and d.parent is not None:
+            d = d.parent_op   # a value defined inside a nested region: its op in ``block``
+        return d if d is not None and d.parent is block else None
+
+    def visit(cur):
+        for inner in cur.walk():
+            for v in inner.operands:
+                d = producer(v)
+                if d is not None and d is not op and d is not cur and id(d) not in found \
+                        and not cur.is_ancestor_of(d) and (keep is None or keep(d)):
+                    found.add(id(d))
+                    visit(d)
+                    order.append(d)
+
+    visit(op)
+    return order

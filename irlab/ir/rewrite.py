@@ -17,7 +17,7 @@ from lark import Token
 
 from .attributes import Layout, split_top
 from .builder import iter_alias_refs
-from .effects import conflict, effects, is_pure, is_speculatable, why_unknown
+from .effects import conflict, effects, is_pure, is_speculatable, separate_memories, why_unknown
 from .errors import RewriteError
 from .hints import stale_hints
 from .parsing import parse
@@ -213,13 +213,16 @@ class Rewriter:
         return f"{base}_{i}"
 
     # --- moving ------------------------------------------------------------------------------
-    def move_before(self, op: Operation, anchor: Operation, reason: str = "") -> bool:
-        """Move ``op`` right before ``anchor`` (in any block); False if it already was there."""
-        return self._move(op, anchor, after=False, reason=reason)
+    def move_before(self, op: Operation, anchor: Operation, reason: str = "", across_memories: bool = False) -> bool:
+        """Move ``op`` right before ``anchor`` (in any block); False if it already was there.
+        ``across_memories``: ``op`` may also cross an op that touches the other memory only (a global
+        access and a shared-memory one, :func:`irlab.ir.effects.separate_memories`)."""
+        return self._move(op, anchor, after=False, reason=reason, across_memories=across_memories)
 
-    def move_after(self, op: Operation, anchor: Operation, reason: str = "") -> bool:
-        """Move ``op`` right after ``anchor`` (in any block); False if it already was there."""
-        return self._move(op, anchor, after=True, reason=reason)
+    def move_after(self, op: Operation, anchor: Operation, reason: str = "", across_memories: bool = False) -> bool:
+        """Move ``op`` right after ``anchor`` (in any block); False if it already was there
+        (``across_memories`` as for :meth:`move_before`)."""
+        return self._move(op, anchor, after=True, reason=reason, across_memories=across_memories)
 
     def move_into(self, op: Operation, anchor: Operation, reason: str = "") -> bool:
         """Move ``op`` right before ``anchor`` in another block, even an op with effects: it then runs
@@ -230,7 +233,7 @@ class Rewriter:
         return self._move(op, anchor, after=False, reason=reason, count_may_change=True)
 
     def check_move(self, op: Operation, anchor: Operation, after: bool,
-                   count_may_change: bool = False) -> str | None:
+                   count_may_change: bool = False, across_memories: bool = False) -> str | None:
         """Why moving ``op`` next to ``anchor`` would break the IR or reorder conflicting effects,
         or None if it is safe."""
         if op is anchor:
@@ -260,22 +263,22 @@ class Rewriter:
                 if a is None or ops.index(a) < index:
                     return f"{describe(op)} defines {r.ref}, used by {describe(u.op)}, which would come before it"
         if op.parent is block:
-            return self._check_crossing(op, block, ops, index)
+            return self._check_crossing(op, block, ops, index, across_memories)
         if count_may_change:
             entry = ancestor_in_block(anchor, op.parent)
             if entry is None:
                 return f"{describe(anchor)} is not nested in the block of {describe(op)}"
             own = [o for o in op.parent.ops if o is not op]
-            return self._check_crossing(op, op.parent, own, own.index(entry))
+            return self._check_crossing(op, op.parent, own, own.index(entry), across_memories)
         return self._check_region_change(op, block)
 
-    def _check_crossing(self, op, block, ops, index) -> str | None:
+    def _check_crossing(self, op, block, ops, index, across_memories=False) -> str | None:
         old = block.index(op)
         crossed = ops[old:index] if index > old else ops[index:old]
         moved = effects(op)
         for c in crossed:
             ce = effects(c)
-            if conflict(moved, ce):
+            if conflict(moved, ce) and not (across_memories and separate_memories(op, c)):
                 extra = why_unknown(c)
                 return (f"{describe(op)} ({moved.describe()}) would cross {describe(c)}, which "
                         f"{ce.describe() if ce.describe() != 'every effect' else 'may do anything'}"
@@ -294,8 +297,8 @@ class Rewriter:
                     "moved out of its region, where it could run when it did not before")
         return None
 
-    def _move(self, op, anchor, after, reason, count_may_change=False):
-        why = self.check_move(op, anchor, after, count_may_change)
+    def _move(self, op, anchor, after, reason, count_may_change=False, across_memories=False):
+        why = self.check_move(op, anchor, after, count_may_change, across_memories)
         if why is not None:
             raise RewriteError(f"cannot move {describe(op)} {'after' if after else 'before'} "
                                f"{describe(anchor)}: {why}", op=op)

@@ -149,6 +149,10 @@ class PassServices(Protocol):
     def sched_masks_are_keywords(self) -> bool:
         """Whether ROCDL sched-barrier masks are written as keywords (3.9) rather than integers."""
 
+    def cta_barrier(self) -> str:
+        """The op Triton's own AMD passes write for a barrier of all the CTA's threads
+        (``ttg.barrier local`` in 3.9, ``gpu.barrier`` in 3.6)."""
+
     def proton_dialect_active(self) -> bool:
         """Whether compiles load Proton's ``proton`` dialect now."""
 

@@ -23,7 +23,7 @@ it modelled the LDS write, as ``lds-non-k-contiguous`` reads.
 
 Every result is static: there is no AMD GPU here, and nothing is timed.
 
-    python -m experiments.amd_lit_agreement --triton ~/src/triton --out docs/results/amd_lit_agreement.md \\
+    python -m lab.amd_lit_agreement --triton ~/src/triton --out docs/results/amd_lit_agreement.md \\
         --python python --python /path/to/venv-3.6/bin/python
 
 Each ``--python`` is an interpreter with irlab and one Triton wheel; the page gets a column per
@@ -253,7 +253,7 @@ def describe_rev(checkout: Path, rev: str) -> str:
 def _collect_with(python: str, path: Path, key: str) -> tuple[str, list[dict]]:
     env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parent.parent))
     code = ("import json, sys; import triton; from pathlib import Path; "
-            "from experiments.amd_lit_agreement import collect; "
+            "from lab.amd_lit_agreement import collect; "
             "print(json.dumps({'triton': triton.__version__, 'rows': collect(Path(sys.argv[1]), sys.argv[2])}))")
     r = subprocess.run([python, "-c", code, str(path), key], capture_output=True, text=True, env=env, timeout=3600)
     if r.returncode != 0:
@@ -352,7 +352,7 @@ def main(argv=None) -> int:
                     version, rows = _collect_with(py, path, lit.key)
                     results[version] = rows
                 sections.append((lit, where, results))
-    lines = [MARK_GEN_BEGIN, f"Made by `python -m experiments.amd_lit_agreement --triton <checkout>"
+    lines = [MARK_GEN_BEGIN, f"Made by `python -m lab.amd_lit_agreement --triton <checkout>"
              f"{''.join(' --python ' + p for p in args.python or [])}` (revisions: 3.6 = {args.rev_36[:9]}, main = "
              f"{args.rev_main[:9]}).", ""]
     for lit, where, results in sections:
