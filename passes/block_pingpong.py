@@ -520,7 +520,7 @@ class BlockPingpong(ModulePass):
         if not ctx.module.find("scf.for"):
             ctx.note("no candidate loop: the module has no scf.for")
             return
-        if not sched.is_amd(ctx.module):
+        if not sched.pins_apply(ctx):
             ctx.note(f"not scheduled: the ping-pong schedule is AMDGPU's (s_setprio, sched barriers); the module is for "
                      f"{ctx.module.target or 'an unknown target'}")
             return

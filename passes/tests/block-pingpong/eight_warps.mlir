@@ -4,7 +4,7 @@
 // Triton's own pass writes it), four for 256x256x64. Before the loop, a barrier and
 // amdg.cond_barrier hold the upper half; after it, the lower half waits.
 // RUN: irlab pass block-pingpong --split-input-file %s | grep -v '^ *//' | filecheck %s
-// RUN: irlab pass block-pingpong --split-input-file %s 2>&1 >/dev/null | filecheck %s --check-prefix=REMARK
+// RUN: irlab pass block-pingpong --explain --split-input-file %s 2>&1 >/dev/null | filecheck %s --check-prefix=REMARK
 
 #blocked = #ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 8], warpsPerCTA = [8, 1], order = [1, 0]}>
 #blocked1 = #ttg.blocked<{sizePerThread = [8, 1], threadsPerWarp = [8, 8], warpsPerCTA = [1, 8], order = [0, 1]}>

@@ -4,7 +4,7 @@
 // along. The barrier masks are written as the installed Triton spells them (3.6: 0 and 1, 3.9:
 // none and non_mem_non_sideeffect).
 // RUN: irlab pass block-pingpong --split-input-file %s | grep -v '^ *//' | filecheck %s
-// RUN: irlab pass block-pingpong --split-input-file %s 2>&1 >/dev/null | filecheck %s --check-prefix=REMARK
+// RUN: irlab pass block-pingpong --explain --split-input-file %s 2>&1 >/dev/null | filecheck %s --check-prefix=REMARK
 
 #blocked = #ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 8], warpsPerCTA = [4, 1], order = [1, 0]}>
 #blocked1 = #ttg.blocked<{sizePerThread = [8, 1], threadsPerWarp = [8, 8], warpsPerCTA = [1, 4], order = [0, 1]}>

@@ -1,7 +1,7 @@
 // Loops the schedule leaves alone, each with the condition it fails (upstream's, and irlab's order
 // check); the IR is unchanged byte for byte.
 // RUN: irlab pass block-pingpong --split-input-file %s | diff %s -
-// RUN: irlab pass block-pingpong --split-input-file %s 2>&1 >/dev/null | filecheck %s
+// RUN: irlab pass block-pingpong --explain --split-input-file %s 2>&1 >/dev/null | filecheck %s
 
 #blocked = #ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 8], warpsPerCTA = [4, 1], order = [1, 0]}>
 #blocked1 = #ttg.blocked<{sizePerThread = [8, 1], threadsPerWarp = [8, 8], warpsPerCTA = [1, 4], order = [0, 1]}>

@@ -3,7 +3,7 @@
 // place: a source computed in the loop, a source that is a block argument, and conversions to
 // layouts that are not dot operands.
 // RUN: irlab pass hoist-layout-conversions --split-input-file %s | grep -v '^ *//' | filecheck %s
-// RUN: irlab pass hoist-layout-conversions --split-input-file %s 2>&1 >/dev/null | filecheck %s --check-prefix=NOTE
+// RUN: irlab pass hoist-layout-conversions --explain --split-input-file %s 2>&1 >/dev/null | filecheck %s --check-prefix=NOTE
 
 #blocked = #ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 8], warpsPerCTA = [4, 1], order = [1, 0]}>
 #mma = #ttg.amd_mfma<{version = 3, warpsPerCTA = [2, 2], instrShape = [32, 32, 8], isTransposed = true}>

@@ -2,7 +2,7 @@
 // before the loop (the conversion, pure, moves right after the load); one conversion feeding two
 // dots; the B operand of a K loop that also converts a loop-carried value (which stays).
 // RUN: irlab pass hoist-layout-conversions --split-input-file %s | grep -v '^ *//' | filecheck %s
-// RUN: irlab pass hoist-layout-conversions --split-input-file %s 2>&1 >/dev/null | filecheck %s --check-prefix=NOTE
+// RUN: irlab pass hoist-layout-conversions --explain --split-input-file %s 2>&1 >/dev/null | filecheck %s --check-prefix=NOTE
 
 #blocked = #ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 8], warpsPerCTA = [4, 1], order = [1, 0]}>
 #mma = #ttg.amd_mfma<{version = 3, warpsPerCTA = [2, 2], instrShape = [32, 32, 8], isTransposed = true}>

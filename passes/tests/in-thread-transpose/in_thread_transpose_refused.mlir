@@ -2,7 +2,7 @@
 // breaks, and the IR unchanged byte for byte. The first seven are refused by upstream's pass too
 // (the same input through Triton's own pass comes back unchanged); the last is irlab's own caution.
 // RUN: irlab pass in-thread-transpose --split-input-file %s | diff %s -
-// RUN: irlab pass in-thread-transpose --split-input-file %s 2>&1 >/dev/null | filecheck %s
+// RUN: irlab pass in-thread-transpose --explain --split-input-file %s 2>&1 >/dev/null | filecheck %s
 
 // Both operands loaded K-fastest (A row-major, B column-major): the LDS write is already K-contiguous.
 #blocked = #ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 8], warpsPerCTA = [4, 1], order = [1, 0]}>

@@ -5,7 +5,7 @@
 // aliases, as Triton prints them. Each case was also run through Triton's own pass (3.6.0 and
 // 3.9.0): the outputs are identical once both are printed by Triton (tests/test_amd_lit_agreement.py).
 // RUN: irlab pass in-thread-transpose --split-input-file %s | grep -v '^ *//' | filecheck %s
-// RUN: irlab pass in-thread-transpose --split-input-file %s 2>&1 >/dev/null | filecheck %s --check-prefix=REMARK
+// RUN: irlab pass in-thread-transpose --explain --split-input-file %s 2>&1 >/dev/null | filecheck %s --check-prefix=REMARK
 
 // A loaded M-fastest and B loaded N-fastest: both widened to 4 f16 a lane along K (64-bit LDS writes).
 // CHECK-DAG: [[A_TILE:#blocked[0-9]+]] = #ttg.blocked<{sizePerThread = [8, 4], threadsPerWarp = [16, 4], warpsPerCTA = [1, 4], order = [0, 1]}>

@@ -7,7 +7,7 @@
 // between them: irlab counts it as synchronizing and does not cross it (Triton 3.9's pass, which
 // stops only at barriers, atomics and loops, moves the load above it).
 // RUN: irlab pass move-up-prologue-loads %s | grep -v '^ *//' | filecheck %s
-// RUN: irlab pass move-up-prologue-loads %s 2>&1 >/dev/null | filecheck %s --check-prefix=REMARK
+// RUN: irlab pass move-up-prologue-loads --explain %s 2>&1 >/dev/null | filecheck %s --check-prefix=REMARK
 
 #blocked = #ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 8], warpsPerCTA = [4, 1], order = [1, 0]}>
 #blocked1 = #ttg.blocked<{sizePerThread = [8, 1], threadsPerWarp = [8, 8], warpsPerCTA = [1, 4], order = [0, 1]}>

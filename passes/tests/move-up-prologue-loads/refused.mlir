@@ -2,7 +2,7 @@
 // as far as a store: the loads never cross a barrier, an atomic, a global store, a call, a
 // scheduling pin or a loop, and a load whose address comes from another load stays.
 // RUN: irlab pass move-up-prologue-loads --split-input-file %s | grep -v '^ *//' | filecheck %s
-// RUN: irlab pass move-up-prologue-loads --split-input-file %s 2>&1 >/dev/null | filecheck %s --check-prefix=NOTE
+// RUN: irlab pass move-up-prologue-loads --explain --split-input-file %s 2>&1 >/dev/null | filecheck %s --check-prefix=NOTE
 
 #blocked = #ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 8], warpsPerCTA = [4, 1], order = [1, 0]}>
 #shared = #ttg.swizzled_shared<{vec = 8, perPhase = 1, maxPhase = 8, order = [1, 0]}>

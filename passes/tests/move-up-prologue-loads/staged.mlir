@@ -2,7 +2,7 @@
 // outside loops whose value is stored into shared memory before a loop of its block is a prologue
 // load; a load used otherwise is not.
 // RUN: irlab pass move-up-prologue-loads %s --option select=staged | grep -v '^ *//' | filecheck %s
-// RUN: irlab pass move-up-prologue-loads %s --option select=staged 2>&1 >/dev/null | filecheck %s --check-prefix=REMARK
+// RUN: irlab pass move-up-prologue-loads --explain %s --option select=staged 2>&1 >/dev/null | filecheck %s --check-prefix=REMARK
 
 #blocked = #ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 8], warpsPerCTA = [4, 1], order = [1, 0]}>
 #shared = #ttg.swizzled_shared<{vec = 8, perPhase = 1, maxPhase = 8, order = [1, 0]}>
