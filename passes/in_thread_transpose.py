@@ -31,6 +31,7 @@ from typing import ClassVar
 from irlab.analysis.in_thread_transpose import Plan, Refused, find_operand, plan
 from irlab.ir import MemDescType, RewriteError, RewritePattern, TensorType, describe
 from irlab.ir.rewrite import written_types
+from irlab.ir.traits import LOCAL_LOAD
 from irlab.ir.types import relayout, with_encoding
 from irlab.passkit.pass_api import ModulePass, PassContext
 from irlab.passkit.registry import register
@@ -41,9 +42,12 @@ CONTROL_FLOW = ("scf.for", "scf.if", "scf.while")
 @dataclass
 class TransposeBeforeWrite(RewritePattern):
     ctx: PassContext
-    ops: ClassVar[tuple[str, ...]] = ("ttg.local_load",)
+    ops: ClassVar[tuple[str, ...]] = tuple(LOCAL_LOAD)
 
     def match_and_rewrite(self, read, rw) -> None:
+        if read.name != "ttg.local_load":
+            return rw.notify_match_failure(read, f"not rewritten: {read.name} reads LDS packed and transposed already; "
+                                                 "in-thread transpose rewrites what feeds a plain ttg.local_load")
         try:
             p = plan(find_operand(read))
         except Refused as r:

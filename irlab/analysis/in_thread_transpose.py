@@ -44,8 +44,7 @@ from irlab.ir import BlockArgument, MemDescType, Operation, OpResult, TensorType
 from irlab.ir.attributes import same_layout
 from irlab.ir.traits import ASYNC_COPY, GLOBAL_LOAD, LOCAL_LOAD, SHARED_VIEW
 
-VIEWS = ("ttg.memdesc_index",)
-READS = ("ttg.local_load", "ttg.local_dealloc")
+VIEW = "ttg.memdesc_index"   # the one shared-memory view the network follows (a slot of a multi-buffer)
 DS_BITS = 64        # upstream widens a lane's K run to one ds_write_b64
 
 
@@ -204,9 +203,9 @@ def _walk_network(operand: Operand) -> None:
             elif op.name == "ttg.local_store":
                 operand.writes.append(op)
                 src = op.dst
-            elif op.name in VIEWS:
+            elif op.name == VIEW:
                 src, out = op.src, op.result
-            elif op.name in READS or op.name in LOCAL_LOAD:
+            elif op.name == "ttg.local_dealloc" or op.name in LOCAL_LOAD:
                 src = op.operands[0]
             elif op.name in ASYNC_COPY:
                 raise Refused(op, f"not rewritten: operand {operand.name}'s buffer is filled by {op.name}, a copy "
@@ -218,7 +217,7 @@ def _walk_network(operand: Operand) -> None:
                 for v in _defs(src, seen_back):
                     _add_buffer(operand, v)
                     d = _op_of(v)
-                    if d is not None and d.name in ("ttg.local_alloc",) + VIEWS:
+                    if d is not None and d.name in ("ttg.local_alloc", VIEW):
                         nxt.append(d)
                     elif d is not None and d.name in SHARED_VIEW:
                         raise Refused(op, f"not rewritten: operand {operand.name} is read through {d.name}, a view "

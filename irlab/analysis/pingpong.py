@@ -28,8 +28,8 @@ SMALL_TILE = 16777216      # 128 x 128 x 64 x 16: the largest for one cluster (4
 MEDIUM_TILE = 33554432     # two clusters (8 warps), exactly this size
 LARGE_TILE = 67108864      # 256 x 256 x 64 x 16 and up: four clusters (8 warps)
 
-DOTS = ("tt.dot",)
-SCALED_DOTS = ("tt.dot_scaled",)
+DOT_OP = "tt.dot"               # the plain dot (the DOT trait also holds the scaled and warp-group ones)
+SCALED_DOT_OP = "tt.dot_scaled"
 INDEX = "ttg.memdesc_index"
 
 
@@ -65,9 +65,9 @@ def collect(loop: Operation) -> LoopOps:
             found.local_loads.append(op)
         elif op.name in LOCAL_STORE:
             found.local_stores.append(op)
-        elif op.name in DOTS:
+        elif op.name == DOT_OP:
             found.dots.append(op)
-        elif op.name in SCALED_DOTS:
+        elif op.name == SCALED_DOT_OP:
             found.scaled_dots.append(op)
     return found
 
@@ -135,7 +135,7 @@ def is_persistent_gemm(body) -> bool:
             if cond is None or cond.name != "arith.cmpi" or cond.predicate != "eq":
                 return False
             seen_if = True
-        elif op.name in DOTS:
+        elif op.name == DOT_OP:
             if seen_dot or not seen_if:
                 return False
             seen_dot, seen_if = True, False

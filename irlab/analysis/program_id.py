@@ -29,9 +29,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from irlab.ir import Effect, Operation, TensorType, Value, describe, effects
+from irlab.ir.traits import BROADCAST, LAYOUT_CONVERSION, TRANSPOSE
 
 # ops that only move a mask's elements around: a mask in, the same mask's elements out
-_MASK_SHAPE = ("tt.splat", "tt.broadcast", "tt.expand_dims", "tt.reshape", "tt.trans", "ttg.convert_layout")
+_MASK_SHAPE = BROADCAST | TRANSPOSE | LAYOUT_CONVERSION | {"tt.reshape"}
 # ops with regions whose yielded values become their results, each computed like a pure op
 _REDUCTIONS = ("tt.reduce", "tt.scan")
 
@@ -122,10 +123,10 @@ def _pure(op: Operation, uses: list, masks: list, s: ProgramIdSlice) -> list:
     if masks:
         if name == "arith.select":
             _only_slots(op, masks, ("condition",), "a select's condition")
-        elif name not in ("arith.andi",) + _MASK_SHAPE:
+        elif name != "arith.andi" and name not in _MASK_SHAPE:
             raise KeyedWork(f"{describe(op)} computes with a mask that depends on the program id (only a conjunction "
                             "of masks, or a mask used as a load's, store's or select's condition, is followed)", op)
-    if any(is_mask(r) for r in op.results) and name not in ("arith.andi",) + _MASK_SHAPE:
+    if any(is_mask(r) for r in op.results) and name != "arith.andi" and name not in _MASK_SHAPE:
         raise KeyedWork(f"{describe(op)} makes a condition from the program id other than by a compare", op)
     return list(op.results)
 
