@@ -132,9 +132,7 @@ def load_methods() -> None:
     dirs = tuple(method_dirs())
     if _LOADED == dirs:
         return
-    for m in pkgutil.iter_modules(__path__):
-        if not m.name.startswith("_"):
-            importlib.import_module(f"{__name__}.{m.name}")
+    load_builtin()
     for d in dirs:
         if not d.is_dir():
             raise MethodError(f"the timing method folder {d} ({PATH_ENV}, or {CONFIG_KEY} in [tool.irlab]) "
@@ -145,6 +143,14 @@ def load_methods() -> None:
     if dirs:
         os.environ[PATH_ENV] = os.pathsep.join(str(d) for d in dirs)
     _LOADED = dirs
+
+
+def load_builtin() -> None:
+    """Import the built-in method modules (the files of this package), which import nothing heavy:
+    what a command's ``--help`` lists without reading any project's folders."""
+    for m in pkgutil.iter_modules(__path__):
+        if not m.name.startswith("_"):
+            importlib.import_module(f"{__name__}.{m.name}")
 
 
 def _import_file(path: Path) -> None:
@@ -164,12 +170,13 @@ def _import_file(path: Path) -> None:
         raise MethodError(f"cannot load timing method file {path}: {type(e).__name__}: {e}") from e
 
 
-def method_names() -> list[str]:
-    """Every method's name: the built-in ones first (graph, the default, leads), then the rest."""
-    load_methods()
+def method_names(builtin_only: bool = False) -> list[str]:
+    """Every method's name: the built-in ones first (graph, the default, leads), then the rest
+    (``builtin_only``: those of this package, without reading a folder)."""
+    load_builtin() if builtin_only else load_methods()
     builtin = [n for n, m in _REGISTRY.items() if type(m).__module__.startswith(__name__ + ".")]
     rest = sorted(n for n in _REGISTRY if n not in builtin)
-    return sorted(builtin, key=lambda n: (n != DEFAULT, n)) + rest
+    return sorted(builtin, key=lambda n: (n != DEFAULT, n)) + ([] if builtin_only else rest)
 
 
 def get_method(name: str) -> TimingMethod:
@@ -184,6 +191,6 @@ def get_method(name: str) -> TimingMethod:
     return method
 
 
-def describe_methods() -> str:
+def describe_methods(builtin_only: bool = False) -> str:
     """``name (description)`` of every method, for a command's help."""
-    return "; ".join(f"{n} ({get_method(n).description})" for n in method_names())
+    return "; ".join(f"{n} ({_REGISTRY[n].description})" for n in method_names(builtin_only))

@@ -15,7 +15,7 @@ LAUNCHES = (5, 1000)         # launches per sample, least and most
 @register_method
 class DoBench:
     name = "do_bench"
-    description = "triton.testing.do_bench's procedure: the L2 flushed and events around each launch, the median"
+    description = "triton.testing.do_bench's procedure: L2 flushed, events around each launch"
     needs = "CUDA events"
 
     def input_copies(self, runner, workload) -> int:

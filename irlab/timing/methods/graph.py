@@ -23,7 +23,7 @@ ROTATION_BYTES = 4 * 1024 ** 3      # bytes of input copies at most
 @register_method
 class GraphReplay:
     name = "graph"
-    description = "CUDA-graph replays of many launches over rotated input copies, the default"
+    description = "CUDA-graph replays of many launches, inputs rotated past the L2"
     needs = "CUDA graphs (torch.cuda.CUDAGraph) and CUDA events"
 
     def input_copies(self, runner, workload) -> int:
