@@ -75,11 +75,13 @@ def cells(out: Path, log=log) -> tuple[list, dict]:
 
 def main(argv=None) -> int:
     import argparse
-    from irlab.cli.common import ShortErrorParser, out_folder
+    from irlab.cli.common import ShortErrorParser, methods_arg, out_folder
+    from irlab.timing.methods import method_names
     ap = ShortErrorParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", type=out_folder, default="runs/lab/placement_check", help="output folder")
     ap.add_argument("--rounds", type=int, default=15, help="interleaved rounds per cell (default 15)")
-    ap.add_argument("--methods", default="graph,do_bench", help="timing methods, comma-separated")
+    ap.add_argument("--methods", type=methods_arg, default=",".join(method_names(builtin_only=True)),
+                    help="timing methods, comma-separated (default: the built-in ones)")
     ap.add_argument("--runner", default=None, help="the GPU runner, module:Class (default irlab's; a stand-in "
                     "without a GPU tests this script)")
     ap.add_argument("--target", default=None, help="the target the copies' code is compared for (default: this "
@@ -96,7 +98,7 @@ def main(argv=None) -> int:
     from irlab.timing import Plan, collect, run_sweep
     made, skipped = cells(out)
     summary, called, codes = {"skipped": skipped, "methods": {}}, 0, {}
-    for method in [m for m in args.methods.split(",") if m]:
+    for method in args.methods:
         plan = Plan([c for _, c in made], method, args.rounds)
         res = collect(run_sweep(plan, out / f"{method}.jsonl", log=log, **({"runner": args.runner}
                                                                            if args.runner else {})))

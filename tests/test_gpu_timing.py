@@ -60,3 +60,27 @@ def test_the_calibration_times_microseconds_to_milliseconds_and_finds_a_planted_
     assert all(r["same binary"]["same_binary_as_baseline"] for r in rows.values())
     assert gemm["planted"]["called"] and gemm["planted"]["ratio"] > 1.02
     assert (tmp_path / "README.md").exists() and summary["a_a_comparisons"] == 2
+
+
+def test_each_built_in_method_sizes_and_takes_its_samples_on_the_gpu(tmp_path):
+    """graph and do_bench, by name from the registry, each size a sample their own way (graph:
+    ~10 ms of replays in whole rotations of the input copies; do_bench: ~100 ms of flushed launches,
+    5 to 1000 of them) and time the same GEMM to within a factor of two of each other."""
+    from irlab.timing.methods import do_bench, graph, method_names
+    cell = Cell("methods", "gemm_fp16", {"M": 1024, "N": 1024, "K": 1024}, "128x128x64-w8",
+                [Entry("baseline", variant="baseline"), Entry("epilogue", variant="optimize-epilogue")])
+    medians = {}
+    for method in method_names(builtin_only=True):
+        out = run_sweep(Plan([cell], method, rounds=5), tmp_path / f"{method}.jsonl")
+        res = collect(out)["cells"][cell.key]
+        assert res["status"] == "done", res
+        base = res["entries"]["baseline"]
+        n, ms = base["launches_per_sample"], base["median_ms"]
+        assert base["method"] == method and len(base["times_ms"]) == 5
+        if method == "graph":
+            assert "rotated" in base["l2"] and n * ms >= 0.5 * graph.SAMPLE_MS and n <= graph.MAX_LAUNCHES + 256
+        else:
+            assert "flushed" in base["l2"] and do_bench.LAUNCHES[0] <= n <= do_bench.LAUNCHES[1]
+        medians[method] = ms
+    assert set(medians) == {"graph", "do_bench"}
+    assert 0.5 <= medians["do_bench"] / medians["graph"] <= 2.0, medians

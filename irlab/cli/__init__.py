@@ -138,9 +138,11 @@ def _main(argv: list[str] | None) -> int:
     from ..base.targets import TargetError
     from ..passkit.variant import VariantError
     from ..executor import ExecutorError
+    from ..timing.methods import MethodError
     try:
         return int(args.func(args) or 0)
-    except (UsageError, VariantError, PassError, KernelError, TargetError, OptionError, ExecutorError) as e:
+    except (UsageError, VariantError, PassError, KernelError, TargetError, OptionError, ExecutorError,
+            MethodError) as e:
         err(f"irlab: error: {e}")
         return EXIT_USAGE
     except SeamError as e:

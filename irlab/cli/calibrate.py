@@ -10,11 +10,14 @@ from .common import EXIT_FAIL, EXIT_OK, UsageError, add_executor_options, err, e
 
 def cmd_calibrate(args) -> int:
     from .experiment_kit import gpu
+    from ..base.suggest import did_you_mean
     from ..timing import calibration
+    from ..timing.methods import method_names
     methods = [m for m in args.methods.split(",") if m]
-    bad = [m for m in methods if m not in calibration.METHODS]
+    known = method_names()
+    bad = [m + did_you_mean(m, known) for m in methods if m not in known]
     if bad or not methods:
-        raise UsageError(f"--methods: {', '.join(bad) or 'none given'}; known: {', '.join(calibration.METHODS)}")
+        raise UsageError(f"--methods: {', '.join(bad) or 'none given'}; known: {', '.join(known)}")
     try:
         cases = calibration.cases_named([c for c in (args.cases or "").split(",") if c])
     except ValueError as e:
@@ -43,7 +46,11 @@ def register(sub) -> None:
                        description=__doc__.split("\n\n")[0])
     c.add_argument("--out", type=out_folder, default="runs/calibrate",
                    help="results folder; a rerun resumes what it holds (default runs/calibrate)")
-    c.add_argument("--methods", default="graph,do_bench", help="timing methods, comma-separated (default both)")
+    from ..timing.methods import method_names
+    builtin = ",".join(method_names(builtin_only=True))
+    c.add_argument("--methods", default=builtin, help=f"timing methods, comma-separated (default {builtin}: the "
+                   "built-in ones; more from the folders IRLAB_TIMING_METHOD_PATH or [tool.irlab] "
+                   "timing_methods_path lists)")
     c.add_argument("--cases", default=None, help=f"only these cases, comma-separated: {', '.join(c.name for c in CASES)}")
     c.add_argument("--rounds", type=int, default=21, help="rounds per case (default 21; in adaptive mode the least)")
     c.add_argument("--target-halfwidth", type=percent, default=None, metavar="PERCENT",

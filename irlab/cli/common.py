@@ -235,6 +235,33 @@ def target_arg(text: str):
         raise UsageError(str(e)) from None
 
 
+def method_arg(text: str) -> str:
+    """A timing method's name (:mod:`irlab.timing.methods`: the built-in ones and those of the
+    project's folders), checked as the command line is read; an unknown one is a usage error with
+    the closest name."""
+    from ..timing.methods import MethodError, get_method
+    try:
+        return get_method(text).name
+    except MethodError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def methods_arg(text: str) -> list[str]:
+    """Timing methods, comma-separated (each as :func:`method_arg` checks it)."""
+    names = [m.strip() for m in text.split(",") if m.strip()]
+    if not names:
+        from ..timing.methods import method_names
+        raise argparse.ArgumentTypeError(f"none given; known: {', '.join(method_names())}")
+    return [method_arg(m) for m in names]
+
+
+def method_help(lead: str = "how to time") -> str:
+    """The help of a ``--method`` option: the built-in methods, and where more come from."""
+    from ..timing.methods import CONFIG_KEY, PATH_ENV, describe_methods
+    builtin = describe_methods(builtin_only=True).replace("%", "%%")
+    return f"{lead}: {builtin}; or a method from the folders {PATH_ENV} or [tool.irlab] {CONFIG_KEY} lists"
+
+
 def kernel_arg(ref: str):
     from ..kernels import KernelError, get
     try:

@@ -15,6 +15,7 @@ from typing import Any, Callable
 from ..ir.locations import strip_locations
 from ..base.jsonio import write_json, write_text
 from ..base.targets import DEFAULT_TARGETS, Target
+from ..timing.methods import DEFAULT as DEFAULT_METHOD
 
 REPO = Path(__file__).resolve().parents[2]   # the checkout's root, where irlab runs from a checkout
 
@@ -39,7 +40,7 @@ ROUNDS = 21   # interleaved timing rounds of an experiment's timed part, unless 
 
 
 def common_args(description: str, default_out: str, name: str | None = None) -> argparse.ArgumentParser:
-    from .common import ShortErrorParser, out_folder
+    from .common import ShortErrorParser, method_arg, method_help, out_folder
     ap = ShortErrorParser(prog=f"irlab experiments {name}" if name else None, description=description,
                           formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", type=out_folder, default=default_out, help=f"output folder (default {default_out})")
@@ -50,8 +51,8 @@ def common_args(description: str, default_out: str, name: str | None = None) -> 
     ap.add_argument("--rounds", type=int, default=None, help=f"interleaved timing rounds (default {ROUNDS})")
     ap.add_argument("--launches", type=int, default=None, help="launches per sample (default: enough for about "
                     "10 ms of GPU time with --method graph, 100 ms with do_bench; the same for every entry of a cell)")
-    ap.add_argument("--method", default=None, choices=("graph", "do_bench"),
-                    help="how to time: graph (CUDA-graph replays, the default) or do_bench (triton.testing.do_bench)")
+    ap.add_argument("--method", default=None, type=method_arg,
+                    help=method_help(f"how to time (default {DEFAULT_METHOD})"))
     ap.add_argument("--resume", action="store_true", help="skip cells an interrupted run already finished")
     ap.add_argument("--no-timing", action="store_true", help="static part only, even with a GPU")
     return ap
@@ -202,7 +203,7 @@ def timing_options(args, name: str, target: str | None) -> None:
         raise UsageError(f"{what}, and it runs on a GPU: {why_no_timing() or 'no CUDA GPU is here'} (leave "
                          f"{'it' if len(given) == 1 else 'them'} out for the static part alone, or run where a GPU is)")
     args.rounds = ROUNDS if args.rounds is None else args.rounds
-    args.method = args.method or "graph"
+    args.method = args.method or DEFAULT_METHOD
 
 
 def run_experiment(args, name: str, title: str, static: Callable, timed: Callable, timed_what: str) -> int:

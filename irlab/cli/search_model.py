@@ -8,7 +8,8 @@ import argparse
 import os
 from pathlib import Path
 
-from .common import EXIT_FAIL, EXIT_OK, UsageError, err, out_folder, target_arg
+from .common import EXIT_FAIL, EXIT_OK, UsageError, err, method_arg, method_help, out_folder, target_arg
+from ..timing.methods import DEFAULT as DEFAULT_METHOD
 
 # test seams, as IRLAB_VERIFY_RUNNER is verify's: CPU stand-ins for the GPU runners (module:Class)
 TIMING_RUNNER_ENV = "IRLAB_TIMING_RUNNER"
@@ -100,7 +101,8 @@ def register(sub) -> None:
                    "spelled 'pass{key=value,...}' (default: every rewriting pass with the options that make it act, "
                    "and the target's named variants)")
     c.add_argument("--rounds", type=int, default=10, help="timing rounds per kernel (default 10: with an A/A control)")
-    c.add_argument("--method", default="graph", choices=("graph", "do_bench"), help="how kernels are timed")
+    c.add_argument("--method", default=DEFAULT_METHOD, type=method_arg,
+                   help=method_help(f"how kernels are timed (default {DEFAULT_METHOD})"))
     c.add_argument("--model-rounds", type=int, default=10, help="rounds of the confirming model A/B (default 10)")
     c.add_argument("--target", default=None, help="target (default: this machine's GPU)")
     c.add_argument("--gpus", default="all", help="GPUs to spread the timing cells over: all, a count, or ids 0,1")

@@ -11,7 +11,9 @@ import time
 from pathlib import Path
 
 from .common import (EXIT_FAIL, EXIT_OK, EXIT_USAGE, KERNEL_HELP, UsageError, add_executor_options, err,
-                     executor_from_args, kernel_arg, out_folder, parse_shape, percent, seconds, target_arg)
+                     executor_from_args, kernel_arg, method_arg, method_help, out_folder, parse_shape, percent, seconds,
+                     target_arg)
+from ..timing.methods import DEFAULT as DEFAULT_METHOD
 
 
 def why_no_timing() -> str | None:
@@ -296,8 +298,8 @@ def register(sub) -> None:
                        help="baseline configs fastest in the screen that the headline times head to head; Triton's "
                             "best is the fastest of them there (default 2; 1 takes the screen's pick)")
         c.add_argument("--rounds", type=int, default=21, help="rounds of the head-to-head headline")
-        c.add_argument("--method", default="graph", choices=("graph", "do_bench"),
-                       help="how to time: graph (CUDA-graph replays) or do_bench (triton.testing.do_bench)")
+        c.add_argument("--method", default=DEFAULT_METHOD, type=method_arg, help=method_help(
+                       f"how to time (default {DEFAULT_METHOD})"))
         c.add_argument("--target-halfwidth", type=percent, default=None, metavar="PERCENT",
                        help="adaptive headline: after --rounds, keep timing rounds until every 95%% interval is "
                        "this narrow (0.5 or 0.5%%: +-0.5%%), or --budget is spent; the results say which stopped it")

@@ -47,6 +47,7 @@ KEYS = {
     "corpus": (bool, "true or false"),
     "captures": (list, "a list of capture folders (irlab capture) or tritonparse traces"),
     "executor": (str, "\"local\" or \"ray\": where GPU commands run (irlab.executor)"),
+    "timing_methods_path": (list, "a list of folders of timing method files (irlab.timing.methods)"),
 }
 NON_EMPTY = ("targets", "variants", "stages")   # the defaults are used only when left out
 

@@ -32,7 +32,6 @@ from ..base.jsonio import write_json, write_text
 from .plan import Cell, Entry, Plan
 from ..base.stats import binomial_interval
 
-METHODS = ("graph", "do_bench")
 KERNEL_DIR = Path(__file__).resolve().parent.parent / "kernels" / "calibration"
 A_A = ("same binary", "own inputs", "identity")     # the comparisons whose truth is "no difference"
 PLANTED = "planted"

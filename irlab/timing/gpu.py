@@ -18,18 +18,12 @@ entries that need inputs of their own (another kernel's arguments, another probl
 calibration's separately allocated control) take turns with the cell's in the same memory from
 round to round (:mod:`irlab.timing.placement`, :meth:`GpuRunner.begin_round`).
 
-Timing methods, named in every result; one call of :meth:`GpuRunner.time` is one sample:
-
-* ``graph``: a CUDA graph of n launches, replayed and timed with events; the sample is the
-  replay's time / n. The launches rotate over copies of the inputs (identical contents) so that
-  every launch finds its data out of the L2 without a flush to subtract: a copy comes back only
-  after at least twice the L2's size of other copies went through it. n is chosen so that a
-  sample holds about ``SAMPLE_MS`` of GPU time, which makes the per-replay cost (launching the
-  graph, the events) negligible even for microsecond kernels; a short busy-wait queued before
-  the start event keeps the CPU's enqueueing out of the measurement.
-* ``do_bench``: triton.testing.do_bench's procedure with a fixed n: before each of n launches the
-  L2 is flushed (256 MiB written), events bracket the launch alone, and the sample is the median
-  of the n launch times. n fills about ``DO_BENCH_SAMPLE_MS`` (do_bench's default ``rep``).
+One call of :meth:`GpuRunner.time` is one sample, taken by the plan's timing method (named in
+every result): :mod:`irlab.timing.methods` holds them by name, ``graph`` (CUDA-graph replays over
+input copies rotated past the L2) and ``do_bench`` (triton.testing.do_bench's procedure, the L2
+flushed before each launch) among them. The runner gives a method the cell's buffers bound to
+launches (:meth:`GpuRunner.launches`), GPU time with the CPU's enqueueing kept out
+(:meth:`GpuRunner.elapsed_ms`) and the flush buffer.
 """
 from __future__ import annotations
 
@@ -37,7 +31,6 @@ import json
 import math
 import os
 import platform
-import statistics
 import subprocess
 import time
 from dataclasses import dataclass, field, replace
@@ -50,18 +43,15 @@ from ..kernels import get
 from ..base.targets import current_target
 from ..bridge.named_variants import get_variant
 from .fit import check_fits, device_limits
+from .methods import get_method
+from .methods.do_bench import LAUNCHES as DO_BENCH_LAUNCHES, SAMPLE_MS as DO_BENCH_SAMPLE_MS   # noqa: F401
+from .methods.graph import MAX_COPIES, MAX_LAUNCHES, ROTATION_BYTES, SAMPLE_MS   # noqa: F401
 from .gate import NamedOutputs, check_outputs, compare_named
 from .placement import Arenas, output_keys, same_inputs
 from .plan import resolve_config
 from ..program.launches import is_launch_ref, load as load_launch
 
-FLUSH_BYTES = 256 * 1024 * 1024     # do_bench's L2 flush
-SAMPLE_MS = 10.0                    # graph: GPU time per sample
-DO_BENCH_SAMPLE_MS = 100.0          # do_bench: time per sample, flushes included (its default rep)
-MAX_LAUNCHES = 4096                 # graph nodes per sample at most (a 2 us kernel fills 8 ms)
-DO_BENCH_LAUNCHES = (5, 1000)       # do_bench: launches per sample, least and most
-MAX_COPIES = 256                    # graph: input copies rotated at most
-ROTATION_BYTES = 4 * 1024 ** 3      # graph: bytes of input copies at most
+FLUSH_BYTES = 256 * 1024 * 1024     # the L2 flush (do_bench's size)
 LEAD_CYCLES = 500_000               # busy-wait queued before a sample's start event (~0.25 ms)
 DEFAULT_L2_BYTES = 50 * 1024 ** 2   # where torch does not say (H100/H200: 50 MiB)
 
@@ -157,12 +147,13 @@ class GpuRunner:
             raise RuntimeError("the GPU runner needs a CUDA GPU")
         self.torch = torch
         self.target = current_target()
+        self.flush_bytes = FLUSH_BYTES
         self.flush_buf = torch.empty(FLUSH_BYTES, dtype=torch.int8, device="cuda")
         props = torch.cuda.get_device_properties(torch.cuda.current_device())
         self.l2_bytes = int(getattr(props, "L2_cache_size", 0) or DEFAULT_L2_BYTES)
         self.capture_stream = torch.cuda.Stream()
         self.events = (torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
-        self.bench_events = []   # (start, end) per launch of a do_bench sample, reused
+        self.method_state = {}   # method name -> what the timing method keeps between samples
         self.limits = None       # the device's launch limits (irlab.timing.fit), read at the first compile
         self._cell, self._workloads = None, {}
         self.device = "cuda"
@@ -327,7 +318,7 @@ class GpuRunner:
         if len(groups) < 2 or not self._blocks:
             return
         for w in groups:
-            for placed in self._views.get((id(w), self._block_of(w)), []):
+            for placed in self._views.get((id(w), self.block_of(w)), []):
                 self.arenas.fill(placed, w.copies[0])
         self.flush_buf.zero_()
 
@@ -378,15 +369,7 @@ class GpuRunner:
         return result
 
     # --------------------------------------------------------------------------------------------
-    def _copies(self, w: Workload) -> int:
-        """How many copies of the inputs the graph method rotates over: enough that at least twice
-        the L2's size of other inputs goes through it before a copy comes back."""
-        if w.footprint <= 0:
-            return 1
-        want = max(2, math.ceil(2 * self.l2_bytes / w.footprint))
-        return max(1, min(want, MAX_COPIES, ROTATION_BYTES // w.footprint))
-
-    def _block_of(self, w: Workload) -> int | None:
+    def block_of(self, w: Workload) -> int | None:
         """The arena block ``w``'s input group is in this round; None where the cell's entries all
         read one group's inputs (nothing rotates) or ``w`` is not the cell's."""
         groups = list(self._workloads.values())
@@ -394,7 +377,7 @@ class GpuRunner:
             return None
         return (groups.index(w) + self._round) % len(groups)
 
-    def _placed_sets(self, w: Workload, k: int, method: str) -> tuple[int, list]:
+    def _placed_sets(self, w: Workload, k: int, method) -> tuple[int, list]:
         """``(block, sets)``: the arena block ``w``'s group is in this round and ``k`` copies of its
         inputs laid out there (the cell's blocks made on first use, each large enough for any group's
         copies under ``method``)."""
@@ -402,63 +385,35 @@ class GpuRunner:
         if not self._blocks:
             for g in groups:
                 g.span = g.span or self.arenas.span(g.copies[0])
-            size = max((self._copies(g) if method == "graph" else 1) * g.span for g in groups)
+            size = max(method.input_copies(self, g) * g.span for g in groups)
             self._blocks = [self.arenas.block(size) for _ in groups]
-        block = self._block_of(w)
+        block = self.block_of(w)
         sets = self._views.setdefault((id(w), block), [])
         while len(sets) < k:
             sets.append(self.arenas.place(w.copies[0], self._blocks[block], len(sets) * w.span))
         return block, sets[:k]
 
-    def _launches(self, p: Prepared, method: str) -> list:
-        """One launch per input copy the method uses (made on first use); notes the L2 treatment and,
-        where the cell's input groups rotate, the arena block they are in this round."""
+    def launches(self, p: Prepared, method) -> list:
+        """One launch per input copy the timing method uses (made on first use); notes the L2
+        treatment and, where the cell's input groups rotate, the arena block they are in this round."""
         w = p.workload
-        k = self._copies(w) if method == "graph" else 1
-        if self._block_of(w) is not None:   # the cell's input groups take turns in memory
+        k = method.input_copies(self, w)
+        if self.block_of(w) is not None:   # the cell's input groups take turns in memory
             block, sets = self._placed_sets(w, k, method)
             launches = p.placed.setdefault(block, [])
             launches += [p.bind(c) for c in sets[len(launches):k]]
             p.info["placement"] = (f"input placement rotated from round to round over {len(self._workloads)} memory "
                                    "blocks, one per input group of the cell")
-            self._note_l2(p, method, w, k)
+            p.info["l2"] = method.l2_note(self, w, k)
             return launches[:k]
         while len(w.copies) < k:
             w.copies.append(w.make())
         if len(p.launches) < k:
             p.launches = p.launches + [p.bind(c) for c in w.copies[len(p.launches):k]]
-        self._note_l2(p, method, w, k)
+        p.info["l2"] = method.l2_note(self, w, k)
         return p.launches[:k]
 
-    def _note_l2(self, p: Prepared, method: str, w: Workload, k: int) -> None:
-        if method == "graph":
-            rotated = k * w.footprint
-            p.info["l2"] = (f"inputs rotated over {k} cop{'y' if k == 1 else 'ies'} of {w.footprint / 2**20:.1f} MiB "
-                            f"({rotated / self.l2_bytes:.1f}x the {self.l2_bytes / 2**20:.0f} MiB L2"
-                            + (")" if rotated >= 2 * self.l2_bytes else "; a launch may find some of its data in it)"))
-        else:
-            p.info["l2"] = f"L2 flushed ({FLUSH_BYTES // 2**20} MiB written) before every launch"
-
-    def _graph(self, p: Prepared, n: int):
-        """A CUDA graph of ``n`` launches, rotating over the input copies (built on first use; one
-        per arena block where the cell's input groups take turns in memory)."""
-        torch = self.torch
-        key = (n, self._block_of(p.workload))
-        if key not in p.graphs:
-            launches = self._launches(p, "graph")
-            for launch in launches:   # every copy once outside the graph: modules loaded, scratch sized
-                launch()
-            torch.cuda.synchronize()
-            g = torch.cuda.CUDAGraph()
-            with torch.cuda.graph(g, stream=self.capture_stream):
-                for i in range(n):
-                    launches[i % len(launches)]()
-            g.replay()
-            torch.cuda.synchronize()
-            p.graphs[key] = g
-        return p.graphs[key]
-
-    def _elapsed_ms(self, run) -> float:
+    def elapsed_ms(self, run) -> float:
         """GPU time of what ``run`` enqueues, with the CPU's enqueueing kept out of it."""
         torch = self.torch
         start, end = self.events
@@ -472,49 +427,11 @@ class GpuRunner:
 
     def launches_per_sample(self, p: Prepared, plan) -> int:
         """Launches per sample for every entry of the cell, from the baseline ``p``: the plan's, or
-        enough to fill SAMPLE_MS of GPU time (graph; a multiple of the input copies, so a sample ends
-        where the next begins) or DO_BENCH_SAMPLE_MS with the flushes (do_bench)."""
-        torch = self.torch
-        if plan.method == "do_bench":
-            if plan.launches:
-                return plan.launches
-            launch = self._launches(p, "do_bench")[0]
-
-            def five():
-                for _ in range(5):
-                    self.flush_buf.zero_()
-                    launch()
-            five()
-            torch.cuda.synchronize()
-            each = max(self._elapsed_ms(five) / 5, 1e-4)
-            least, most = DO_BENCH_LAUNCHES
-            return max(least, min(most, math.ceil(DO_BENCH_SAMPLE_MS / each)))
-        k = len(self._launches(p, "graph"))
-        if plan.launches:
-            return plan.launches
-        probe = k * math.ceil(16 / k)
-        g = self._graph(p, probe)
-        one = max(min(self._elapsed_ms(g.replay) for _ in range(3)) / probe, 1e-4)
-        p.graphs = {key: graph for key, graph in p.graphs.items() if graph is not g}
-        n = max(1, min(MAX_LAUNCHES, math.ceil(SAMPLE_MS / one)))
-        return k * math.ceil(n / k)
+        as many as the plan's timing method sizes a sample to."""
+        return get_method(plan.method).launches_per_sample(self, p, plan)
 
     def time(self, p: Prepared, plan, n: int | None = None) -> float:
-        """One sample: the time of one launch in ms, over ``n`` launches (see the module's docstring)."""
-        torch = self.torch
+        """One sample: the time of one launch in ms, over ``n`` launches, taken by the plan's timing
+        method (:mod:`irlab.timing.methods`)."""
         n = n or self.launches_per_sample(p, plan)
-        if plan.method == "do_bench":
-            launch = self._launches(p, "do_bench")[0]
-            if len(self.bench_events) < n:
-                self.bench_events += [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
-                                      for _ in range(n - len(self.bench_events))]
-            pairs = self.bench_events[:n]
-            for start, end in pairs:
-                self.flush_buf.zero_()
-                start.record()
-                launch()
-                end.record()
-            torch.cuda.synchronize()
-            return statistics.median(start.elapsed_time(end) for start, end in pairs)
-        g = self._graph(p, n)
-        return self._elapsed_ms(g.replay) / n
+        return get_method(plan.method).sample(self, p, n)

@@ -57,6 +57,7 @@ from ..program.hot import HotKernel, HotSet, hot_kernels
 from ..program.launches import load
 from .differential import Group, rewriting_passes, variant_refs
 from .plan import Cell, Entry, Plan
+from .methods import DEFAULT as DEFAULT_METHOD
 
 BASELINE = "baseline"
 MIXED_FILE = "mixed-variant.json"
@@ -135,7 +136,7 @@ class ModelSearch:
     configs: str = "captured"               # captured | neighbours
     variants: list[str] | None = None       # only these (variant references); default: every applicable one
     rounds: int = MIN_ROUNDS                # timing rounds per kernel cell (from MIN_ROUNDS on: an A/A floor)
-    method: str = "graph"
+    method: str = DEFAULT_METHOD
     gpus: list[str] | None = None
     jobs: int = 4                           # verify groups side by side
     workers: int | None = None              # static compiles side by side

@@ -7,6 +7,7 @@ import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from ..base.jsonio import dumps, write_json
+from .methods import DEFAULT as DEFAULT_METHOD
 
 # the runner the worker uses unless told otherwise: torch on the current CUDA GPU
 DEFAULT_RUNNER = "irlab.timing.gpu:GpuRunner"
@@ -73,7 +74,7 @@ def resolve_config(spec, name: str, tile: dict | None = None):
 @dataclass
 class Plan:
     cells: list[Cell]
-    method: str = "graph"          # graph (CUDA-graph replay of many launches) | do_bench (events per launch)
+    method: str = DEFAULT_METHOD   # a timing method's name (irlab.timing.methods): graph, do_bench, ...
     rounds: int = 15               # rounds per cell; in adaptive mode the least
     launches: int | None = None    # launches per sample; None: enough for sample_ms of GPU time (timing.gpu)
     seed: int = 0
@@ -91,7 +92,7 @@ class Plan:
 
     @classmethod
     def from_json(cls, d: dict) -> "Plan":
-        return cls([Cell.from_json(c) for c in d["cells"]], d.get("method", "graph"), d.get("rounds", 15),
+        return cls([Cell.from_json(c) for c in d["cells"]], d.get("method", DEFAULT_METHOD), d.get("rounds", 15),
                    d.get("launches"), d.get("seed", 0), {k: set(v) for k, v in d.get("exclude", {}).items()},
                    d.get("cache_dir"), d.get("aa_control", True), d.get("target_halfwidth"), d.get("budget_s"))
 

@@ -57,6 +57,7 @@ from ..kernels.spec import TileConfig
 from ..base.targets import Target
 from .output import clock_note, devices_text, method_note, plot_bars, ratio_text, write_csv
 from .plan import Cell, Entry, Plan, resolve_config, tile_json
+from .methods import DEFAULT as DEFAULT_METHOD
 from ..base.jsonio import append_record, read_records
 from ..passkit.variant import Variant
 from ..base.workers import Crashed
@@ -101,7 +102,7 @@ class Search:
     name: str = "search"
     screen_rounds: int = 5
     rounds: int = 21
-    method: str = "graph"
+    method: str = DEFAULT_METHOD
     launches: int | None = None         # launches per sample; None: sized per cell by the runner
     library: bool = True
     gpus: list[str] | None = None
