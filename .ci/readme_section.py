@@ -1,6 +1,7 @@
 """Run one ``## `` section of README.md as a reader would: in the current folder, against the irlab
 installed in this Python (no checkout on the path), its files written and its blocks run in order;
-GPU blocks are skipped. `.ci/run` runs the own-kernel walkthrough this way on the built wheel.
+GPU blocks are skipped; the files a section takes from a guide (``files-from``) are written first.
+`.ci/installed` runs the own-kernel path this way on the built wheel.
 
     python .ci/readme_section.py "Your own kernel"      # a section whose heading starts so
 """
@@ -17,7 +18,7 @@ def main(heading: str) -> int:
     spec = importlib.util.spec_from_file_location("readme_blocks", TEST)
     readme = sys.modules[spec.name] = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(readme)
-    blocks = [b for b in readme.blocks() if b.section.startswith(heading)]
+    blocks = [b for b in readme.page_blocks(readme.README) if b.heading.startswith(heading)]
     if not blocks:
         print(f"README.md has no section starting {heading!r}", file=sys.stderr)
         return 2

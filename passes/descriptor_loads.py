@@ -1,8 +1,8 @@
 """descriptor-loads: feed a GEMM's K loop through TMA (tensor descriptors) instead of cp.async.
 
-Hypothesis (H100/H200, sm_90): a ``tt.descriptor_load`` (one ``UTMALDG`` per tile, signalled
-through an mbarrier) costs fewer registers and barriers than the ``cp.async`` copies of masked
-pointer loads (207 registers at 128x256x64/8 warps), and Hopper's warp specialization needs it.
+Why (sm_90): a ``tt.descriptor_load`` (one ``UTMALDG`` per tile, signalled through an mbarrier)
+costs fewer registers and barriers than the ``cp.async`` copies of masked pointer loads, and
+Hopper's warp specialization needs it; what it changed on the GEMM: ``docs/results/hypotheses.md``.
 
 On TTIR (``Insert("descriptor-loads", stage="ttir", at="end", cleanup=("canonicalize",))``), in an
 ``scf.for`` from 0 by 1, a load of a loop-carried pointer (terms: :mod:`irlab.analysis.index_expr`)
@@ -38,7 +38,7 @@ proxy, and irlab does no alias analysis); every shape the match above does not d
 ``own_coordinates`` recomputes each load's coordinate in the loop and gives the epilogue its own
 offset math: Hopper warp specialization (3.6, 3.9) offsets both the load coordinate and the
 store's ``make_range`` for its second consumer group, so one shared value is offset twice (half of
-C unwritten on an H200; ``examples/ws_gemm.py``). Descriptors are built on the device:
+C unwritten; ``examples/ws_gemm.py`` shows it without irlab). Descriptors are built on the device:
 the launch needs ``triton.set_allocator`` (irlab's GPU runner installs one).
 """
 from __future__ import annotations

@@ -23,8 +23,8 @@ module alias (``#linear``), as Triton prints it. The store's address and mask ar
 linear layout directly; ``address=via-mma`` builds them in the MFMA layout and converts them
 (``#mma -> #linear``), upstream's form, on which upstream's lit CHECK lines hold verbatim. It is
 not the default: irlab's variant runs the pass at the end of the AMD pipeline, where Triton's
-remove_layout_conversions no longer folds those converts into the address math (measured on
-gemm_fp16 for gfx950, Triton 3.9.0: 48 to 113 more instructions a kernel, equal VGPRs and LDS).
+remove_layout_conversions no longer folds those converts into the address math (what that costs:
+``docs/results/amd_lit_agreement.md``).
 Elsewhere the remark says why the store stays in the MFMA layout; ``store_layout=mma`` never
 converts.
 

@@ -1,12 +1,11 @@
 """persistent-tiles: turn a tile-per-program kernel into a persistent one that loops over its tiles.
 
-Hypothesis (H100/H200): Triton's tutorial-09 persistent GEMM -- a grid of one program per SM, each
-looping over output tiles -- runs about 3% faster than the best config of the tutorial-03 GEMM
-(one program per tile; irlab's H200 anchors: 751.9 vs 727.5 TFLOP/s at 4096^3). Part of that
-is TMA (``descriptor-loads``), part may be the persistence itself: no block scheduling per tile,
-descriptors built once per program (``descriptor-loads`` builds them before a loop over tiles),
-with ``flatten`` the next tile's loads overlapping the last one's epilogue. This pass does the
-persistence, on TTIR, automatically.
+Why: Triton's tutorial-09 persistent GEMM -- a grid of one program per SM, each looping over
+output tiles -- is compared with the best config of the tutorial-03 GEMM (one program per tile).
+Part of its difference is TMA (``descriptor-loads``), part may be the persistence itself: no block
+scheduling per tile, descriptors built once per program (``descriptor-loads`` builds them before a
+loop over tiles), with ``flatten`` the next tile's loads overlapping the last one's epilogue. This
+pass does the persistence, on TTIR, automatically. Measured results: ``docs/results/persistent_tma/``.
 
 **What it matches.** One ``tt.func`` whose body is one block ending in ``tt.return`` with no
 value, holding exactly one ``tt.get_program_id x`` (at the top level), where
@@ -80,17 +79,13 @@ for sm_100 on, before pipelining; it fuses a nest whose outer loop is so marked 
 pipeliner can overlap across tiles (cross-compiled for cuda:90 the TTGIR holds the fused loop and
 the cubin changes). ``warp_specialize`` puts ``tt.warp_specialize`` on it (tutorial 09 does, for
 Blackwell); cross-compiled for cuda:90 (3.6 and 3.9, with descriptor-loads) the cubin is unchanged
-at num_warps=8, and at num_warps=4 Hopper warp specialization acts on the tile loop (12 warps):
-untested on a GPU, where irlab's notes record a Triton 3.6 Hopper warp-specialization
-miscompile of a descriptor GEMM at num_warps=4.
+at num_warps=8, and at num_warps=4 Hopper warp specialization acts on the tile loop (12 warps).
 
-Status: the variant ``persistent-tma`` (this pass, then ``descriptor-loads{store=true}``) passes
-Triton's verifier and compiles to a cubin for cuda:90 on Triton 3.6 and 3.9, for every config of
-``gemm_fp16`` (no GPU here); on ``gemm_splitk`` (atomics), ``softmax`` (a row per program) and
-``int4_gemm`` (no tile count in the kernel) it refuses and the grid stays; Gluon kernels have no
-TTIR stage and are not touched. Whether the persistent kernel computes the right result and
-whether it is faster is measured on a GPU (``tests/test_persistent_tiles.py -m gpu``,
-``irlab verify``, ``irlab ab``): not yet done.
+The variant ``persistent-tma`` is this pass, then ``descriptor-loads{store=true}``; on
+``gemm_splitk`` (atomics), ``softmax`` (a row per program) and ``int4_gemm`` (no tile count in the
+kernel) the pass refuses and the grid stays; Gluon kernels have no TTIR stage and are not touched.
+Its correctness on a GPU is checked by ``tests/test_persistent_tiles.py -m gpu`` and ``irlab
+verify``; what it gains, by ``irlab ab`` (``docs/results/persistent_tma/``).
 """
 from __future__ import annotations
 

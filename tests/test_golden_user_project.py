@@ -205,8 +205,9 @@ def test_plugin_root_order(pytester):
     assert f"({root / 'from-cli' / SET})" in header("--golden-root=from-cli")
 
 
-def test_the_readmes_tool_irlab_table_is_valid(tmp_path):
-    section = (REPO / "README.md").read_text().split("### In your own project", 1)[1]
+def test_the_golden_guides_tool_irlab_table_is_valid(tmp_path):
+    """docs/golden.md's [tool.irlab] table names every key irlab reads (and each is valid)."""
+    section = (REPO / "docs" / "golden.md").read_text().split("## In your own project", 1)[1]
     table = re.search(r"```toml\n(.*?)```", section, re.S).group(1)
     (tmp_path / "pyproject.toml").write_text(table)
     settings = project_mod.read_settings(tmp_path / "pyproject.toml")

@@ -207,7 +207,7 @@ def test_irlab_pass_says_a_misspelling_in_one_line_and_exits_2(loop_file, name, 
 
 
 def _variant_args(**given):
-    args = dict(variant=None, drop=[], insert=None, after=None, at=None, insert_stage="ttgir", option=[],
+    args = dict(variant=None, drop=[], insert=None, after=None, at=None, insert_stage=None, option=[],
                 cleanup="", target="cuda:90")
     args.update(given)
     return argparse.Namespace(**args)

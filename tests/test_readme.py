@@ -1,9 +1,9 @@
-"""Every code block of README.md, run as written.
+"""Every code block of README.md and of the guides in docs/ (``docs/*.md``), run as written.
 
-The README's blocks are fenced (an indented code block is an error here, so none hides from the
+Their blocks are fenced (an indented code block is an error here, so none hides from the
 test). Each runs by its language: ``python`` with this Python, ``bash`` with ``set -e`` and this
-environment's ``irlab`` first on PATH, ``toml`` is parsed; ``text`` blocks are listings, not code,
-and so are ``mlir`` blocks unless they are a file's content.
+environment's ``irlab`` first on PATH, ``toml`` and ``json`` are parsed; ``text`` blocks are
+listings, not code, and so are ``mlir`` blocks unless they are a file's content.
 An HTML comment on the line before a block changes what happens to it:
 
 * ``<!-- readme-test: file PATH -->``: the block is the content of PATH (written, not run), for
@@ -13,22 +13,25 @@ An HTML comment on the line before a block changes what happens to it:
 * ``<!-- readme-test: ci -->``: the two commands of a fresh machine, which ``.ci/run`` runs
   itself: checked to be exactly its commands.
 
-A ``## `` section runs in a folder of its own, made like the repository (its pyproject.toml,
-goldens, experiments and docs copied, so no block writes into the checkout); a section whose
-heading is followed by ``<!-- readme-test: empty-folder -->`` starts in an empty folder, as a
-user's own project would; one followed by ``<!-- readme-test: requires MODULE -->`` is about a
-library irlab does not depend on (a library kernel's own package): its blocks are skipped, saying
-so, where MODULE cannot be imported.
+A ``## `` section of a page runs in a folder of its own, made like the repository (its
+pyproject.toml, goldens, experiments, examples and docs copied, so no block writes into the
+checkout); a section whose heading is followed by ``<!-- readme-test: empty-folder -->`` starts
+in an empty folder, as a user's own project would; one followed by ``<!-- readme-test: requires
+MODULE -->`` is about a library irlab does not depend on (a library kernel's own package): its
+blocks are skipped, saying so, where MODULE cannot be imported. One followed by ``<!-- readme-test:
+files-from PAGE -->`` first writes the files of PAGE's section of the same heading (the front
+page's paths use the files a guide writes out, so the text lives on one page only).
 """
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import re
 import shutil
 import subprocess
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
@@ -40,41 +43,53 @@ except ImportError:   # Python 3.10
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
+# the front page and the guides; docs/results/ holds records of runs, not instructions
+PAGES = [README, *sorted((ROOT / "docs").glob("*.md"))]
 MARK = re.compile(r"^<!-- readme-test: (?P<what>[\w-]+)(?: (?P<arg>\S+))? -->$")
 FENCE = re.compile(r"^```(?P<lang>[\w-]*)\s*$")
-LANGS = ("python", "bash", "toml", "text", "mlir")
-REPO_LIKE = ("pyproject.toml", "golden", "experiments", "docs", "tests/data", "tests/passes_for_tests")
+LANGS = ("python", "bash", "toml", "json", "text", "mlir")
+REPO_LIKE = ("pyproject.toml", "golden", "experiments", "examples", "docs", "tests/data", "tests/passes_for_tests")
 
 
 @dataclass
 class Block:
+    page: str              # the page's path in the repository
     line: int              # 1-based line of the opening fence
     lang: str
     code: str
     mark: str | None
     arg: str | None
-    section: str
+    section: str           # the page and its ``## `` heading: blocks of one section share a folder
     empty_folder: bool
     requires: str | None = None
 
     @property
     def id(self) -> str:
-        return f"README.md:{self.line}"
+        host = self.section.split(" ## ", 1)[0]
+        return f"{self.page}:{self.line}" + ("" if host == self.page else f"@{host}")
+
+    @property
+    def heading(self) -> str:
+        return self.section.split(" ## ", 1)[-1]
 
 
-def blocks() -> list[Block]:
-    lines = README.read_text().splitlines()
-    out, section, empty, requires, mark, i = [], "", False, None, None, 0
+def page_blocks(page: Path) -> list[Block]:
+    """The blocks of one page, in order; a ``files-from`` section's borrowed files come first."""
+    name = page.relative_to(ROOT).as_posix()
+    lines = page.read_text().splitlines()
+    out, section, empty, requires, mark, i = [], f"{name} ## ", False, None, None, 0
     while i < len(lines):
         line = lines[i]
         if line.startswith("## "):
-            section, empty, requires = line[3:], False, None
+            section, empty, requires = f"{name} ## {line[3:]}", False, None
         m = MARK.match(line)
         if m:
             if m["what"] == "empty-folder":
                 empty = True
             elif m["what"] == "requires":
                 requires = m["arg"]
+            elif m["what"] == "files-from":
+                out += borrowed_files(ROOT / m["arg"], section, empty, requires)
             else:
                 mark = (m["what"], m["arg"])
             i += 1
@@ -82,7 +97,7 @@ def blocks() -> list[Block]:
         f = FENCE.match(line)
         if f:
             end = next(j for j in range(i + 1, len(lines)) if lines[j].startswith("```"))
-            out.append(Block(i + 1, f["lang"], "\n".join(lines[i + 1:end]) + "\n", *(mark or (None, None)),
+            out.append(Block(name, i + 1, f["lang"], "\n".join(lines[i + 1:end]) + "\n", *(mark or (None, None)),
                              section, empty, requires))
             mark, i = None, end + 1
             continue
@@ -92,9 +107,21 @@ def blocks() -> list[Block]:
     return out
 
 
-def indented_blocks() -> list[int]:
+def borrowed_files(page: Path, section: str, empty: bool, requires: str | None) -> list[Block]:
+    """The file blocks of ``page``'s section with ``section``'s heading, to be written in ``section``'s folder."""
+    heading = section.split(" ## ", 1)[1]
+    files = [b for b in page_blocks(page) if b.mark == "file" and b.heading == heading]
+    assert files, f"{section}: files-from {page.relative_to(ROOT)}, whose section {heading!r} writes no file"
+    return [replace(b, section=section, empty_folder=empty, requires=requires) for b in files]
+
+
+def blocks() -> list[Block]:
+    return [b for page in PAGES for b in page_blocks(page)]
+
+
+def indented_blocks(page: Path) -> list[int]:
     """Lines that start an indented code block (4 spaces after a blank line, outside fences and lists)."""
-    lines, found, fenced = README.read_text().splitlines(), [], False
+    lines, found, fenced = page.read_text().splitlines(), [], False
     for i, line in enumerate(lines):
         if line.startswith("```"):
             fenced = not fenced
@@ -113,7 +140,8 @@ def gpu() -> bool:
 
 
 def test_every_code_block_is_fenced_with_a_known_language():
-    assert indented_blocks() == [], "indented code blocks (fence them, with a language)"
+    indented = {p.name: lines for p in PAGES if (lines := indented_blocks(p))}
+    assert not indented, f"indented code blocks (fence them, with a language): {indented}"
     bad = [f"{b.id} ({b.lang or 'no language'})" for b in blocks() if b.lang not in LANGS]
     assert not bad, f"blocks in no language the test runs: {bad}"
 
@@ -124,6 +152,59 @@ def test_the_ci_blocks_are_what_ci_runs():
     assert len(ci) == 2, ci
     for command in ci:
         assert command in run.splitlines(), f"README's {command!r} is not a line of .ci/run"
+
+
+def commands() -> dict[str, list[str]]:
+    """Every command of ``irlab --help``, with its subcommands (``irlab golden check``, ...)."""
+    import argparse
+
+    from irlab.cli import build_parser
+
+    def subs(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+        found = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        return dict(found[0].choices) if found else {}
+    return {name: sorted(subs(p)) for name, p in subs(build_parser()).items()}
+
+
+def test_every_command_is_in_the_reference():
+    """docs/commands.md has a row for every command (each subcommand of those that have them)."""
+    rows = [ln for ln in (ROOT / "docs" / "commands.md").read_text().splitlines() if ln.startswith("| `irlab ")]
+    missing = []
+    for name, sub in commands().items():
+        own = [row for row in rows if re.match(rf"\| `irlab {re.escape(name)}[ `]", row)]
+        missing += [f"irlab {name}"] if not own else \
+            [f"irlab {name} {s}" for s in sub if not any(re.search(rf"\b{re.escape(s)}\b", row) for row in own)]
+    assert not missing, f"commands without a row in docs/commands.md: {missing}"
+
+
+def anchor(heading: str) -> str:
+    """The anchor GitHub gives a heading: lower case, punctuation dropped, spaces as hyphens."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def test_every_link_between_the_pages_resolves():
+    """A relative link of the front page or a guide names a file that exists, and a heading of it
+    where it gives an anchor: moving text between pages must not leave a link behind."""
+    broken = []
+    for page in PAGES:
+        prose = re.sub(r"`[^`\n]*`", "", re.sub(r"^```.*?^```", "", page.read_text(), flags=re.S | re.M))
+        for target in re.findall(r"\]\(([^)\s]+)\)", prose):
+            if re.match(r"[a-z]+:", target):
+                continue
+            path, _, frag = target.partition("#")
+            dest = (page.parent / path).resolve() if path else page
+            if not dest.exists():
+                broken.append(f"{page.name}: {target}")
+            elif frag and dest.suffix == ".md" and frag not in {
+                    anchor(h) for h in re.findall(r"^#+ (.*)$", dest.read_text(), re.M)}:
+                broken.append(f"{page.name}: {target} (no such heading)")
+    assert not broken, f"links to nothing: {broken}"
+
+
+def test_the_guides_are_linked_from_the_front_page():
+    front = README.read_text()
+    unlinked = [p.name for p in PAGES[1:] if f"](docs/{p.name})" not in front]
+    assert not unlinked, f"guides the front page does not link: {unlinked}"
 
 
 @pytest.fixture(scope="module")
@@ -166,8 +247,11 @@ def run_block(block: Block, cwd: Path, checkout: bool = True) -> None:
     if block.lang == "toml":
         tomllib.loads(block.code)
         return
+    if block.lang == "json":
+        json.loads(block.code)
+        return
     if block.lang == "python":
-        script = cwd / f"readme_block_{block.line}.py"
+        script = cwd / f"readme_block_{Path(block.page).stem}_{block.line}.py"
         script.write_text(block.code)
         cmd = [sys.executable, str(script)]
     else:
@@ -191,8 +275,8 @@ def test_block(block, folders):
 @pytest.mark.parametrize("block", [b for b in RUNNABLE if b.mark == "gpu"], ids=lambda b: b.id)
 def test_gpu_block(block, folders):
     # the blocks before it in its section set up what it uses (files, compiled kernels)
-    for earlier in RUNNABLE:
-        if earlier.section == block.section and earlier.line < block.line and earlier.mark != "gpu":
+    for earlier in RUNNABLE[:RUNNABLE.index(block)]:
+        if earlier.section == block.section and earlier.mark != "gpu":
             run_block(earlier, folders(earlier))
     run_block(block, folders(block))
 

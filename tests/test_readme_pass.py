@@ -1,5 +1,5 @@
-"""The README's "Writing a pass" example is a working pass: it is extracted from the README, run
-on real compiler output and on a nested loop, and Triton accepts what it produces."""
+"""The "Writing a pass" example of docs/passes.md is a working pass: it is extracted from the page,
+run on real compiler output and on a nested loop, and Triton accepts what it produces."""
 from __future__ import annotations
 
 import importlib.util
@@ -15,13 +15,13 @@ from irlab.bridge.pass_runner import run_pass
 from irlab.kernels import KERNELS
 from irlab.passkit.registry import make_pass
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+GUIDE = Path(__file__).resolve().parent.parent / "docs" / "passes.md"
 
 
 @pytest.fixture(scope="module")
 def hoist_splats(tmp_path_factory):
-    """The README's block saved as a pass file and loaded the way IRLAB_PASS_PATH files are."""
-    section = README.read_text().split("### Writing a pass", 1)[1]
+    """The guide's block saved as a pass file and loaded the way IRLAB_PASS_PATH files are."""
+    section = GUIDE.read_text().split("### Writing a pass", 1)[1]
     code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
     assert len(code.strip().splitlines()) < 40
     path = tmp_path_factory.mktemp("readme") / "hoist_splats.py"
@@ -67,8 +67,8 @@ def test_hoists_out_of_nested_loops_and_keeps_variant_splats(hoist_splats):
 
 
 def test_on_a_real_kernel(hoist_splats):
-    """The kernel the README runs it on: one splat of the Gluon GEMM's K loop leaves the loop."""
-    section = README.read_text().split("### Writing a pass", 1)[1].split("\n### ", 1)[0]
+    """The kernel the guide runs it on: one splat of the Gluon GEMM's K loop leaves the loop."""
+    section = GUIDE.read_text().split("### Writing a pass", 1)[1].split("\n### ", 1)[0]
     assert "--kernel gluon_gemm_prefetch --target cuda:90" in section
     text = compile_kernel(KERNELS["gluon_gemm_prefetch"], "cuda:90").text("ttgir", locations=False)
     m = ir.parse(text)

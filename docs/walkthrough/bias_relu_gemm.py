@@ -1,5 +1,5 @@
-"""A user's own kernel, as the README's walkthrough writes it: an fp16 GEMM with a bias + ReLU
-epilogue, and the KernelSpec that lets irlab compile it for any target, diff its variants, keep
+"""A user's own kernel, as docs/kernels.md writes it (here with GROUP_M swizzling): an fp16 GEMM
+with a bias + ReLU epilogue, and the KernelSpec that lets irlab compile it for any target, diff its variants, keep
 golden IR of it and time it on a GPU (irlab compile/report/golden/ab --kernel THIS_FILE)."""
 import triton
 import triton.language as tl

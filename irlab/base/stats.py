@@ -19,10 +19,10 @@ interval is reported and no difference is called. With enough rounds, a differen
 only when the interval excludes no change **and** the estimate lies beyond the A/A noise floor
 of the same run: the largest difference that the baseline timed against itself (the A/A
 control, see :mod:`irlab.timing.worker`) leaves inside its own interval -- and beyond
-:data:`MIN_EFFECT`, the harness's resolution: on the H200, microsecond kernels gave A/A floors
-of 0.02-0.08% and the same binary came out 0.04-0.06% apart in a few cells with the interval
-excluding no change (``docs/results/calibration_aa``), an effect of where buffers and graphs
-sit rather than of the code. No compiler change is decided on less, so nothing below it is called.
+:data:`MIN_EFFECT`, the harness's resolution: the calibration saw the same binary come out
+apart by less than that in a few cells, with the interval excluding no change
+(``docs/results/calibration_aa``), an effect of where buffers and graphs sit rather than of
+the code. No compiler change is decided on less, so nothing below it is called.
 """
 from __future__ import annotations
 

@@ -14,8 +14,7 @@ Two ways, one mechanism:
 * :func:`served` -- parse and verify, shared-memory allocation, the abort check before Triton's
   parser reads a pass's output inside a compile: calls made many times per command. One child is
   forked per process at the first call and kept; a call is a round trip through a pipe. A fork per
-  call would cost 10-60 ms of system time each (more as the process grows: under pytest, with
-  torch loaded, the IR effect-table tests went from 37 s to 300 s).
+  call costs system time that grows with the process (``docs/results/README.md``).
 * :func:`contained` -- a fork per call, for the rare heavy calls that need this process's state as
   it is now (a report's compile, Triton's cleanup passes on a captured launch's TTIR).
 

@@ -299,7 +299,7 @@ def variant_from_args(args):
         if given:
             raise UsageError(f"{', '.join(given)} {'says' if len(given) == 1 else 'say'} where and how --insert's pass "
                              "runs, and no --insert is given (a pass of --variant takes its options as "
-                             "pass:key=value)")
+                             "'pass{key=value}')")
     if args.variant:
         from ..bridge.named_variants import resolve
         base = resolve(args.variant, getattr(args, "target", None))

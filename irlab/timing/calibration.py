@@ -5,8 +5,8 @@ Every case is one kernel at one problem size; its cell times the baseline agains
 * the same binary entered a second time (``same binary``), on the same input tensors,
 * the same binary on input tensors of its own (``own inputs``: allocated separately, the same
   contents), the way a reference kernel with arguments of its own is timed: where the inputs live
-  is part of an entry's time (a copy of a kernel file given as ``--reference`` read 0.4% slower
-  than the baseline on a memory-bound kernel), and the A/A control, on the same tensors, cannot see
+  is part of an entry's time (a copy of a kernel file given as ``--reference`` read slower than
+  the baseline on a memory-bound kernel: ``docs/results/README.md``), and the A/A control, on the same tensors, cannot see
   it; the runner rotates such entries' input placement round by round,
 * the ``identity`` variant (irlab's parser and printer in the pipeline: the same binary again,
   compiled through irlab's pass machinery),

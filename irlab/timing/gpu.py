@@ -9,9 +9,9 @@ of several outputs on its own); a kernel is launched with its spec's ``launch_ca
 arguments matched to its parameters by name.
 
 What every entry of a cell shares, so that nothing but the binary differs between them: the
-same input and output buffers (one set per problem shape, made once per cell; when each entry
-had buffers of its own, the same binary timed twice came out 0.7-2% slower on memory-bound
-kernels), the same L2 treatment before every launch, and the same number of launches per
+same input and output buffers (one set per problem shape, made once per cell; with buffers of
+its own per entry, the same binary timed twice came out apart: ``docs/results/README.md``), the
+same L2 treatment before every launch, and the same number of launches per
 sample (sized once per cell from the baseline, :meth:`GpuRunner.launches_per_sample`). A
 reference kernel whose inputs are interchangeable with the cell's reads the cell's tensors too;
 entries that need inputs of their own (another kernel's arguments, another problem size, the

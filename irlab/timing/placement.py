@@ -1,8 +1,8 @@
 """Where the input tensors of a cell's entries live: placement is part of an entry's time.
 
 A byte-identical binary timed as an entry of its own, on input tensors of its own (a copy of the
-kernel file given as ``--reference``), read 0.4% slower than the baseline in all 15 rounds on a
-memory-bound kernel (Liger's RMSNorm on an H100); the A/A control, the baseline timed again on the
+kernel file given as ``--reference``), read slower than the baseline in every round on a
+memory-bound kernel (``docs/results/README.md``); the A/A control, the baseline timed again on the
 same tensors, cannot see that. Two rules keep placement out of every comparison:
 
 * entries whose inputs are interchangeable -- the same names, element types, shapes, strides and
