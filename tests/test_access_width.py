@@ -421,3 +421,28 @@ def test_in_thread_transpose_accesses_no_wider_than_its_layouts_allow(kernel, ta
     rewritten = "amdg.in_thread_transpose" in res.asm["ttgir"]
     if kernel in ("gemm_fp16", "gemm_splitk", "tests/kernels/gemm_dtypes.py"):
         assert rewritten == (target == "hip:gfx942" or TRITON_VERSION.startswith("3.6"))
+
+
+def test_a_lane_holding_a_whole_dimension_may_load_it_as_one_vector():
+    """Triton vectorizes along the dimension the pointer is contiguous in, which need not be the
+    layout's fastest one: a ``2x1`` i64 tensor whose lane holds both rows (no other thread or warp
+    along dim 0) is loaded as one 16-byte ``ld.global.v2.b64`` (Inductor's per-row index loads on
+    Hopper). The bound is 2 x 8 B; a layout that spreads dim 0 over threads still bounds it at 8 B."""
+    def limit(layout, shape="2x1"):
+        m = ir.parse(f"""#blocked = #ttg.blocked<{{{layout}}}>
+module attributes {{"ttg.num-warps" = 4 : i32, "ttg.threads-per-warp" = 32 : i32}} {{
+  tt.func public @k(%p: tensor<{shape}x!tt.ptr<i64>, #blocked>) {{
+    %v = tt.load %p : tensor<{shape}x!tt.ptr<i64>, #blocked>
+    tt.return
+  }}
+}}
+""")
+        [acc] = aw.accesses(m)
+        return acc.limit, acc.why
+    alone, why = limit("sizePerThread = [1, 8], threadsPerWarp = [1, 32], warpsPerCTA = [1, 4], order = [1, 0]")
+    assert alone == 16 and "along dim 0" in why, why
+    shared, why = limit("sizePerThread = [1, 1], threadsPerWarp = [32, 1], warpsPerCTA = [4, 1], order = [1, 0]")
+    assert shared == 8, why
+    # repetitions of a 2-element run that no other lane shares are adjacent too
+    assert limit("sizePerThread = [2, 1], threadsPerWarp = [1, 32], warpsPerCTA = [1, 4], order = [1, 0]",
+                 "8x1")[0] == 64

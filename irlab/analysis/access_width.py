@@ -36,7 +36,7 @@ import re
 from dataclasses import dataclass, field
 
 from irlab.ir import Module, Operation, TensorType
-from irlab.ir.layouts import lane_run
+from irlab.ir.layouts import widest_lane_run
 from irlab.ir.locations import position_chains
 from irlab.ir.traits import BROADCAST, BUFFER_ACCESS, GLOBAL_LOAD, LAYOUT_CONVERSION
 from irlab.ir.types import PointerType, ScalarType
@@ -221,10 +221,11 @@ def _limit(op: Operation, t) -> tuple[int | None, str]:
         elem = _element_bytes(op.named_operands()["ptr"].type) if "ptr" in op.named_operands() else None
     else:
         elem = _element_bytes(t)
-    run = lane_run(t)
+    run = widest_lane_run(t)
     if run is None or elem is None:
         return None, f"layout {t.encoding_text} not modelled"
-    return run.length * elem, f"{t.encoding_text} gives each lane {run.length} consecutive element(s) of {elem} B"
+    return run.length * elem, (f"{t.encoding_text} gives each lane at most {run.length} consecutive element(s) of "
+                               f"{elem} B (along dim {run.dim} of {'x'.join(map(str, t.shape))})")
 
 
 # ------------------------------------------------------------------------------------------------

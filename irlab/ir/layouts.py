@@ -51,6 +51,33 @@ def lane_run(t) -> LaneRun | None:
     return LaneRun(run.dim, max(1, min(run.length, extent)))
 
 
+def widest_lane_run(t) -> LaneRun | None:
+    """The longest run of consecutive elements a lane holds along *any* dimension of ``t``: what
+    bounds a vector access whose addresses are contiguous along a dimension other than the layout's
+    fastest one. Triton picks the vector's dimension from the pointer's contiguity (its axis
+    analysis), not from the layout's order: a ``2x1`` tensor whose two rows are neighbours in memory
+    is loaded as one 2-element vector when one lane holds both rows. For a blocked layout a lane
+    holds ``sizePerThread[d]`` consecutive elements along ``d``, or the whole extent when no other
+    thread or warp shares that dimension (its repetitions are then adjacent). Other layouts:
+    :func:`lane_run`."""
+    base = lane_run(t)
+    if base is None or t.layout.kind != "blocked":
+        return base
+    p, rank = t.layout.params, len(t.shape)
+    spt, tpw, wpc = p.get("sizePerThread"), p.get("threadsPerWarp"), p.get("warpsPerCTA")
+    if not (_ints(spt, rank) and _ints(tpw, rank) and _ints(wpc, rank)):
+        return base
+    best = base
+    for d, extent in enumerate(t.shape):
+        if not isinstance(extent, int) or extent <= 0:
+            continue
+        alone = tpw[d] * wpc[d] == 1     # this lane holds every element along d
+        length = extent if alone or extent <= spt[d] else min(spt[d], extent)
+        if length > best.length:
+            best = LaneRun(d, length)
+    return best
+
+
 def layout_run(layout: Layout, rank: int) -> LaneRun | None:
     """:func:`lane_run` for a layout alone (the tensor's extent not yet applied)."""
     kind, p = layout.kind, layout.params
