@@ -190,23 +190,24 @@ def test_ctrl_c_leaves_nothing_running_and_resume_finishes(tmp_path):
     silu = next(k for k in hot_kernels(CAPTURE, top=2).kernels if k.kernel == SILU)
     hang = {f"search-model|{silu.ref}||w8s1|baseline@w16s1": "time"}
     tag = f"IRLAB_TEST_{uuid.uuid4().hex}"
-    proc = subprocess.Popen([sys.executable, "-m", "irlab", "search-model", str(CAPTURE), *ARGS, "--out", str(out)],
-                            cwd=ROOT, env={**fake_env(hang=hang), tag: "1"}, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    hanging = tmp_path / "hanging"   # the fake writes it when the warm-up starts to hang
+    log = tmp_path / "stderr"        # a file, not a pipe: a pipe nobody reads can fill and stall the command
+    with open(log, "w") as err_file:
+        proc = subprocess.Popen([sys.executable, "-m", "irlab", "search-model", str(CAPTURE), *ARGS, "--out",
+                                 str(out)], cwd=ROOT, env={**fake_env(hang=hang, hanging=str(hanging)), tag: "1"},
+                                stdout=subprocess.DEVNULL, stderr=err_file, text=True, start_new_session=True)
     deadline = time.monotonic() + 600
-    progress = out / "timing.jsonl.progress"
-    while time.monotonic() < deadline and proc.poll() is None:
-        if progress.is_file() and "baseline@w16s1" in progress.read_text():   # its warm-up hangs
-            break
+    while time.monotonic() < deadline and proc.poll() is None and not hanging.is_file():
         time.sleep(0.5)
-    assert proc.poll() is None, proc.communicate()[1][-3000:]
+    assert proc.poll() is None, log.read_text()[-3000:]
     time.sleep(1.0)
     os.killpg(proc.pid, signal.SIGINT)
     try:
-        _, err = proc.communicate(timeout=20)
+        proc.wait(timeout=20)
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
         raise AssertionError("search-model did not stop within 20 s of Ctrl-C")
+    err = log.read_text()
     assert proc.returncode == 130 and "Traceback" not in err, err[-3000:]
     time.sleep(0.5)
     assert started_by(tag) == []

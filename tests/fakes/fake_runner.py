@@ -18,7 +18,7 @@ long as a test wants); "slow" sleeps that many seconds in every timing call; "gp
 name the fake reports.
 
 "abort" kills the process the way a crash does (os.abort); "hang" never returns (a kernel that
-never finishes); "cuda_error" raises the way torch does
+never finishes; with "hanging": a path, that file is written first, so a test knows the hang began); "cuda_error" raises the way torch does
 after a GPU fault and leaves the runner unhealthy (a poisoned context). "does_not_fit":
 {"cellkey|label" or "label": "prepare"|"check"} is a binary this GPU cannot launch: at "prepare"
 pruned from its metadata (irlab.timing.fit, as the GPU runner does), at "check" refused by Triton's
@@ -51,7 +51,9 @@ class FakeRunner:
         if self.cfg.get("abort", {}).get(f"{cell.key}|{entry_label}") == step:
             os.abort()
         if self.cfg.get("hang", {}).get(f"{cell.key}|{entry_label}") == step:
-            import time
+            if self.cfg.get("hanging"):
+                with open(self.cfg["hanging"], "w") as f:
+                    f.write(f"{cell.key}|{entry_label} {step}\n")
             time.sleep(3600)
         if self.cfg.get("cuda_error", {}).get(f"{cell.key}|{entry_label}") == step:
             self.poisoned = True
