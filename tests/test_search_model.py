@@ -143,6 +143,7 @@ def test_the_mixed_variant_is_confirmed_by_a_model_a_b(tmp_path, searched, monke
     out = tmp_path / "sm"
     shutil.copytree(searched[0], out)
     from irlab.passkit import registry
+    registry.load_passes()   # the built-in passes, registered where every other test finds them
     for k, v in fake_env().items():
         monkeypatch.setenv(k, v)
     # the test passes, loaded in this process for this test only (the registry loads its folders once)
