@@ -115,12 +115,13 @@ def test_a_sweep_told_a_gpu_model_runs_on_that_model_only(cluster, tmp_path, mon
 
 def test_a_node_killed_mid_sweep_loses_nothing(cluster, tmp_path, monkeypatch):
     """A third node joins; once one of its GPUs is timing a cell, the node is killed. Every cell
-    still finishes once, the cell it held on another node, and the cells it finished stay."""
+    still finishes once, the cell it held on another node, and the cells it finished stay. (Each
+    timing call takes 0.4 s, so a cell takes seconds: the kill lands while the held cell runs.)"""
     c, nodes = cluster
     doomed = add_node(c, 2, "FakeGPU A")
     c.wait_for_nodes()
     trace = tmp_path / "trace.jsonl"
-    monkeypatch.setenv("IRLAB_FAKE", json.dumps({"slow": 0.1, "trace": str(trace)}))
+    monkeypatch.setenv("IRLAB_FAKE", json.dumps({"slow": 0.4, "trace": str(trace)}))
     out, logs = tmp_path / "r.jsonl", []
     errors = []
 
