@@ -11,22 +11,24 @@
 #            calibrate with the "own inputs" entry
 #
 #   bash lab/sessions/session_round5.sh scaling|tests|checks
-# Everything lands in $OUT: session.log, one log per step, the results folders as .tgz.
+# Everything lands in $OUT (at most 8 files come back): session.log, logs.tgz (every step's log), the
+# results folders as .tgz.
 set -u
 PART=${1:?usage: session_round5.sh scaling|tests|checks}
 T0=$(date +%s)
 left() { echo $(( ${CALL_LIMIT:-575} - ($(date +%s) - T0) )); }
-python3 -m pip install -q --no-index --no-deps --no-build-isolation --target /tmp/site .whl/*.whl . > $OUT/install.log 2>&1 \
-  || { echo "install failed"; tail -20 $OUT/install.log; exit 1; }
-export PATH=/tmp/site/bin:$PATH PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1 TRITON_PRINT_AUTOTUNING=0
 R=/tmp/round5; rm -rf $R; mkdir -p $R
+python3 -m pip install -q --no-index --no-deps --no-build-isolation --target /tmp/site .whl/*.whl . > $R/install.log 2>&1 \
+  || { echo "install failed"; tail -20 $R/install.log; exit 1; }
+export PATH=/tmp/site/bin:$PATH PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1 TRITON_PRINT_AUTOTUNING=0
+trap '(cd $R && tar czf $OUT/logs.tgz *.log 2>/dev/null)' EXIT
 log() { echo "$*" | tee -a $OUT/session.log; }
 step() { local name=$1 limit=$2; shift 2
          [ "$limit" -gt 15 ] || { log "== $name: skipped, $limit s left"; return 1; }
          log "== $name (limit $limit s): $*"; local t0=$(date +%s)
          timeout -s INT -k 20 $limit "$@" > $R/$name.log 2>&1; local rc=$?
          log "== $name: exit $rc after $(( $(date +%s) - t0 )) s"; tail -6 $R/$name.log | tee -a $OUT/session.log
-         cp $R/$name.log $OUT/ 2>/dev/null; return $rc; }
+         return $rc; }
 nvidia-smi --query-gpu=index,name,driver_version,clocks.max.sm,power.limit --format=csv | tee -a $OUT/session.log
 python3 -c "import torch, triton, irlab; print('torch', torch.__version__, 'triton', triton.__version__, 'irlab', irlab.__file__)" \
   | tee -a $OUT/session.log
@@ -48,7 +50,7 @@ scaling)
     i=$((i + 1))
   done
   for p in "${pids[@]}"; do wait $p; done
-  for j in 0 1 2 3; do log "== gpu tests $j: ${GPU_TESTS[$j]}"; tail -4 $R/gpu_tests_$j.log | tee -a $OUT/session.log; cp $R/gpu_tests_$j.log $OUT/; done
+  for j in 0 1 2 3; do log "== gpu tests $j: ${GPU_TESTS[$j]}"; tail -4 $R/gpu_tests_$j.log | tee -a $OUT/session.log; done
   ;;
 tests)
   i=0
