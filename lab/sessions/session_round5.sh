@@ -17,9 +17,10 @@ set -u
 PART=${1:?usage: session_round5.sh scaling|tests|checks}
 T0=$(date +%s)
 left() { echo $(( ${CALL_LIMIT:-575} - ($(date +%s) - T0) )); }
-R=/tmp/round5; rm -rf $R; mkdir -p $R
-python3 -m pip install -q --no-index --no-deps --no-build-isolation --target /tmp/site .whl/*.whl . > $R/install.log 2>&1 \
-  || { echo "install failed"; tail -20 $R/install.log; exit 1; }
+R=/tmp/round5-$PART; rm -rf $R; mkdir -p $R
+# (installed once per machine: a second part started beside the first finds it there)
+[ -d /tmp/site/irlab ] || python3 -m pip install -q --no-index --no-deps --no-build-isolation --target /tmp/site \
+  .whl/*.whl . > $R/install.log 2>&1 || { echo "install failed"; tail -20 $R/install.log; exit 1; }
 export PATH=/tmp/site/bin:$PATH PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1 TRITON_PRINT_AUTOTUNING=0
 trap '(cd $R && tar czf $OUT/logs.tgz *.log 2>/dev/null)' EXIT
 log() { echo "$*" | tee -a $OUT/session.log; }

@@ -23,8 +23,9 @@
 # Parts: capture | search | all (capture, then search with the time left). MODELS="llama bert"
 # picks the models; SEARCH_LIMIT (seconds per search step, default 540) and CALL_LIMIT (seconds for
 # the whole call, default 570) keep a call inside the device's 10 minutes.
-# Results: $OUT/session.log, $OUT/<model>.search.md (each search's README.md), $OUT/<model>.json
-# (search_model.json), $OUT/<model>.mixed-variant.json, $OUT/<model>.model-ab.md, $OUT/state.tgz.
+# Results: $OUT/session.log, $OUT/state.tgz, and $OUT/search_results.tgz holding <model>.search.md (each
+# search's README.md), <model>.json (search_model.json), <model>.mixed-variant.json, <model>.model-ab.md
+# and every step's log.
 set -u
 export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
 PART=${1:-all}
@@ -74,17 +75,19 @@ if [ "$PART" = search ] || [ "$PART" = all ]; then
       && echo "== search $m: done" | tee -a $OUT/session.log
   done
 fi
+mkdir -p $R/results
 for m in $MODELS; do
-  cp $R/search-$m/README.md $OUT/$m.search.md 2>/dev/null
-  cp $R/search-$m/search_model.json $OUT/$m.json 2>/dev/null
-  cp $R/search-$m/mixed-variant.json $OUT/$m.mixed-variant.json 2>/dev/null
-  cp $R/search-$m/model-ab/README.md $OUT/$m.model-ab.md 2>/dev/null
+  cp $R/search-$m/README.md $R/results/$m.search.md 2>/dev/null
+  cp $R/search-$m/search_model.json $R/results/$m.json 2>/dev/null
+  cp $R/search-$m/mixed-variant.json $R/results/$m.mixed-variant.json 2>/dev/null
+  cp $R/search-$m/model-ab/README.md $R/results/$m.model-ab.md 2>/dev/null
   # an unfinished model A/B starts again on the next machine (its check runs' outputs are not carried)
   if [ -f $R/search-$m/model-ab/ab_model.json ] && python3 -c "import json,sys; sys.exit(0 if json.load(open('$R/search-$m/model-ab/ab_model.json')).get('partial') else 1)"; then
     rm -rf $R/search-$m/model-ab
   fi
 done
-(cd $R && find . \( -name cache -o -name tensors -o -name outputs -o -name 'full-*' \) -prune -o -type f -print \
+(cd $R && find . \( -name cache -o -name tensors -o -name outputs -o -name 'full-*' -o -name results \) -prune -o -type f -print \
   | tar czf $OUT/state.tgz -T -)
-cp $R/*.log $OUT/ 2>/dev/null
+cp $R/*.log $R/top_*.json $R/results/ 2>/dev/null
+(cd $R && tar czf $OUT/search_results.tgz results)   # at most 8 files come back: the results in one archive
 ls -la $OUT
