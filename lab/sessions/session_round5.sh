@@ -6,6 +6,10 @@
 #            search, verify on 1, 2, 4 GPUs), then the GPU tests of the round, four files side by
 #            side, one GPU each, in the time left
 #   tests    (one GPU) the GPU tests of the round one after another
+#   bench    (nvidia-h100-x4) benchmarks/bench_executor_scaling.py alone, started in the background
+#            (setsid) so that it outlives one device call: call again with the same part, back to
+#            back, until session.log says "bench: finished"; each call waits for it as long as it can
+#            and sends back the results so far; then the round's GPU tests side by side, one GPU each
 #   checks   (one GPU) lab.placement_check (identical binaries, own inputs), verify of a GEMM
 #            whose configs include some over the GPU's shared memory (lab/kernels/gemm_big_tiles.py),
 #            calibrate with the "own inputs" entry
@@ -14,10 +18,10 @@
 # Everything lands in $OUT (at most 8 files come back): session.log, logs.tgz (every step's log), the
 # results folders as .tgz.
 set -u
-PART=${1:?usage: session_round5.sh scaling|tests|checks}
+PART=${1:?usage: session_round5.sh scaling|bench|tests|checks}
 T0=$(date +%s)
 left() { echo $(( ${CALL_LIMIT:-575} - ($(date +%s) - T0) )); }
-R=/tmp/round5-$PART; rm -rf $R; mkdir -p $R
+R=/tmp/round5-$PART; [ "$PART" = bench ] || rm -rf $R; mkdir -p $R
 # (installed once per machine: a second part started beside the first finds it there)
 [ -d /tmp/site/irlab ] || python3 -m pip install -q --no-index --no-deps --no-build-isolation --target /tmp/site \
   .whl/*.whl . > $R/install.log 2>&1 || { echo "install failed"; tail -20 $R/install.log; exit 1; }
@@ -52,6 +56,29 @@ scaling)
   done
   for p in "${pids[@]}"; do wait $p; done
   for j in 0 1 2 3; do log "== gpu tests $j: ${GPU_TESTS[$j]}"; tail -4 $R/gpu_tests_$j.log | tee -a $OUT/session.log; done
+  ;;
+bench)
+  B=$R/scaling
+  if [ ! -f $R/bench.exit ] && ! pgrep -f bench_executor_scaling >/dev/null; then
+    log "== bench: started"
+    setsid nohup bash -c "python3 benchmarks/bench_executor_scaling.py --out $B --timeout 300 > $R/bench.log 2>&1; \
+      echo \$? > $R/bench.exit" > /dev/null 2>&1 &
+  fi
+  while [ ! -f $R/bench.exit ] && [ "$(left)" -gt 30 ]; do sleep 5; done
+  cp $B/README.md $OUT/scaling.md 2>/dev/null; cp $B/results.json $OUT/scaling.json 2>/dev/null
+  if [ -f $R/bench.exit ]; then
+    log "== bench: finished, exit $(cat $R/bench.exit)"
+    (cd $R && tar czf $OUT/scaling.tgz --exclude=cache scaling 2>/dev/null)
+    i=0; pids=()
+    for t in "${GPU_TESTS[@]}"; do
+      CUDA_VISIBLE_DEVICES=$i timeout -s INT $(( $(left) - 10 )) $PYTEST $t > $R/gpu_tests_$i.log 2>&1 & pids+=($!)
+      i=$((i + 1))
+    done
+    for p in "${pids[@]}"; do wait $p; done
+    for j in 0 1 2 3; do log "== gpu tests $j: ${GPU_TESTS[$j]}"; tail -4 $R/gpu_tests_$j.log | tee -a $OUT/session.log; done
+  else
+    log "== bench: still running after this call; call again"; tail -5 $R/bench.log | tee -a $OUT/session.log
+  fi
   ;;
 tests)
   i=0
