@@ -142,7 +142,8 @@ def run_one(name: str, argv: list[str], gpus: int, out: Path, timeout: float) ->
     t0 = time.monotonic()
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=ROOT,
-                           env={**os.environ, "PYTHONPATH": str(ROOT)})
+                           env={**os.environ, "PYTHONPATH": os.pathsep.join(
+                               p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)})
         code, log = p.returncode, p.stdout + p.stderr
     except subprocess.TimeoutExpired as e:
         code, log = None, (e.stdout or "") + (e.stderr or "") if isinstance(e.stdout, str) else ""
