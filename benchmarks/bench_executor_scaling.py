@@ -45,10 +45,10 @@ def commands(args) -> dict[str, list[str]]:
     """The irlab command line of each benchmark (without --gpus and --out)."""
     return {
         "ab": ["ab", "--kernel", "gemm_fp16", "--variants", "optimize-epilogue", "--stages", args.ab_stages,
-               "--shapes", args.shapes, "--screen-rounds", "5", "--rounds", "21"],
+               "--shapes", args.shapes, "--screen-rounds", str(args.screen_rounds), "--rounds", str(args.rounds)],
         "search": ["search", "--kernel", "gemm_fp16", "--variants", "optimize-epilogue", "--stages", "3",
                    "--options", "maxnreg=128", "--shapes", ";".join(args.shapes.split(";")[:2]),
-                   "--screen-rounds", "5", "--rounds", "21"],
+                   "--screen-rounds", str(args.screen_rounds), "--rounds", str(args.rounds)],
         "verify": ["verify", "--kernel", "gemm_fp16", "--kernel", "softmax", "--configs", "all",
                    *[x for p in VERIFY_PASSES for x in ("--pass", p)], "--jobs", str(args.verify_jobs)],
     }
@@ -198,6 +198,8 @@ def main() -> int:
     ap.add_argument("--commands", default="ab,search,verify")
     ap.add_argument("--shapes", default=SHAPES, help="ab's problems (search takes the first two)")
     ap.add_argument("--ab-stages", default="3,4", help="ab's pipelining depths (11 configs each)")
+    ap.add_argument("--rounds", type=int, default=21, help="ab's and search's headline rounds")
+    ap.add_argument("--screen-rounds", type=int, default=5, help="ab's and search's screening rounds")
     ap.add_argument("--verify-jobs", type=int, default=2, help="verify's groups side by side on each GPU")
     ap.add_argument("--timeout", type=float, default=600, help="seconds one command may run")
     args = ap.parse_args()
