@@ -281,3 +281,19 @@ def test_model_ab_rounds_spread_over_the_gpus_each_round_on_one(tmp_path):
     assert sorted(r["n"] for r in rounds) == list(range(10))
     assert {r["device"]["index"] for r in rounds} <= {"0", "1"} and all(r["device"]["node"] for r in rounds)
     assert "every round's arms ran on one GPU" in (tmp_path / "README.md").read_text()
+
+
+def test_a_job_after_a_retiring_worker_gets_a_new_worker_not_the_one_leaving():
+    """A job that retires its worker (a GPU fault poisoned the CUDA context) is answered, and the
+    worker takes a while to exit: the lane's next job waits for it and runs in a new worker, where
+    it was once handed to the leaving one and reported as a death."""
+    from irlab.executor.lane import LocalLane
+    lane = LocalLane(Device("vm", "0"), env={"PYTHONPATH": str(HERE.parent)})
+    try:
+        first = lane.run(Job("tests.fakes.executor_jobs:retire_slowly", {"exit_s": 2.0}, key="a"), lambda r: None)
+        assert first.died is None and first.error is None, first
+        second = lane.run(Job("tests.fakes.executor_jobs:pid", {}, key="b"), lambda r: None)
+        assert second.died is None and second.error is None, second
+        assert second.result != first.result
+    finally:
+        lane.close()

@@ -25,6 +25,7 @@ from .procs import kill_tree
 
 START_S = 300.0      # a worker that has not said hello by then is taken for dead
 TAIL = 40            # stderr lines kept for what a death says
+LEAVE_S = 60.0       # a worker that said it leaves and has not within this is killed
 POISONED = 75        # the exit status a job leaves with after a GPU fault poisoned its CUDA context
 
 
@@ -147,19 +148,22 @@ class LocalLane:
                 elif "progress" in msg:
                     progress = msg["progress"]
                 elif "done" in msg or "error" in msg:
-                    self._settle(job)
+                    self._settle(job, leaving=bool(msg.get("leaving")))
                     return Outcome(job, self.device, result=msg.get("done"), error=msg.get("error"),
                                    seconds=time.monotonic() - t0, tail=self.job_lines[-TAIL:])
         finally:
             self.log = None
 
-    def _settle(self, job: Job) -> None:
-        """After a job: a worker that leaves (a fresh job's, a poisoned one) is waited for."""
-        if job.fresh or self.proc.poll() is not None:
+    def _settle(self, job: Job, leaving: bool = False) -> None:
+        """After a job: a worker that leaves (a fresh job's, one whose CUDA context a fault
+        poisoned) is waited for, so that the next job starts a new worker instead of being handed
+        to one on its way out (tearing down a faulted CUDA context can take seconds)."""
+        if leaving or job.fresh or self.proc.poll() is not None:
             try:
-                self.proc.wait(timeout=10)
+                self.proc.wait(timeout=LEAVE_S)
             except subprocess.TimeoutExpired:
                 self.kill()
+                self.proc.wait()
 
     # -- stopping -----------------------------------------------------------------------------------
     def kill(self) -> None:

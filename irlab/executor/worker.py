@@ -88,12 +88,15 @@ def main() -> int:
         ctx = Context(send, state, device)
         try:
             result = load(msg["fn"])(msg["payload"], ctx)
+            answer = {"done": result}
         except Exception:
-            send({"error": traceback.format_exc()[-6000:]})
-        else:
-            send({"done": result})
+            answer = {"error": traceback.format_exc()[-6000:]}
+        leaving = bool(ctx.retiring or msg.get("fresh"))
+        if leaving:   # the lane waits for this process to end before it hands the GPU another job
+            answer["leaving"] = True
         sys.stderr.flush()
-        if ctx.retiring or msg.get("fresh"):
+        send(answer)
+        if leaving:
             break
     return 0
 
