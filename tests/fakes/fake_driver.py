@@ -79,10 +79,21 @@ def fake_gpu(target: GPUTarget = GPUTarget("cuda", 90, 32), max_shared_mem: int 
     previous = driver._active
     fake = FakeDriver(target, max_shared_mem)
     driver.set_active(fake)
+    _forget_device_properties()
     try:
         yield fake
     finally:
         driver._active = previous
+        _forget_device_properties()
+
+
+def _forget_device_properties() -> None:
+    """Triton keeps each device's shared-memory limit (``max_shared_mem``, an lru_cache): a fake
+    device with another limit must not get the one an earlier fake (or the real GPU) gave."""
+    from triton.compiler import compiler
+    cached = getattr(compiler, "max_shared_mem", None)
+    if hasattr(cached, "cache_clear"):
+        cached.cache_clear()
 
 
 class FakeTensor:
