@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from experiments import amd_lit_agreement as lit
+from lab import amd_lit_agreement as lit
 from irlab import ir
 from irlab.bridge.compat import TRITON_VERSION
 from irlab.bridge.pass_runner import run_pass
