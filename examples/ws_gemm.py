@@ -10,7 +10,8 @@ import dataclasses
 import triton
 import triton.language as tl
 
-from irlab import KernelSpec, Problem, TileConfig
+from irlab.kernels.gemm import cublas
+from irlab.kernels.shapes import RowMajorGemm, TileConfig
 
 
 @triton.jit
@@ -65,52 +66,12 @@ def matmul_tma_ws_hoisted(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk, st
     tl.store(c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :], c, mask=mask)
 
 
-def bind(shape, cfg: TileConfig) -> Problem:
-    M, N, K = shape["M"], shape["N"], shape["K"]
-    args = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "M": M, "N": N, "K": K,
-            "stride_am": K, "stride_bk": N, "stride_cm": N}
-    return Problem(args, dict(cfg.meta), cfg.options())
-
-
-def make_inputs(shape, device="cuda", seed=0):
-    import torch
-    g = torch.Generator(device=device).manual_seed(seed)
-    M, N, K = shape["M"], shape["N"], shape["K"]
-    return {"a": torch.randn((M, K), device=device, dtype=torch.float16, generator=g),
-            "b": torch.randn((K, N), device=device, dtype=torch.float16, generator=g),
-            "c": torch.full((M, N), float("nan"), device=device, dtype=torch.float16)}
-
-
-def launch_args(inputs, shape, cfg: TileConfig):
-    M, N, K = shape["M"], shape["N"], shape["K"]
-    grid = (triton.cdiv(M, cfg.meta["BLOCK_M"]) * triton.cdiv(N, cfg.meta["BLOCK_N"]), 1, 1)
-    a, b, c = inputs["a"], inputs["b"], inputs["c"]
-    return grid, {"a_ptr": a, "b_ptr": b, "c_ptr": c, "M": M, "N": N, "K": K,
-                  "stride_am": a.stride(0), "stride_bk": b.stride(0), "stride_cm": c.stride(0), **cfg.meta}
-
-
-def reference(inputs):
-    return inputs["a"] @ inputs["b"]
-
-
-def library(inputs):
-    import torch
-    torch.matmul(inputs["a"], inputs["b"], out=inputs["c"])
-
-
+# row-major A, B and C; the kernel takes only their row strides
+GEMM = RowMajorGemm(strides=("stride_am", "stride_bk", "stride_cm"))
 META = {"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "GROUP_M": 8}
-SPEC = KernelSpec(
-    name="tma_ws_gemm",
-    fn=matmul_tma_ws,
-    description="fp16 GEMM, TMA descriptor loads, warp-specialized K loop (hand-written tma-ws)",
-    configs={"ws-w4": TileConfig("ws-w4", dict(META), 4, 3), "ws-w8": TileConfig("ws-w8", dict(META), 8, 3)},
-    default_config="ws-w4",
-    default_shape={"M": 4096, "N": 4096, "K": 4096},
-    bind=bind, make_inputs=make_inputs, launch_args=launch_args, reference=reference,
-    output=lambda inputs: inputs["c"],
-    flops=lambda shape: 2.0 * shape["M"] * shape["N"] * shape["K"],
-    library=library, library_name="torch.matmul (cuBLAS)",
-)
+CONFIGS = {"ws-w4": TileConfig("ws-w4", dict(META), 4, 3), "ws-w8": TileConfig("ws-w8", dict(META), 8, 3)}
+SPEC = GEMM.spec("tma_ws_gemm", matmul_tma_ws, CONFIGS, "ws-w4", library=cublas, library_name="torch.matmul (cuBLAS)",
+                 description="fp16 GEMM, TMA descriptor loads, warp-specialized K loop (hand-written tma-ws)")
 
 # the same GEMM, offsets computed once before the loop (irlab ab --kernel examples/ws_gemm.py:HOISTED)
 HOISTED = dataclasses.replace(SPEC, name="tma_ws_gemm_hoisted", fn=matmul_tma_ws_hoisted,

@@ -495,7 +495,6 @@ FIRST_BARRIERS = ("auto", "s_barrier", "cta")
 
 
 @register
-@dataclass(frozen=True)
 class BlockPingpong(ModulePass):
     name: ClassVar[str] = "block-pingpong"
     summary: ClassVar[str] = ("AMD's block ping-pong schedule of a pipelined GEMM loop: memory and MFMA clusters of "

@@ -57,7 +57,6 @@ class CancelPair(RewritePattern):
 
 
 @register
-@dataclass(frozen=True)
 class CancelTransposes(ModulePass):
     name: ClassVar[str] = "cancel-transposes"
     summary: ClassVar[str] = "remove transpose pairs that cancel (also across elementwise ops with splat operands)"

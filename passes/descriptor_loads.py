@@ -75,7 +75,6 @@ class Plan:
 
 
 @register
-@dataclass(frozen=True)
 class DescriptorLoads(ModulePass):
     name: ClassVar[str] = "descriptor-loads"
     runs_on: ClassVar[tuple] = ("ttir",)

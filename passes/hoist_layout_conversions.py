@@ -64,7 +64,6 @@ class HoistDotOperandConvert(RewritePattern):
 
 
 @register
-@dataclass(frozen=True)
 class HoistLayoutConversions(ModulePass):
     name: ClassVar[str] = "hoist-layout-conversions"
     summary: ClassVar[str] = ("move a dot-operand ttg.convert_layout of a loop-invariant tensor out of the loop "

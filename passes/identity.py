@@ -6,7 +6,6 @@ not always faithful) and that irlab's model reprints it byte for byte.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import ClassVar
 
 from irlab.passkit.pass_api import ModulePass, PassContext
@@ -14,7 +13,6 @@ from irlab.passkit.registry import register
 
 
 @register
-@dataclass(frozen=True)
 class Identity(ModulePass):
     name: ClassVar[str] = "identity"
     rewrites: ClassVar[bool] = False

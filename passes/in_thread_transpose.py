@@ -150,7 +150,6 @@ def _region_slots(op, inside) -> list[int]:
 
 
 @register
-@dataclass(frozen=True)
 class InThreadTranspose(ModulePass):
     name: ClassVar[str] = "in-thread-transpose"
     summary: ClassVar[str] = ("write a dot operand loaded across K to LDS K-contiguous: widen the load along K, "

@@ -170,7 +170,6 @@ PINS = ("none", "barriers", "groups")
 
 
 @register
-@dataclass(frozen=True)
 class InterleaveGlobalLoads(ModulePass):
     name: ClassVar[str] = "interleave-global-loads"
     runs_on: ClassVar[tuple] = ("ttgir",)

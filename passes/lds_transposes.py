@@ -8,7 +8,6 @@ prints them as a table. The ``cancel-transposes`` pass removes the transpose pai
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import ClassVar
 
 from irlab.analysis.lds import analyse
@@ -19,7 +18,6 @@ WARNINGS = ("cancelling-transposes", "transpose-then-convert", "absorbable-trip"
 
 
 @register
-@dataclass(frozen=True)
 class LdsTransposes(ModulePass):
     name: ClassVar[str] = "lds-transposes"
     runs_on: ClassVar[tuple] = ("ttgir",)

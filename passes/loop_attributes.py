@@ -30,7 +30,6 @@ loop that ``loops=k`` leaves alone gets a note saying so.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import ClassVar, Optional
 
 from irlab.ir import describe
@@ -39,7 +38,6 @@ from irlab.passkit.pass_api import ModulePass, PassContext, option
 from irlab.passkit.registry import register
 
 @register
-@dataclass(frozen=True)
 class LoopAttributes(ModulePass):
     name: ClassVar[str] = "loop-attributes"
     runs_on: ClassVar[tuple] = ("ttir", "ttgir")

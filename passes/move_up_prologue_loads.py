@@ -143,7 +143,6 @@ class MoveUpLoads(RewritePattern):
 
 
 @register
-@dataclass(frozen=True)
 class MoveUpPrologueLoads(ModulePass):
     name: ClassVar[str] = "move-up-prologue-loads"
     summary: ClassVar[str] = ("move a pipeline's prologue loads (with their address and mask math) as early as "

@@ -224,7 +224,6 @@ class StoreFromMma(RewritePattern):
 
 
 @register
-@dataclass(frozen=True)
 class OptimizeEpilogue(ModulePass):
     name: ClassVar[str] = "optimize-epilogue"
     runs_on: ClassVar[tuple] = ("ttgir",)

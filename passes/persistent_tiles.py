@@ -123,7 +123,6 @@ class Plan:
 
 
 @register
-@dataclass(frozen=True)
 class PersistentTiles(ModulePass):
     name: ClassVar[str] = "persistent-tiles"
     runs_on: ClassVar[tuple] = ("ttir",)

@@ -280,7 +280,6 @@ class PinLoopOrder(RewritePattern):
 
 
 @register
-@dataclass(frozen=True)
 class PinOrder(ModulePass):
     name: ClassVar[str] = "pin-order"
     runs_on: ClassVar[tuple] = ("ttgir",)

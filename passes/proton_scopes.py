@@ -89,7 +89,6 @@ def k_loop(func: Operation) -> tuple[Operation | None, int]:
 
 
 @register
-@dataclass(frozen=True)
 class ProtonScopes(ModulePass):
     name: ClassVar[str] = "proton-scopes"
     runs_on: ClassVar[tuple] = ("ttgir",)

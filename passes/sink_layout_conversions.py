@@ -55,7 +55,6 @@ class SinkBelowDeallocs(RewritePattern):
 
 
 @register
-@dataclass(frozen=True)
 class SinkLayoutConversions(ModulePass):
     name: ClassVar[str] = "sink-layout-conversions"
     summary: ClassVar[str] = ("move each ttg.convert_layout below the ttg.local_deallocs before its first user "

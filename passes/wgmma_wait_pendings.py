@@ -21,7 +21,6 @@ Run at the end of TTGIR: ``Insert("wgmma-wait-pendings", at="end", options={"pen
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import ClassVar
 
 from irlab.ir import describe
@@ -30,7 +29,6 @@ from irlab.passkit.registry import register
 
 
 @register
-@dataclass(frozen=True)
 class WgmmaWaitPendings(ModulePass):
     name: ClassVar[str] = "wgmma-wait-pendings"
     runs_on: ClassVar[tuple] = ("ttgir",)

@@ -49,7 +49,6 @@ from irlab.passkit.pass_api import ModulePass
 from irlab.passkit.registry import register
 
 @register
-@dataclass(frozen=True)
 class P(ModulePass):
     name: ClassVar[str] = "key-test-pass"
     def run(self, ctx):

@@ -157,13 +157,7 @@ class TritonServices:
             raise ServiceError(f"Triton could not parse the module: {rejected.first}")
         pm = ir.pass_manager(self.context)
         compat.add_allocate_shared_memory(pm, target)
-        with captured_stderr() as err:
-            try:
-                pm.run(mod, "irlab-shared-memory-allocation")
-            except RuntimeError as e:
-                raise ServiceError(f"Triton's shared-memory allocation failed: {(err[0] if err else '') or e}") \
-                    from None
-        return mod.str_nodebug()
+        return _run(pm, mod, "irlab-shared-memory-allocation", "Triton's shared-memory allocation failed")
 
 
     def run_passes(self, text: str, passes: list[str], name: str = "<ir>") -> str:
@@ -187,13 +181,19 @@ class TritonServices:
         pm = ir.pass_manager(self.context)
         for adder in adders:
             adder(pm)
-        with captured_stderr() as err:
-            try:
-                pm.run(mod, "irlab-triton-passes")
-            except RuntimeError as e:
-                raise ServiceError(f"Triton's {', '.join(passes)} failed on {name}: {(err[0] if err else '') or e}") \
-                    from None
-        return mod.str_nodebug()
+        return _run(pm, mod, "irlab-triton-passes", f"Triton's {', '.join(passes)} failed on {name}")
+
+
+def _run(pm, mod, label: str, failed: str) -> str:
+    """``mod`` after the pass manager ``pm``, printed without locations; where it fails, a
+    ServiceError ``failed: `` the first line Triton wrote to stderr (its diagnostic), else its
+    exception."""
+    with captured_stderr() as err:
+        try:
+            pm.run(mod, label)
+        except RuntimeError as e:
+            raise ServiceError(f"{failed}: {(err[0] if err else '') or e}") from None
+    return mod.str_nodebug()
 
 
 def _verdict(text: str, name: str) -> Rejection | None:

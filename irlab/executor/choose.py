@@ -11,9 +11,9 @@ being told.
 from __future__ import annotations
 
 import contextlib
-import os
 from pathlib import Path
 
+from ..base.pyproject import irlab_table
 from .jobs import ExecutorError
 
 NAMES = ("local", "ray")
@@ -40,27 +40,14 @@ def use(executor):
 
 def configured_name(start: Path | None = None) -> str | None:
     """``executor`` of the nearest pyproject.toml's ``[tool.irlab]`` table, or None."""
-    start = Path(start or os.getcwd()).absolute()
-    for folder in (start, *start.parents):
-        candidate = folder / "pyproject.toml"
-        if not candidate.is_file():
-            continue
-        try:
-            import tomllib
-        except ModuleNotFoundError:   # Python 3.10
-            try:
-                import tomli as tomllib
-            except ModuleNotFoundError:
-                return None
-        try:
-            table = tomllib.loads(candidate.read_text()).get("tool", {}).get("irlab", {})
-        except (OSError, ValueError):
-            return None
-        value = table.get("executor") if isinstance(table, dict) else None
-        if value is not None and value not in NAMES:
-            raise ExecutorError(f"{candidate}: [tool.irlab] executor must be one of {', '.join(NAMES)}, not {value!r}")
-        return value
-    return None
+    found = irlab_table(start)
+    if found is None:
+        return None
+    candidate, table = found
+    value = table.get("executor")
+    if value is not None and value not in NAMES:
+        raise ExecutorError(f"{candidate}: [tool.irlab] executor must be one of {', '.join(NAMES)}, not {value!r}")
+    return value
 
 
 def make(name: str | None = None, gpus: str | None = None, env: dict | None = None):

@@ -15,8 +15,6 @@ step in flight):
 from __future__ import annotations
 
 import argparse
-import importlib
-import importlib.util
 import json
 import os
 import sys
@@ -29,20 +27,16 @@ from .fit import DOES_NOT_FIT, does_not_fit
 from .plan import DEFAULT_RUNNER, Cell, Plan, progress_path
 from ..base.jsonio import append_record
 from ..base.stats import MIN_ROUNDS, bootstrap_median_ci, median, ratio_estimate, round_orders, spread
+from ..executor.jobs import load
 
 CONTROL = "A/A control"   # the label of the baseline timed a second time in every cell
 MAX_ROUNDS = 1000         # adaptive mode stops here whatever the interval
 
 
 def load_runner(spec: str):
-    mod_name, _, cls_name = spec.rpartition(":")
-    if mod_name.endswith(".py"):
-        s = importlib.util.spec_from_file_location(Path(mod_name).stem, mod_name)
-        mod = importlib.util.module_from_spec(s)
-        s.loader.exec_module(mod)
-    else:
-        mod = importlib.import_module(mod_name)
-    return getattr(mod, cls_name)
+    """The runner class ``module:Class`` names (``path/to/file.py:Class`` loads that file), as the
+    executor loads a job's function."""
+    return load(spec)
 
 
 class FileSink:

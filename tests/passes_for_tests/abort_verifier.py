@@ -4,7 +4,6 @@ code asserts on) and converts it to a blocked layout, before the first function'
 ``irlab pass`` must turn into a rejected pass, with irlab itself alive."""
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import ClassVar
 
 from irlab.passkit.pass_api import ModulePass, PassContext
@@ -15,7 +14,6 @@ BLOCKED = "#ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [4, 8], warpsP
 
 
 @register
-@dataclass(frozen=True)
 class AbortVerifier(ModulePass):
     name: ClassVar[str] = "abort-verifier"
     summary: ClassVar[str] = "test pass: produce IR that makes Triton's verifier abort (a 3-D MMA v2 instrShape)"

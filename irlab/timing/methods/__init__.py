@@ -27,6 +27,7 @@ import sys
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
+from ...base.pyproject import irlab_table
 from ...base.suggest import did_you_mean
 
 DEFAULT = "graph"
@@ -90,31 +91,17 @@ def register_method(cls):
 
 def configured_dirs(start: Path | None = None) -> list[Path]:
     """The folders ``[tool.irlab] timing_methods_path`` of the nearest pyproject.toml lists
-    (relative to that file), or none. Read leniently: a pyproject.toml that is not TOML is the
-    business of the commands that use the rest of the table."""
-    start = Path(start or os.getcwd()).absolute()
-    for folder in (start, *start.parents):
-        candidate = folder / "pyproject.toml"
-        if not candidate.is_file():
-            continue
-        try:
-            import tomllib
-        except ModuleNotFoundError:   # Python 3.10
-            try:
-                import tomli as tomllib
-            except ModuleNotFoundError:
-                return []
-        try:
-            table = tomllib.loads(candidate.read_text()).get("tool", {}).get("irlab", {})
-        except (OSError, ValueError):
-            return []
-        value = table.get(CONFIG_KEY) if isinstance(table, dict) else None
-        if value is None:
-            return []
-        if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
-            raise MethodError(f"{candidate}: [tool.irlab] {CONFIG_KEY} must be a list of folders, not {value!r}")
-        return [(candidate.parent / v).resolve() for v in value]
-    return []
+    (relative to that file), or none (read leniently: :func:`irlab.base.pyproject.irlab_table`)."""
+    found = irlab_table(start)
+    if found is None:
+        return []
+    candidate, table = found
+    value = table.get(CONFIG_KEY)
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise MethodError(f"{candidate}: [tool.irlab] {CONFIG_KEY} must be a list of folders, not {value!r}")
+    return [(candidate.parent / v).resolve() for v in value]
 
 
 def method_dirs() -> list[Path]:
