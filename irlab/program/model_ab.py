@@ -61,7 +61,7 @@ from .records import FINGERPRINT, MAX_OUTPUT_BYTES
 from ..base.jsonio import write_json, write_text
 from ..executor import InProcess, Job, LocalExecutor, current
 from ..base.jsonio import append_record, read_records
-from ..base.stats import ESTIMATOR, MIN_ROUNDS, RatioEstimate, ratio_estimate, round_orders
+from ..base.stats import ESTIMATOR, MIN_ROUNDS, ratio_estimate, round_orders
 
 BASELINE, VARIANT, AA = "baseline", "variant", "baseline-again"
 COMPILE = "compile"          # the baseline's first run with same_choices: compiles and autotunes, compared with nothing

@@ -40,12 +40,11 @@ from __future__ import annotations
 
 import json
 import re
-import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from ..base.jsonio import read_records, write_json, write_text
+from ..base.jsonio import write_json, write_text
 from ..base.stats import MIN_EFFECT, MIN_ROUNDS
 from ..base.targets import Target
 from ..kernels.spec import TileConfig
@@ -53,7 +52,7 @@ from ..passkit.mixed import KernelChoice, MixedVariant
 from ..passkit.spelling import respell
 from ..passkit.variant import Variant, VariantError
 from ..program.derived import bound_arguments, write_derived
-from ..program.hot import HotKernel, HotSet, hot_kernels
+from ..program.hot import HotSet, hot_kernels
 from ..program.launches import load
 from .differential import Group, rewriting_passes, variant_refs
 from .plan import Cell, Entry, Plan
