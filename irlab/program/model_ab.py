@@ -826,7 +826,8 @@ def render(result: dict) -> str:
                   "", "| kernel | binary | launches | baseline ms | variant ms | ratio [95% CI] | verdict | "
                   "A/A [95% CI] | share |", "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
         for r in rows:
-            fmt = (lambda x: "-" if x is None else f"{x:.4g}")
+            def fmt(x):
+                return "-" if x is None else f"{x:.4g}"
             verdict = (r.get("ratio") or {}).get("verdict", "-")
             if r.get("note"):
                 verdict += " (same code: moved with its neighbours)"

@@ -443,7 +443,7 @@ def _same_binary_across_configs(records: dict, captured: str) -> None:
     """A candidate at a neighbouring config whose binary is one already seen (the captured
     baseline's, or another candidate's) is no change there either."""
     seen = {}
-    for label, (c, rec) in sorted(records.items(), key=lambda kv: (kv[1][0].config != captured, kv[0])):
+    for label, (_, rec) in sorted(records.items(), key=lambda kv: (kv[1][0].config != captured, kv[0])):
         sha = rec.get("binary_sha256")
         if rec["status"] != "ok" or not sha:
             continue
