@@ -48,7 +48,7 @@ from typing import ClassVar
 
 from irlab.analysis import amdgpu_sched as sched
 from irlab.analysis import pingpong as pp
-from irlab.ir import MemDescType, Operation, RewriteError, RewritePattern, TensorType, describe, effects
+from irlab.ir import MemDescType, Operation, RewriteError, RewritePattern, describe, effects
 from irlab.ir.effects import Effect, conflict, separate_memories
 from irlab.ir.queries import backward_slice
 from irlab.ir.traits import GLOBAL_LOAD, LOCAL_LOAD, LOCAL_STORE

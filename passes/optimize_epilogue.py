@@ -91,7 +91,6 @@ class StoreFromMma(RewritePattern):
             return rw.notify_match_failure(st, f"refused: {v.ref} is {what}; the pass moves tensors to the MMA "
                                                "layout, not the layout inside that type, so the store would keep the "
                                                "blocked layout there")
-        value_type = st.operand_use("value").value.type   # the stored value's type, before the chain moves
         if wide:   # the wide-store layout gets an alias, as Triton prints it (#linear)
             wide = rw.define_alias(wide, "linear")
         moved = lambda t: relayout(t, blocked, mma)   # noqa: E731

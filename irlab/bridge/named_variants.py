@@ -195,6 +195,12 @@ PERSISTENT_TMA_WS_SPLIT = _persistent(
     tile_loop={"warp_specialize": True}, store_split=2)
 
 
+def _schedule_recipe(name: str):
+    """The recipe of the schedule variant ``name`` (a function of its own, so each recipe keeps
+    its name rather than the last one of the loop that builds the table)."""
+    return lambda base: _amd_schedule_pass(name)
+
+
 # how each named variant is made from the variant it is built on (its base, as a target's facts
 # name it; None for a variant built on nothing)
 _RECIPES = {
@@ -203,7 +209,7 @@ _RECIPES = {
     "no-optimize-epilogue": lambda base: AMD_NO_EPILOGUE,
     "no-in-thread-transpose": lambda base: AMD_NO_ITT,
     "no-amd-schedule": lambda base: AMD_NO_SCHEDULE,
-    **{name: (lambda name: lambda base: _amd_schedule_pass(name))(name) for name in SCHEDULE_WHAT},
+    **{name: _schedule_recipe(name) for name in SCHEDULE_WHAT},
     "block-pingpong-masked": lambda base: _amd_schedule_pass("block-pingpong", {"loop_variant_masks": "allow"},
                                                              "block-pingpong-masked"),
     "in-thread-transpose": _in_thread_transpose,

@@ -3,8 +3,6 @@ time, and trim a capture to what is worth keeping."""
 from __future__ import annotations
 
 import argparse
-import os
-import sys
 import time
 from pathlib import Path
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .common import (EXIT_FAIL, EXIT_OK, EXIT_USAGE, UsageError, add_kernel_options, add_variant_options, target_arg,
-                     compile_from_args, err, positive, variant_from_args, out_folder)
+                     compile_from_args, err, variant_from_args, out_folder)
 from ..base.jsonio import dumps, write_bytes, write_json, write_text
 
 

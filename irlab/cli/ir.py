@@ -72,7 +72,7 @@ def cmd_ir_show(args) -> int:
         err(e.render())
         return EXIT_USAGE
     print(f"{args.file}: {'fragment' if m.fragment else 'module'}; target {m.target}, num-warps {m.num_warps}")
-    for name, layout in m.layouts().items():
+    for layout in m.layouts().values():
         print(f"  layout {layout.describe()}")
     for fn in m.functions:
         print(f"  function {fn.attributes and ''}{fn.items[1].value if len(fn.items) > 1 else ''}")

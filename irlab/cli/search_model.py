@@ -27,7 +27,7 @@ def cmd_search_model(args) -> int:
             program = check_command(args.program)
         except ProgramError as e:
             raise UsageError(f"irlab search-model: {e}") from None
-    fakes = os.environ.get("IRLAB_VERIFY_RUNNER") and os.environ.get(TIMING_RUNNER_ENV)
+    fakes = bool(os.environ.get("IRLAB_VERIFY_RUNNER") and os.environ.get(TIMING_RUNNER_ENV))
     why = None if fakes else why_no_timing()
     if why:
         raise UsageError(f"irlab search-model verifies and times kernels on a GPU and {why}: run it where a GPU is, "

@@ -22,7 +22,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
+
+if TYPE_CHECKING:   # spec imports this module; the annotations only name its class
+    from .spec import KernelSpec
 
 
 class KernelError(ValueError):

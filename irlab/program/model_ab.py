@@ -61,7 +61,7 @@ from .records import FINGERPRINT, MAX_OUTPUT_BYTES
 from ..base.jsonio import write_json, write_text
 from ..executor import InProcess, Job, LocalExecutor, current
 from ..base.jsonio import append_record, read_records
-from ..base.stats import ESTIMATOR, MIN_ROUNDS, RatioEstimate, ratio_estimate, round_orders
+from ..base.stats import ESTIMATOR, MIN_ROUNDS, ratio_estimate, round_orders
 
 BASELINE, VARIANT, AA = "baseline", "variant", "baseline-again"
 COMPILE = "compile"          # the baseline's first run with same_choices: compiles and autotunes, compared with nothing
@@ -826,7 +826,8 @@ def render(result: dict) -> str:
                   "", "| kernel | binary | launches | baseline ms | variant ms | ratio [95% CI] | verdict | "
                   "A/A [95% CI] | share |", "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
         for r in rows:
-            fmt = (lambda x: "-" if x is None else f"{x:.4g}")
+            def fmt(x):
+                return "-" if x is None else f"{x:.4g}"
             verdict = (r.get("ratio") or {}).get("verdict", "-")
             if r.get("note"):
                 verdict += " (same code: moved with its neighbours)"

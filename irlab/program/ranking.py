@@ -79,7 +79,7 @@ class Ranking:
         if not self.region_left_out:
             entries = "its only entry" if n == 1 else f"entries 0..{n - 1}"
         else:
-            entries = (f"entry 1" if n == 2 else f"entries 1..{n - 1}") + "; entry 0, which compiles, left out"
+            entries = ("entry 1" if n == 2 else f"entries 1..{n - 1}") + "; entry 0, which compiles, left out"
         return f"region {self.region!r} ({entries})"
 
     @property

@@ -164,7 +164,7 @@ def summarize(results: dict, cases: list[Case]) -> dict:
     comparison; per method and overall: the false-positive rate with its Wilson interval."""
     by_key = {}
     for method, res in results.items():
-        for key, c in res["cells"].items():
+        for c in res["cells"].values():
             by_key[(method, (c.get("cell") or {}).get("kernel"), _dims((c.get("cell") or {}).get("shape") or {}))] = c
     summary = {"methods": {}, "cases": [c.name for c in cases]}
     total = {"calls": 0, "excludes": 0, "comparisons": 0}

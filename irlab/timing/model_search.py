@@ -40,12 +40,11 @@ from __future__ import annotations
 
 import json
 import re
-import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from ..base.jsonio import read_records, write_json, write_text
+from ..base.jsonio import write_json, write_text
 from ..base.stats import MIN_EFFECT, MIN_ROUNDS
 from ..base.targets import Target
 from ..kernels.spec import TileConfig
@@ -53,7 +52,7 @@ from ..passkit.mixed import KernelChoice, MixedVariant
 from ..passkit.spelling import respell
 from ..passkit.variant import Variant, VariantError
 from ..program.derived import bound_arguments, write_derived
-from ..program.hot import HotKernel, HotSet, hot_kernels
+from ..program.hot import HotSet, hot_kernels
 from ..program.launches import load
 from .differential import Group, rewriting_passes, variant_refs
 from .plan import Cell, Entry, Plan
@@ -444,7 +443,7 @@ def _same_binary_across_configs(records: dict, captured: str) -> None:
     """A candidate at a neighbouring config whose binary is one already seen (the captured
     baseline's, or another candidate's) is no change there either."""
     seen = {}
-    for label, (c, rec) in sorted(records.items(), key=lambda kv: (kv[1][0].config != captured, kv[0])):
+    for label, (_, rec) in sorted(records.items(), key=lambda kv: (kv[1][0].config != captured, kv[0])):
         sha = rec.get("binary_sha256")
         if rec["status"] != "ok" or not sha:
             continue

@@ -195,7 +195,8 @@ def render(data: dict) -> str:
             lines += ["| kernel | binary | baseline ms | variant ms | ratio [95% CI] | verdict |",
                       "| --- | --- | ---: | ---: | --- | --- |"]
             for r in changed:
-                f = (lambda x: "-" if x is None else f"{x:.4g}")
+                def f(x):
+                    return "-" if x is None else f"{x:.4g}"
                 lines.append(f"| {r['kernel']} | {r['binary']} | {f(r.get('baseline_ms'))} | {f(r.get('variant_ms'))} "
                              f"| {_ratio(r.get('ratio'))} | {(r.get('ratio') or {}).get('verdict', '-')} |")
             lines.append("")

@@ -5,7 +5,6 @@ from __future__ import annotations
 import csv
 import json
 from pathlib import Path
-from ..base.stats import MIN_EFFECT
 
 # NVML clock event reasons (nvmlClocksEventReasons): why the SM clock was below its maximum
 CLOCK_REASONS = {0x1: "idle", 0x2: "application clock setting", 0x4: "software power cap", 0x8: "hardware slowdown",

@@ -3,10 +3,9 @@ columns of the A/B table: the baseline first, then variants, then library refere
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from ..base.jsonio import dumps, write_json
+from ..base.jsonio import write_json
 from .methods import DEFAULT as DEFAULT_METHOD
 
 # the runner the worker uses unless told otherwise: torch on the current CUDA GPU

@@ -21,6 +21,7 @@ import sys
 import time
 import traceback
 import zlib
+from functools import partial
 from pathlib import Path
 
 from .fit import DOES_NOT_FIT, does_not_fit
@@ -114,7 +115,7 @@ def run_cell(runner, plan: Plan, cell: Cell, out, log) -> None:
         t0 = time.monotonic()
         try:
             prepared[entry.label] = guarded(runner, out, cell, entry.label, "compile",
-                                            lambda: runner.prepare(cell, entry))
+                                            partial(runner.prepare, cell, entry))
         except Exception as e:  # recorded, never fatal to the sweep
             fit = does_not_fit(e)
             if fit:
@@ -130,7 +131,7 @@ def run_cell(runner, plan: Plan, cell: Cell, out, log) -> None:
         t0 = time.monotonic()
         try:
             check, output = guarded(runner, out, cell, entry.label, "check",
-                                    lambda: runner.check(cell, entry, prepared[entry.label]))
+                                    partial(runner.check, cell, entry, prepared[entry.label]))
         except Exception as e:   # a launch this GPU refused is "does not fit", not a wrong output
             fit = does_not_fit(e)
             out.record({"type": "entry", "cell": cell.key, "label": entry.label,
@@ -175,7 +176,7 @@ def run_cell(runner, plan: Plan, cell: Cell, out, log) -> None:
                     lambda: runner.launches_per_sample(prepared[base_label], plan))
     for label in labels:   # a warm-up round, not recorded: graphs built, clocks up, caches settled
         out.progress(cell, label, "warm-up")
-        guarded(runner, out, cell, label, "warm-up", lambda: runner.time(prepared[label], plan, n))
+        guarded(runner, out, cell, label, "warm-up", partial(runner.time, prepared[label], plan, n))
     warmup_info = getattr(runner, "sample", lambda: {})()
     spent["warmup_s"] = round(time.monotonic() - t0, 3)
     t_rounds = time.monotonic()
@@ -229,11 +230,11 @@ def time_rounds(runner, plan: Plan, cell: Cell, out, labels: list[str], prepared
     while True:
         if begin is not None:
             out.progress(cell, base_label, "place", round=r)
-            guarded(runner, out, cell, base_label, "place", lambda: begin(r))
+            guarded(runner, out, cell, base_label, "place", partial(begin, r))
         for label in next(orders):
             out.progress(cell, label, "time", round=r)
             times[label].append(guarded(runner, out, cell, label, "time",
-                                        lambda: runner.time(prepared[label], plan, n)))
+                                        partial(runner.time, prepared[label], plan, n)))
         rounds_info.append(sample())
         r += 1
         if r < plan.rounds:
