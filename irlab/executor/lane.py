@@ -158,12 +158,13 @@ class LocalLane:
         """After a job: a worker that leaves (a fresh job's, one whose CUDA context a fault
         poisoned) is waited for, so that the next job starts a new worker instead of being handed
         to one on its way out (tearing down a faulted CUDA context can take seconds)."""
-        if leaving or job.fresh or self.proc.poll() is not None:
+        proc = self.proc
+        if proc is not None and (leaving or job.fresh or proc.poll() is not None):
             try:
-                self.proc.wait(timeout=LEAVE_S)
+                proc.wait(timeout=LEAVE_S)
             except subprocess.TimeoutExpired:
                 self.kill()
-                self.proc.wait()
+                proc.wait()
 
     # -- stopping -----------------------------------------------------------------------------------
     def kill(self) -> None:
