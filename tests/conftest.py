@@ -30,12 +30,16 @@ def gpu_available() -> bool:
 
 
 def pytest_collection_modifyitems(config, items):
-    # slow tests run only when asked for by marker (python -m pytest -m slow ...)
-    if "slow" not in (config.getoption("markexpr") or ""):
-        skip_slow = pytest.mark.skip(reason="slow: run with -m slow")
+    # slow tests run only when asked for by marker (python -m pytest -m slow ...; -m gpu runs the GPU
+    # ones whatever else they are); a campaign (the 600-input fuzz run) only with -m campaign
+    expr = config.getoption("markexpr") or ""
+    for marker, runs in (("slow", "slow" in expr or "gpu" in expr), ("campaign", "campaign" in expr)):
+        if runs:
+            continue
+        skip = pytest.mark.skip(reason=f"{marker}: run with -m {marker}")
         for item in items:
-            if "slow" in item.keywords:
-                item.add_marker(skip_slow)
+            if marker in item.keywords:
+                item.add_marker(skip)
     if gpu_available():
         return
     skip = pytest.mark.skip(reason="needs a CUDA GPU with torch (run these on the GPU machine)")

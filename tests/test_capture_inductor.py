@@ -166,6 +166,9 @@ CudaInterface.synchronize = staticmethod(lambda *a: None)
 benchmarking.benchmarker.benchmark_gpu = lambda fn, *a, **kw: (fn(), 1.0)[1]
 import inductor_kernels as k
 from irlab.program.capture import Capture
+
+# slow: run by `python -m pytest -m slow` (CI runs it); the README's quick command skips it
+pytestmark = pytest.mark.slow
 with fake_gpu(), Capture(out + "/run") as cap:
     for kernel in k.FAMILIES.values():
         kernel.precompile()

@@ -28,6 +28,9 @@ import irlab
 from irlab.program import launches
 from irlab.bridge.named_variants import resolve
 
+# slow: run by `python -m pytest -m slow` (CI runs it); the README's quick command skips it
+pytestmark = pytest.mark.slow
+
 CAPTURES = Path(__file__).parent / "data" / "captures"
 RUNS = ("llama2-h100", "llama2-h100-triton-gemms")
 ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(Path(irlab.__file__).parent.parent),

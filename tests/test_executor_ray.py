@@ -24,8 +24,9 @@ import pytest
 from irlab.base.jsonio import read_records
 from irlab.timing import Cell, Entry, Plan, collect, run_sweep
 
-pytestmark = pytest.mark.skipif(importlib.util.find_spec("ray") is None,
-                                reason="Ray is not installed here: pip install 'irlab[ray]' (CI installs it, .ci/run)")
+pytestmark = [pytest.mark.skipif(importlib.util.find_spec("ray") is None,
+                                 reason="Ray is not installed here: pip install 'irlab[ray]' (CI installs it, .ci/run)"),
+              pytest.mark.slow]   # a local Ray cluster per test: run by `python -m pytest -m slow` (CI runs it)
 
 HERE = Path(__file__).resolve().parent
 FAKE = str(HERE / "fakes" / "fake_runner.py") + ":FakeRunner"

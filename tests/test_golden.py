@@ -9,6 +9,9 @@ import pytest
 from irlab.bridge import compat
 from irlab.golden import store, suite
 
+# slow: run by `python -m pytest -m slow` (CI runs it); the README's quick command skips it
+pytestmark = pytest.mark.slow
+
 CASES = suite.all_cases()
 
 

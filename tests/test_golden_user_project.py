@@ -73,6 +73,9 @@ class SquareStores(ModulePass):
 VARIANTS = '''
 from irlab.passkit.variant import Insert, Variant
 
+# slow: run by `python -m pytest -m slow` (CI runs it); the README's quick command skips it
+pytestmark = pytest.mark.slow
+
 SQUARED = Variant("squared", (Insert("user-square-stores", at="end"),), "each stored value squared")
 '''
 

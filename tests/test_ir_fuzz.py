@@ -101,7 +101,7 @@ def test_ci_slice_of_the_fuzz_campaign(sources, tmp_path):
     check(c, 24)
 
 
-@pytest.mark.slow
+@pytest.mark.campaign
 def test_fuzz_campaign_600_inputs(sources, tmp_path):
     c = fuzz.campaign(range(600), tmp_path, sources)
     check(c, 600)

@@ -17,6 +17,9 @@ from fakes.fake_arm_runner import FakeArmRunner
 from irlab.program import marks
 from irlab.program.model_ab import AA, BASELINE, VARIANT, ModelAB, SubprocessRunner, failed, program_ms, summary_lines
 
+# slow: run by `python -m pytest -m slow` (CI runs it); the README's quick command skips it
+pytestmark = pytest.mark.slow
+
 TESTS = Path(__file__).parent
 MODEL = TESTS / "fakes" / "fake_model.py"
 TEST_PASSES = str(TESTS / "passes_for_tests")

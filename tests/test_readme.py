@@ -36,6 +36,9 @@ from pathlib import Path
 
 import pytest
 
+# slow: run by `python -m pytest -m slow` (CI runs it); the README's quick command skips it
+pytestmark = pytest.mark.slow
+
 try:
     import tomllib
 except ImportError:   # Python 3.10
