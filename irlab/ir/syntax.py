@@ -244,6 +244,27 @@ def _in_string_or_comment(text: str, start: int, pos: int) -> bool:
     return in_str
 
 
+def split_top_commas(text: str) -> list[str]:
+    """``a, b = array<i32: 1, 0>`` -> ``['a', 'b = array<i32: 1, 0>']``: ``text`` split at the commas
+    outside every bracket, each part stripped. Text-level, for the few places that edit a spelling
+    (an attribute list, a type's parameters) without parsing it."""
+    out: list[str] = []
+    cur: list[str] = []
+    depth = 0
+    for ch in text:
+        if ch in "<([{":
+            depth += 1
+        elif ch in ">)]}":
+            depth -= 1
+        if ch == "," and depth == 0:
+            out.append("".join(cur).strip())
+            cur = []
+        else:
+            cur.append(ch)
+    out.append("".join(cur).strip())
+    return out
+
+
 def parse_syntax(source: Source) -> list:
     """Parse ``source`` into top-level syntax nodes, or raise IRParseError at the offending spot."""
     text = source.text
