@@ -51,6 +51,7 @@ from irlab.analysis import pingpong as pp
 from irlab.ir import MemDescType, Operation, RewriteError, RewritePattern, describe, effects
 from irlab.ir.effects import Effect, conflict, separate_memories
 from irlab.ir.queries import backward_slice
+from irlab.ir.syntax import split_top_commas
 from irlab.ir.traits import GLOBAL_LOAD, LOCAL_LOAD, LOCAL_STORE
 from irlab.ir.types import tensor_text
 from irlab.passkit.pass_api import ModulePass, PassContext, option
@@ -464,7 +465,7 @@ def sliced_memdesc(t, k_dim: int, width: int) -> str:
     allocation's shape written out (as ``ttg.memdesc_subslice`` prints it)."""
     text = str(t)
     inner = text[len("!ttg.memdesc<"):-1]
-    parts = _top_level(inner)
+    parts = split_top_commas(inner)
     shape = list(t.shape)
     alloc = "x".join(str(d) for d in (t.alloc_shape or t.shape))
     shape[k_dim] = width
@@ -472,22 +473,6 @@ def sliced_memdesc(t, k_dim: int, width: int) -> str:
     if t.alloc_shape is None:
         parts.append(alloc)
     return "!ttg.memdesc<" + ", ".join(p.strip() for p in parts) + ">"
-
-
-def _top_level(text: str) -> list[str]:
-    out, depth, cur = [], 0, ""
-    for ch in text:
-        if ch in "<{[(":
-            depth += 1
-        elif ch in ">}])":
-            depth -= 1
-        if ch == "," and depth == 0:
-            out.append(cur)
-            cur = ""
-        else:
-            cur += ch
-    out.append(cur)
-    return out
 
 
 VARIANT_MASKS = ("refuse", "allow")

@@ -1,7 +1,10 @@
-"""Helpers shared by tests: a plain Triton compile with no irlab hook in the way."""
+"""Helpers shared by tests: a plain Triton compile with no irlab hook in the way, the command
+line's parsers one by one, waiting for what another process does."""
 from __future__ import annotations
 
+import argparse
 import tempfile
+import time
 
 import triton
 from triton import knobs
@@ -36,3 +39,22 @@ def compile_or_xfail_warp_specialization(spec, target, variant, **kwargs):
         if asks and "hopper_warpspec" in str(e):
             pytest.xfail(f"Triton's warp specializer does not build it: {str(e).splitlines()[0][:300]}")
         raise
+
+
+def all_parsers(parser: argparse.ArgumentParser, prog: str):
+    """``(prog, parser)`` of ``parser`` and of every subcommand below it, ``prog`` spelled out
+    (``irlab golden drift``)."""
+    yield prog, parser
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from all_parsers(sub, f"{prog} {name}")
+
+
+def wait_for(predicate, timeout: float = 120.0, what: str = "") -> None:
+    """Poll ``predicate`` until it holds; an AssertionError naming ``what`` after ``timeout`` seconds."""
+    t0 = time.monotonic()
+    while not predicate():
+        if time.monotonic() - t0 > timeout:
+            raise AssertionError(f"not within {timeout:g} s: {what}")
+        time.sleep(0.1)

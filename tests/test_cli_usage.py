@@ -14,6 +14,7 @@ import sys
 import pytest
 
 import irlab
+from helpers import all_parsers
 from irlab.cli import build_parser, main
 from irlab.base.jsonio import write_json
 
@@ -73,14 +74,6 @@ def test_no_suggestion_when_nothing_is_close(capsys):
     assert code == 2 and "unknown kernel 'xyzzy'" in err and "did you mean" not in err
 
 
-def _parsers(parser: argparse.ArgumentParser, prog: str):
-    yield prog, parser
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            for name, sub in action.choices.items():
-                yield from _parsers(sub, f"{prog} {name}")
-
-
 class _Parsed(Exception):
     pass
 
@@ -105,7 +98,7 @@ def _experiment_parsers(monkeypatch):
 
 
 def test_every_option_has_help_text(monkeypatch):
-    parsers = list(_parsers(build_parser(), "irlab")) + _experiment_parsers(monkeypatch)
+    parsers = list(all_parsers(build_parser(), "irlab")) + _experiment_parsers(monkeypatch)
     assert len(parsers) > 30
     missing = [f"{prog} {'/'.join(a.option_strings)}" for prog, p in parsers for a in p._actions
                if a.option_strings and not (a.help and a.help != argparse.SUPPRESS)]

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from helpers import wait_for
 from irlab.base.jsonio import read_records
 from irlab.executor import Device, ExecutorError, Job, LocalExecutor, Outcome
 from irlab.executor.base import Executor
@@ -29,14 +30,6 @@ ENTRIES = [Entry("baseline", variant="baseline"), Entry("v1", variant="v1")]
 
 def cells(n: int, tag: str = "t") -> list[Cell]:
     return [Cell(tag, "gemm_fp16", {"M": 64 * (i + 1)}, "c", ENTRIES) for i in range(n)]
-
-
-def wait_for(predicate, timeout: float = 120.0, what: str = "") -> None:
-    t0 = time.monotonic()
-    while not predicate():
-        if time.monotonic() - t0 > timeout:
-            raise AssertionError(f"not within {timeout:g} s: {what}")
-        time.sleep(0.1)
 
 
 def finished(path: Path) -> dict[str, dict]:

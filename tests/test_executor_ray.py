@@ -15,12 +15,12 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 import uuid
 from pathlib import Path
 
 import pytest
 
+from helpers import wait_for
 from irlab.base.jsonio import read_records
 from irlab.timing import Cell, Entry, Plan, collect, run_sweep
 
@@ -61,14 +61,6 @@ def cluster():
 def ray_executor(**kw):
     from irlab.executor.raycluster import RayExecutor
     return RayExecutor(probe=PROBE, **kw)
-
-
-def wait_for(predicate, timeout: float = 180.0, what: str = "") -> None:
-    t0 = time.monotonic()
-    while not predicate():
-        if time.monotonic() - t0 > timeout:
-            raise AssertionError(f"not within {timeout:g} s: {what}")
-        time.sleep(0.1)
 
 
 def test_a_sweep_spreads_over_the_nodes_of_one_model_and_equals_the_local_executor(cluster, tmp_path, monkeypatch):
@@ -139,7 +131,7 @@ def test_a_node_killed_mid_sweep_loses_nothing(cluster, tmp_path, monkeypatch):
         done = {r["cell"] for r in read_records(out) if r.get("type") == "cell"}
         lines = [json.loads(x) for x in trace.read_text().splitlines()] if trace.exists() else []
         return {x["cell"] for x in lines if x["node"] == doomed.node_id} - done
-    wait_for(lambda: held(), what="a cell timing on the third node")
+    wait_for(lambda: held(), timeout=180, what="a cell timing on the third node")
     in_flight = held()
     c.remove_node(doomed, allow_graceful=False)
     t.join(300)
@@ -186,7 +178,7 @@ def test_ctrl_c_on_the_cluster_keeps_what_finished_and_resume_runs_the_rest(clus
     proc = subprocess.Popen([sys.executable, str(script), str(out), FAKE, PROBE], env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
-        wait_for(lambda: len([r for r in read_records(out) if r.get("type") == "cell"]) == 6, what="six cells")
+        wait_for(lambda: len([r for r in read_records(out) if r.get("type") == "cell"]) == 6, timeout=180, what="six cells")
     finally:
         os.killpg(proc.pid, signal.SIGINT)
         _, err = proc.communicate(timeout=60)

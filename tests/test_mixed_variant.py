@@ -102,21 +102,14 @@ def test_irlab_run_gives_each_kernel_its_own_variant_and_options(tmp_path):
     assert t["scale_multiplies"] == m["scale_multiplies"] and t["shift_warps"] == 4
 
 
-def test_ab_model_takes_a_mixed_variant_file(tmp_path):
+def test_ab_model_takes_a_mixed_variant_file(tmp_path, monkeypatch):
     """The A/B's variant arm runs the mixed file: each kernel's binary differs from the baseline's
     (one by its pass, one by its warps), and the checked values say which."""
     path = mixed_file(tmp_path, {"scale_kernel": "square-output",
                                  "shift_kernel": {"variant": "baseline", "options": {"num_warps": 8}}})
-    before = os.environ.get("IRLAB_PASS_PATH")
-    os.environ["IRLAB_PASS_PATH"] = TEST_PASSES
-    try:
-        result = ModelAB([str(MODEL)], str(path), tmp_path / "ab", rounds=1, profile=False,
-                         runner=SubprocessRunner([str(MODEL)], target="cuda:90", timeout_s=300)).run()
-    finally:
-        if before is None:
-            os.environ.pop("IRLAB_PASS_PATH")
-        else:
-            os.environ["IRLAB_PASS_PATH"] = before
+    monkeypatch.setenv("IRLAB_PASS_PATH", TEST_PASSES)
+    result = ModelAB([str(MODEL)], str(path), tmp_path / "ab", rounds=1, profile=False,
+                     runner=SubprocessRunner([str(MODEL)], target="cuda:90", timeout_s=300)).run()
     assert "error" not in result, result.get("error")
     assert {r["kernel"]: r["binary"] for r in result["kernels"]} == {"scale_kernel": "different",
                                                                      "shift_kernel": "different"}

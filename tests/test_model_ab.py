@@ -128,17 +128,10 @@ def test_ab_model_refuses_without_a_gpu_in_one_line():
 # ------------------------------------------------------------------------------------------------
 # the A/B with real processes on the CPU stand-in
 
-def test_ab_model_in_fresh_processes(tmp_path):
+def test_ab_model_in_fresh_processes(tmp_path, monkeypatch):
     runner = SubprocessRunner([str(MODEL)], target="cuda:90", timeout_s=300)
-    env_before = os.environ.get("IRLAB_PASS_PATH")
-    os.environ["IRLAB_PASS_PATH"] = TEST_PASSES
-    try:
-        result = ModelAB([str(MODEL)], "square-output", tmp_path / "ab", rounds=2, runner=runner, profile=False).run()
-    finally:
-        if env_before is None:
-            os.environ.pop("IRLAB_PASS_PATH")
-        else:
-            os.environ["IRLAB_PASS_PATH"] = env_before
+    monkeypatch.setenv("IRLAB_PASS_PATH", TEST_PASSES)
+    result = ModelAB([str(MODEL)], "square-output", tmp_path / "ab", rounds=2, runner=runner, profile=False).run()
     assert "error" not in result, result.get("error")
     assert result["rounds_done"] == 2 and len(result["times_ms"][BASELINE]) == 2 and AA not in result["times_ms"]
     assert result["measure"].startswith("region 'step' (wall-clock): median of 2 entries, the first left out")

@@ -21,6 +21,7 @@ import pytest
 
 from irlab.base import outpaths
 from irlab.base.jsonio import write_bytes, write_text
+from helpers import all_parsers
 from irlab.cli import build_parser, main
 from irlab.cli.common import out_file, out_folder
 
@@ -40,14 +41,6 @@ FILE_COMMANDS = {
 OUTPUT_NAMES = {"-o", "--out", "--output", "--out-root", "--json"}
 
 
-def _parsers(parser: argparse.ArgumentParser, prog: str):
-    yield prog, parser
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            for name, sub in action.choices.items():
-                yield from _parsers(sub, f"{prog} {name}")
-
-
 def _experiment_parsers():
     """Each experiment's own parser (``irlab experiments NAME`` hands it the rest of the line)."""
     from irlab.cli import experiment_kit, experiments
@@ -60,7 +53,7 @@ def _experiment_parsers():
 def output_options() -> list[tuple[str, str, object]]:
     """(command, option, its argparse type) for every option that names where a result goes."""
     found = []
-    for prog, p in list(_parsers(build_parser(), "irlab")) + list(_experiment_parsers()):
+    for prog, p in list(all_parsers(build_parser(), "irlab")) + list(_experiment_parsers()):
         for a in p._actions:
             takes_value = a.nargs != 0 and not isinstance(a, argparse._StoreTrueAction)
             if takes_value and (set(a.option_strings) & OUTPUT_NAMES or a.type in (out_file, out_folder)):

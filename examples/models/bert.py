@@ -16,26 +16,13 @@ with 3 steps and an A/B with 8 run the same kernels.
 Without a GPU, ``--device cpu --mode eager --tiny`` runs the same program on a tiny config (the
 script checks itself; nothing is compiled).
 """
-import argparse
-
 import torch
 from transformers import BertConfig, BertModel
 
 import irlab
+from model_args import model_args
 
-parser = argparse.ArgumentParser()
-parser.add_argument("--mode", default="max-autotune-no-cudagraphs", help="torch.compile mode, or eager (no compile)")
-parser.add_argument("--triton-gemms", action="store_true",
-                    help="GEMMs as Triton templates only (max_autotune_gemm_backends = TRITON), not cuBLAS")
-parser.add_argument("--steps", type=int, default=3, help="calls of the compiled model (the first compiles)")
-parser.add_argument("--batch", type=int, default=16, help="sequences per call")
-parser.add_argument("--seq", type=int, default=512, help="tokens per sequence")
-parser.add_argument("--device", default="cuda", help="cuda, or cpu (with --mode eager: a check without a GPU)")
-parser.add_argument("--tiny", action="store_true", help="a tiny config (a check of the program, not a workload)")
-args = parser.parse_args()
-if args.triton_gemms:
-    import torch._inductor.config as inductor_config
-    inductor_config.max_autotune_gemm_backends = "TRITON"
+args = model_args(batch=16)
 
 if args.tiny:
     config = BertConfig(vocab_size=512, hidden_size=64, intermediate_size=128, num_hidden_layers=2,

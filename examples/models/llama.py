@@ -40,27 +40,14 @@ CPU that launches):
 ``--mode default`` compiles without autotuning (no GEMM templates: cuBLAS). Without a GPU,
 ``--device cpu --mode eager --tiny`` runs the same program on a tiny config (nothing is compiled).
 """
-import argparse
-
 import torch
 from transformers import LlamaConfig, LlamaForCausalLM
 
 import irlab
+from model_args import model_args
 
-parser = argparse.ArgumentParser()
-parser.add_argument("--mode", default="max-autotune-no-cudagraphs", help="torch.compile mode, or eager (no compile)")
-parser.add_argument("--triton-gemms", action="store_true",
-                    help="GEMMs as Triton templates only (max_autotune_gemm_backends = TRITON), not cuBLAS")
-parser.add_argument("--steps", type=int, default=3, help="calls of the compiled model (the first compiles)")
-parser.add_argument("--batch", type=int, default=4, help="sequences per call")
-parser.add_argument("--seq", type=int, default=512, help="tokens per sequence")
-parser.add_argument("--device", default="cuda", help="cuda, or cpu (with --mode eager: a check without a GPU)")
-parser.add_argument("--tiny", action="store_true", help="a tiny config (a check of the program, not a workload)")
-args = parser.parse_args()
+args = model_args(batch=4)
 mode = args.mode
-if args.triton_gemms:
-    import torch._inductor.config as inductor_config
-    inductor_config.max_autotune_gemm_backends = "TRITON"
 
 if args.tiny:
     config = LlamaConfig(vocab_size=512, hidden_size=64, intermediate_size=128, num_hidden_layers=2,

@@ -34,11 +34,19 @@ def import_file(path: str | Path, what: str, error: type[Exception]) -> ModuleTy
         return _MODULES[key]
     if not p.is_file():
         raise error(f"no {what} {path}")
-    name = f"irlab_user_file_{abs(hash(key)):x}"
-    spec = importlib.util.spec_from_file_location(name, p)
+    module = exec_file(p, f"irlab_user_file_{abs(hash(key)):x}", what, error)
+    _MODULES[key] = module
+    return module
+
+
+def exec_file(path: Path, name: str, what: str, error: type[Exception]) -> ModuleType:
+    """Run the Python file ``path`` as the module ``name`` (kept in ``sys.modules``), its folder
+    first on ``sys.path`` while it runs; ``error`` (naming ``what`` the file was meant to be) if it
+    fails, the half-made module forgotten. An ``error`` the file raises itself passes unchanged."""
+    spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
-    folder = str(p.parent)
+    folder = str(path.parent)
     added = folder not in sys.path
     if added:
         sys.path.insert(0, folder)
@@ -53,7 +61,6 @@ def import_file(path: str | Path, what: str, error: type[Exception]) -> ModuleTy
     finally:
         if added:
             sys.path.remove(folder)
-    _MODULES[key] = module
     return module
 
 

@@ -253,6 +253,15 @@ def cmd_variants(args) -> int:
 
 
 
+def _kernel_stage_parser(sub, name: str, help: str, stage_help: str):
+    """A subcommand that compiles a kernel with a variant and looks at one stage or all of them."""
+    c = sub.add_parser(name, help=help)
+    add_kernel_options(c)
+    add_variant_options(c)
+    c.add_argument("--stage", default="all", choices=("all", "ttir", "ttgir", "llir"), help=stage_help)
+    return c
+
+
 def register(sub) -> None:
     c = sub.add_parser("kernels", help="list the corpus kernels")
     c.set_defaults(func=cmd_kernels)
@@ -294,21 +303,15 @@ def register(sub) -> None:
 
     pl = sub.add_parser("pipeline", help="Triton's pass pipeline, as recorded")
     pl_sub = pl.add_subparsers(dest="pipeline_command", metavar="SUBCOMMAND")
-    c = pl_sub.add_parser("show", help="the passes a stage runs for a target and options, in order")
-    add_kernel_options(c)
-    add_variant_options(c)
-    c.add_argument("--stage", default="all", choices=("all", "ttir", "ttgir", "llir"),
-                   help="the stage whose passes to show (default all)")
+    c = _kernel_stage_parser(pl_sub, "show", "the passes a stage runs for a target and options, in order",
+                             "the stage whose passes to show (default all)")
     c.add_argument("--json", action="store_true", help="the passes as JSON (name, stage, arguments) instead of a list")
     c.set_defaults(func=cmd_pipeline_show)
 
     sn = sub.add_parser("snapshots", help="the IR after every pass")
     sn_sub = sn.add_subparsers(dest="snapshots_command", metavar="SUBCOMMAND")
-    c = sn_sub.add_parser("take", help="compile and write the IR after every pass")
-    add_kernel_options(c)
-    add_variant_options(c)
-    c.add_argument("--stage", default="all", choices=("all", "ttir", "ttgir", "llir"),
-                   help="the stage whose snapshots the summary line counts (every stage's are written)")
+    c = _kernel_stage_parser(sn_sub, "take", "compile and write the IR after every pass",
+                             "the stage whose snapshots the summary line counts (every stage's are written)")
     c.add_argument("--out", type=out_folder, required=True, help="folder of the snapshots (and their index.json)")
     c.set_defaults(func=cmd_snapshots_take)
 

@@ -405,18 +405,22 @@ class Operation:
     @property
     def line(self) -> int | None:
         """The 1-based line of the module's text the op starts on (None for an op a rewrite created)."""
-        if self.origin is not None:
-            return self.origin[0]
-        if self.module is None or self.source is self.module.source:
-            return self.source.line_col(self.start)[0]
-        return None
+        where = self._line_col()
+        return where[0] if where is not None else None
 
     @property
     def column(self) -> int | None:
+        where = self._line_col()
+        return where[1] if where is not None else None
+
+    def _line_col(self) -> tuple[int, int] | None:
+        """Where the op starts in the module's text: ``origin`` (kept when the op is re-read), else
+        its place in the text it was parsed from if that is the module's; None for an op a rewrite
+        created."""
         if self.origin is not None:
-            return self.origin[1]
+            return self.origin
         if self.module is None or self.source is self.module.source:
-            return self.source.line_col(self.start)[1]
+            return self.source.line_col(self.start)
         return None
 
     def location(self) -> str | None:

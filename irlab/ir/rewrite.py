@@ -24,7 +24,7 @@ from .parsing import parse
 from .model import Alias, Block, BlockArgument, FreeValue, Module, Operation, OpResult, Region, Use, Value
 from .printer import _own_text, text_with
 from .queries import is_splat
-from .syntax import Group, RegionSyntax, canonical_name
+from .syntax import Group, RegionSyntax, canonical_name, split_top_commas
 from .types import _SCALAR_RE, Type, relayout, same_type
 
 _TERMINATORS = ("scf.yield", "tt.return", "tt.reduce.return", "tt.scan.return", "scf.condition", "func.return",
@@ -929,29 +929,12 @@ def _where(value: Value) -> tuple:
 def _set_entry(pending: str, key: str, entry_text: str) -> tuple[str, str]:
     """``pending`` (attribute entries this rewriter added earlier, comma-separated) with ``key`` set
     to ``entry_text``, replaced or appended, and the change line's detail."""
-    entries = [e for e in _split_top_commas(pending) if e]
+    entries = [e for e in split_top_commas(pending) if e]
     names = [re.split(r"\s*=", e, maxsplit=1)[0].strip() for e in entries]
     if key in names:
         entries[names.index(key)] = entry_text
         return ", ".join(entries), entry_text
     return ", ".join(entries + [entry_text]), f"{entry_text} (added)"
-
-
-def _split_top_commas(text: str) -> list[str]:
-    """``a, b = array<i32: 1, 0>`` -> ``['a', 'b = array<i32: 1, 0>']`` (commas inside brackets kept)."""
-    out, depth, cur = [], 0, []
-    for ch in text:
-        if ch in "<([{":
-            depth += 1
-        elif ch in ">)]}":
-            depth -= 1
-        if ch == "," and depth == 0:
-            out.append("".join(cur).strip())
-            cur = []
-        else:
-            cur.append(ch)
-    out.append("".join(cur).strip())
-    return out
 
 
 def _key(item) -> str | None:

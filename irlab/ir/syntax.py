@@ -228,20 +228,52 @@ def prescan(source: Source) -> None:
 
 def _in_string_or_comment(text: str, start: int, pos: int) -> bool:
     """Whether ``pos`` lies inside a string or a // comment of the line starting at ``start``."""
-    i, in_str = start, False
+    i = start
     while i < pos:
-        ch = text[i]
-        if in_str:
-            if ch == "\\":
-                i += 1
-            elif ch == '"':
-                in_str = False
-        elif ch == '"':
-            in_str = True
-        elif ch == "/" and text.startswith("//", i):
+        if text[i] == '"':
+            i = string_end(text, i)
+            if i < 0 or i > pos:
+                return True
+            continue
+        if text.startswith("//", i):
             return True
         i += 1
-    return in_str
+    return False
+
+
+def string_end(text: str, i: int) -> int:
+    """Where the double-quoted string that opens at ``text[i]`` ends (the index past its closing
+    quote; a backslash escapes the character after it), or -1 where it is not closed."""
+    i += 1
+    while i < len(text):
+        if text[i] == "\\":
+            i += 2
+        elif text[i] == '"':
+            return i + 1
+        else:
+            i += 1
+    return -1
+
+
+def split_top_commas(text: str) -> list[str]:
+    """``a, b = array<i32: 1, 0>`` -> ``['a', 'b = array<i32: 1, 0>']``: ``text`` split at the commas
+    outside every bracket, each part stripped. Text-level, for the few places that edit a spelling
+    (an attribute list, a type's parameters) without parsing it."""
+    out: list[str] = []
+    cur: list[str] = []
+    depth = 0
+    for ch in text:
+        if ch in "<([{":
+            depth += 1
+        elif ch in ">)]}":
+            depth -= 1
+        if ch == "," and depth == 0:
+            out.append("".join(cur).strip())
+            cur = []
+        else:
+            cur.append(ch)
+    out.append("".join(cur).strip())
+    return out
 
 
 def parse_syntax(source: Source) -> list:

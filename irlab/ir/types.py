@@ -9,7 +9,7 @@ from typing import Any
 from lark import Token
 
 from .attributes import Layout, Resolver, layout_key, parse_attribute, same_layout, split_top, text_of
-from .syntax import Group, canonical_name, parse_items, token_body
+from .syntax import Group, canonical_name, parse_items, split_top_commas, token_body
 
 _SCALAR_RE = re.compile(r"^(?:[su]?i\d+|f\d+|bf16|tf32|index|none|f\d+E\d+M\d+\w*)$")
 
@@ -334,18 +334,7 @@ def with_encoding(t: Type | None, encoding_text: str) -> str | None:
     if not isinstance(t, MemDescType) or "<" not in t.text or not t.text.endswith(">"):
         return None
     head, inner = t.text.split("<", 1)
-    parts, depth, cur = [], 0, []
-    for ch in inner[:-1]:
-        if ch in "<([{":
-            depth += 1
-        elif ch in ">)]}":
-            depth -= 1
-        if ch == "," and depth == 0:
-            parts.append("".join(cur).strip())
-            cur = []
-        else:
-            cur.append(ch)
-    parts.append("".join(cur).strip())
+    parts = split_top_commas(inner[:-1])
     if len(parts) < 2 or t.encoding is None:
         return None
     parts[1] = encoding_text

@@ -30,6 +30,7 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Iterable
 
+from ..ir.syntax import string_end
 from .pass_api import ModulePass, PassError, spell
 from .registry import all_passes, get_pass
 from .variant import VariantError
@@ -77,17 +78,15 @@ class PassSpec:
 def split_outside(text: str, sep: str, what: str | None = None) -> list[str]:
     """``text`` split at each ``sep`` that is not inside braces or double quotes; an unbalanced
     brace or quote is an error naming ``what`` (the whole spelling; ``text`` by default)."""
-    parts, depth, quoted, start, i = [], 0, False, 0, 0
+    parts, depth, start, i = [], 0, 0, 0
     while i < len(text):
         ch = text[i]
-        if quoted:
-            if ch == "\\":
-                i += 1
-            elif ch == '"':
-                quoted = False
-        elif ch == '"':
-            quoted = True
-        elif ch == "{":
+        if ch == '"':
+            i = string_end(text, i)
+            if i < 0:
+                raise SpellingError(f"{what or text}: a double quote is not closed")
+            continue
+        if ch == "{":
             depth += 1
         elif ch == "}":
             depth -= 1
@@ -98,8 +97,6 @@ def split_outside(text: str, sep: str, what: str | None = None) -> list[str]:
             parts.append(text[start:i])
             start = i + 1
         i += 1
-    if quoted:
-        raise SpellingError(f"{what or text}: a double quote is not closed")
     if depth:
         raise SpellingError(f"{what or text}: unbalanced braces (a '{{' without its '}}'; write name{{k=v,k2=v2}})")
     return parts + [text[start:]]

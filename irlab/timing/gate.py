@@ -18,10 +18,20 @@ too: with Triton's interpreter (``TRITON_INTERPRET=1``) and ``device="cpu"``.
 from __future__ import annotations
 
 import math
+from typing import Any, Callable
 
 
 class NamedOutputs(dict):
     """A kernel's outputs by name (``KernelSpec.outputs``), as one check left them."""
+
+
+def _reading_all(plain: Callable[..., Any]) -> Callable[..., Any]:
+    """``plain`` (a dict method that sees every entry: iteration, keys, items, values) noting every
+    entry of a :class:`_Reads` as read first."""
+    def method(self, *args):
+        self.read.update(dict.keys(self))
+        return plain(self, *args)
+    return method
 
 
 class _Reads(dict):
@@ -39,21 +49,10 @@ class _Reads(dict):
         self.read.add(key)
         return super().get(key, default)
 
-    def __iter__(self):
-        self.read.update(super().keys())
-        return super().__iter__()
-
-    def keys(self):
-        self.read.update(super().keys())
-        return super().keys()
-
-    def items(self):
-        self.read.update(super().keys())
-        return super().items()
-
-    def values(self):
-        self.read.update(super().keys())
-        return super().values()
+    __iter__ = _reading_all(dict.__iter__)
+    keys = _reading_all(dict.keys)
+    items = _reading_all(dict.items)
+    values = _reading_all(dict.values)
 
 
 def _storage(torch, t) -> int | None:

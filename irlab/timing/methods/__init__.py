@@ -27,6 +27,7 @@ import sys
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
+from ...base.pyfile import exec_file
 from ...base.pyproject import irlab_table
 from ...base.suggest import did_you_mean
 
@@ -142,19 +143,8 @@ def load_builtin() -> None:
 
 def _import_file(path: Path) -> None:
     name = f"irlab_timing_methods.{path.stem}"
-    if name in sys.modules:
-        return
-    try:
-        spec = importlib.util.spec_from_file_location(name, path)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    except MethodError:
-        sys.modules.pop(name, None)
-        raise
-    except Exception as e:
-        sys.modules.pop(name, None)
-        raise MethodError(f"cannot load timing method file {path}: {type(e).__name__}: {e}") from e
+    if name not in sys.modules:
+        exec_file(path, name, "timing method file", MethodError)
 
 
 def method_names(builtin_only: bool = False) -> list[str]:
