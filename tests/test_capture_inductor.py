@@ -25,6 +25,9 @@ from irlab.program import launches  # noqa: E402
 from irlab.program.capture import Capture  # noqa: E402
 from irlab.bridge.named_variants import resolve  # noqa: E402
 
+# slow: run by `python -m pytest -m slow` (CI runs it); the README's quick command skips it
+pytestmark = pytest.mark.slow
+
 PASSES = ("optimize-epilogue", "interleave-global-loads", "cancel-transposes", "lds-transposes", "descriptor-loads",
           "loop-attributes")
 
@@ -167,8 +170,6 @@ benchmarking.benchmarker.benchmark_gpu = lambda fn, *a, **kw: (fn(), 1.0)[1]
 import inductor_kernels as k
 from irlab.program.capture import Capture
 
-# slow: run by `python -m pytest -m slow` (CI runs it); the README's quick command skips it
-pytestmark = pytest.mark.slow
 with fake_gpu(), Capture(out + "/run") as cap:
     for kernel in k.FAMILIES.values():
         kernel.precompile()

@@ -20,6 +20,9 @@ from irlab.golden import project as project_mod
 from irlab.golden import suite
 from irlab.golden.project import ConfigError, Project
 
+# slow: run by `python -m pytest -m slow` (CI runs it); the README's quick command skips it
+pytestmark = pytest.mark.slow
+
 SET = f"triton-{triton.__version__}"
 REPO = Path(__file__).resolve().parent.parent
 # the irlab under test, for the processes these tests start (the installed one may be another checkout)
@@ -73,8 +76,6 @@ class SquareStores(ModulePass):
 VARIANTS = '''
 from irlab.passkit.variant import Insert, Variant
 
-# slow: run by `python -m pytest -m slow` (CI runs it); the README's quick command skips it
-pytestmark = pytest.mark.slow
 
 SQUARED = Variant("squared", (Insert("user-square-stores", at="end"),), "each stored value squared")
 '''

@@ -65,6 +65,17 @@ def _in_function(node, parents) -> bool:
     return False
 
 
+def _type_only(node, parents) -> bool:
+    """Whether ``node`` sits under ``if TYPE_CHECKING:`` (or ``typing.TYPE_CHECKING``)."""
+    while node in parents:
+        child, node = node, parents[node]
+        if isinstance(node, ast.If) and child in node.body:   # the `else:` of such an `if` does run
+            test = node.test
+            if getattr(test, "id", None) == "TYPE_CHECKING" or getattr(test, "attr", None) == "TYPE_CHECKING":
+                return True
+    return False
+
+
 def imports_of(name: str, path: Path, modules: dict[str, Path], text: str | None = None):
     """(imported module, line, inside a function) for every import in ``path``: irlab modules by
     their full name (``from . import x`` of a submodule names the submodule), other packages by
@@ -87,6 +98,8 @@ def imports_of(name: str, path: Path, modules: dict[str, Path], text: str | None
                 and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
             targets = [node.args[0].value]
         else:
+            continue
+        if _type_only(node, parents):   # `if TYPE_CHECKING:` imports never run: annotations only
             continue
         for target in targets:
             if target.split(".")[0] == "irlab":
@@ -240,3 +253,12 @@ def test_the_package_exports_its_entry_points_lazily():
                        env={**__import__("os").environ, "PYTHONPATH": str(ROOT)})
     assert r.returncode == 0, r.stderr
     assert int(r.stdout) >= 20
+
+
+def test_an_import_for_annotations_only_is_no_edge_but_one_that_runs_is():
+    modules = {"irlab.kernels.spec": Path("s.py"), "irlab.kernels.tile_configs": Path("t.py")}
+    typed = "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .spec import KernelSpec\n"
+    assert [t for t, _, _ in imports_of("irlab.kernels.tile_configs", Path("t.py"), modules, typed)] == ["typing"]
+    runs = "import typing\nif typing.TYPE_CHECKING:\n    pass\nelse:\n    from .spec import KernelSpec\n"
+    assert "irlab.kernels.spec" in [t for t, _, _ in imports_of("irlab.kernels.tile_configs", Path("t.py"), modules,
+                                                                 runs)]
