@@ -28,6 +28,7 @@ def test_ruff_finds_nothing():
 
 
 @_needs("mypy")
+@pytest.mark.slow   # a cold mypy run takes half a minute; .ci/run runs .ci/typecheck first anyway
 def test_mypy_finds_no_new_error():
     r = subprocess.run([sys.executable, str(ROOT / ".ci" / "typecheck")], cwd=ROOT,
                        capture_output=True, text=True, timeout=600)
