@@ -5,7 +5,7 @@
 // comes back byte for byte. Block pointers exist in Triton 3.6 only (3.9 has no tt.make_tensor_ptr).
 // REQUIRES: triton-3.6
 // RUN: irlab pass optimize-epilogue --split-input-file %s | diff %s -
-// RUN: irlab pass optimize-epilogue --split-input-file %s 2>&1 >/dev/null | filecheck %s
+// RUN: irlab pass optimize-epilogue --explain --split-input-file %s 2>&1 >/dev/null | filecheck %s
 
 #blocked = #ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 8], warpsPerCTA = [4, 1], order = [1, 0]}>
 #mma = #ttg.amd_mfma<{version = 3, warpsPerCTA = [2, 2], instrShape = [32, 32, 8], isTransposed = true}>
