@@ -43,19 +43,24 @@ GPU_TESTS=("tests/test_persistent_tiles.py" "tests/test_gpu_fit_and_placement.py
            "tests/test_differential.py tests/test_search_model.py tests/test_gpu_executor.py"
            "tests/test_gpu_bridge.py tests/test_gpu_search.py")
 
-case $PART in
-scaling)
-  step executor_gpu_test 120 $PYTEST tests/test_gpu_executor.py
-  step scaling $(( $(left) - 150 )) python3 benchmarks/bench_executor_scaling.py --out $R/scaling --timeout 240
-  (cd $R && tar czf $OUT/scaling.tgz --exclude=cache scaling 2>/dev/null)
-  # the round's GPU tests side by side, one GPU each
-  i=0; pids=()
+gpu_tests_side_by_side() {   # the round's GPU tests, one group per GPU, in the time left
+  local i=0 pids=() t p j
   for t in "${GPU_TESTS[@]}"; do
     CUDA_VISIBLE_DEVICES=$i timeout -s INT $(( $(left) - 10 )) $PYTEST $t > $R/gpu_tests_$i.log 2>&1 & pids+=($!)
     i=$((i + 1))
   done
   for p in "${pids[@]}"; do wait $p; done
-  for j in 0 1 2 3; do log "== gpu tests $j: ${GPU_TESTS[$j]}"; tail -4 $R/gpu_tests_$j.log | tee -a $OUT/session.log; done
+  for j in "${!GPU_TESTS[@]}"; do
+    log "== gpu tests $j: ${GPU_TESTS[$j]}"; tail -4 $R/gpu_tests_$j.log | tee -a $OUT/session.log
+  done
+}
+
+case $PART in
+scaling)
+  step executor_gpu_test 120 $PYTEST tests/test_gpu_executor.py
+  step scaling $(( $(left) - 150 )) python3 benchmarks/bench_executor_scaling.py --out $R/scaling --timeout 240
+  (cd $R && tar czf $OUT/scaling.tgz --exclude=cache scaling 2>/dev/null)
+  gpu_tests_side_by_side
   ;;
 bench)
   B=$R/scaling
@@ -69,13 +74,7 @@ bench)
   if [ -f $R/bench.exit ]; then
     log "== bench: finished, exit $(cat $R/bench.exit)"
     (cd $R && tar czf $OUT/scaling.tgz --exclude=cache scaling 2>/dev/null)
-    i=0; pids=()
-    for t in "${GPU_TESTS[@]}"; do
-      CUDA_VISIBLE_DEVICES=$i timeout -s INT $(( $(left) - 10 )) $PYTEST $t > $R/gpu_tests_$i.log 2>&1 & pids+=($!)
-      i=$((i + 1))
-    done
-    for p in "${pids[@]}"; do wait $p; done
-    for j in 0 1 2 3; do log "== gpu tests $j: ${GPU_TESTS[$j]}"; tail -4 $R/gpu_tests_$j.log | tee -a $OUT/session.log; done
+    gpu_tests_side_by_side
   else
     log "== bench: still running after this call; call again"; tail -5 $R/bench.log | tee -a $OUT/session.log
   fi
