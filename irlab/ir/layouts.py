@@ -72,7 +72,7 @@ def widest_lane_run(t) -> LaneRun | None:
         if not isinstance(extent, int) or extent <= 0:
             continue
         alone = tpw[d] * wpc[d] == 1     # this lane holds every element along d
-        length = extent if alone or extent <= spt[d] else min(spt[d], extent)
+        length = extent if alone else min(spt[d], extent)
         if length > best.length:
             best = LaneRun(d, length)
     return best
