@@ -121,6 +121,7 @@ def test_verify_a_capture_checks_every_pass_on_each_hot_kernel_s_captured_launch
     """The two hottest kernels of the capture (as irlab top ranks them), every pass on each one's
     captured launch; the stand-in's launch outputs hold a NaN in the same place in every run,
     which is no difference, and square-output's wrong output is the only MISMATCH."""
+    pytest.importorskip("torch", reason="the stand-in runner keeps the captured launch's outputs as torch tensors")
     from irlab.program.hot import hot_kernels
     log = tmp_path / "checks.jsonl"
     r = subprocess.run([sys.executable, "-m", "irlab", "verify", "--kernel", str(CAPTURE), "--top", "2",
