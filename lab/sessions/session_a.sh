@@ -6,11 +6,9 @@
 set -u
 export PYTHONUNBUFFERED=1 TRITON_PRINT_AUTOTUNING=0
 R=/tmp/session_a; rm -rf $R; mkdir -p $R
-run() { local name=$1; shift; echo "== $name: $*" | tee -a $OUT/session.log; local t0=$(date +%s)
-        timeout ${LIMIT:-900} "$@" > $R/$name.log 2>&1; local rc=$?
-        echo "== $name: exit $rc after $(( $(date +%s) - t0 )) s" | tee -a $OUT/session.log; tail -3 $R/$name.log; }
-nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,power.limit --format=csv | tee $R/nvidia-smi.csv
-python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__, 'gpus', torch.cuda.device_count())" | tee -a $OUT/session.log
+source "$(dirname "$0")/common.sh"
+export LOGS=$R TAIL=3
+gpu_header $R/nvidia-smi.csv
 PART=${1:-1}
 if [ "$PART" = 1 ]; then
   LIMIT=200 run gpu_tests python3 -m pytest -q -m gpu tests/ -p no:cacheprovider

@@ -6,11 +6,9 @@
 set -u
 export PYTHONUNBUFFERED=1 IRLAB_STALL_S=${IRLAB_STALL_S:-90}
 R=/tmp/session_b; rm -rf $R; mkdir -p $R
-run() { local name=$1; shift; echo "== $name: $*" | tee -a $OUT/session.log; local t0=$(date +%s)
-        timeout ${LIMIT:-900} "$@" > $R/$name.log 2>&1; local rc=$?
-        echo "== $name: exit $rc after $(( $(date +%s) - t0 )) s" | tee -a $OUT/session.log; tail -3 $R/$name.log; }
-nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,power.limit --format=csv | tee $R/nvidia-smi.csv
-python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__, 'gpus', torch.cuda.device_count())" | tee -a $OUT/session.log
+source "$(dirname "$0")/common.sh"
+export LOGS=$R TAIL=3
+gpu_header $R/nvidia-smi.csv
 LIMIT=200 run gpu_tests python3 -m pytest -q -m gpu tests/ -p no:cacheprovider
 LIMIT=240 run search_gemm python3 -m irlab search --kernel gemm_fp16 --target cuda:90 \
   --variants descriptor-loads,descriptor-loads:store=true,descriptor-loads+loop-attributes:warp_specialize=true,wgmma-wait-pendings:pendings=0 \

@@ -8,11 +8,9 @@
 set -u
 export PYTHONUNBUFFERED=1 IRLAB_STALL_S=${IRLAB_STALL_S:-90}
 mkdir -p /tmp/bin && ln -sf "$(command -v python3)" /tmp/bin/python && export PATH=/tmp/site/bin:/tmp/bin:$PATH
-run() { local name=$1; shift; echo "== $name: $*" | tee -a $OUT/session.log; local t0=$(date +%s)
-        timeout ${LIMIT:-300} "$@" > $OUT/$name.log 2>&1; local rc=$?
-        echo "== $name: exit $rc after $(( $(date +%s) - t0 )) s" | tee -a $OUT/session.log; tail -4 $OUT/$name.log; }
-nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,power.limit --format=csv | tee $OUT/nvidia-smi.csv
-python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__, 'gpus', torch.cuda.device_count())" | tee -a $OUT/session.log
+source "$(dirname "$0")/common.sh"
+export TAIL=4
+gpu_header $OUT/nvidia-smi.csv
 LIMIT=150 run ws_gemm irlab ab --kernel examples/ws_gemm.py --variants optimize-epilogue \
   --configs ws-w4,ws-w8 --shapes 4096x4096x4096 --rounds 7 --out $OUT/ws_gemm
 LIMIT=${TESTS_LIMIT:-380} run gpu_tests python3 -m pytest -q -m gpu tests/ -p no:cacheprovider -rs

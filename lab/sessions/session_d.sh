@@ -6,9 +6,8 @@
 set -u
 export PYTHONUNBUFFERED=1 IRLAB_STALL_S=${IRLAB_STALL_S:-90}
 mkdir -p /tmp/bin && ln -sf "$(command -v python3)" /tmp/bin/python && export PATH=/tmp/site/bin:/tmp/bin:$PATH
-run() { local name=$1; shift; echo "== $name: $*" | tee -a $OUT/session.log; local t0=$(date +%s)
-        timeout ${LIMIT:-300} "$@" > $OUT/$name.log 2>&1; local rc=$?
-        echo "== $name: exit $rc after $(( $(date +%s) - t0 )) s" | tee -a $OUT/session.log; tail -6 $OUT/$name.log; }
+source "$(dirname "$0")/common.sh"
+export TAIL=6
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,power.limit --format=csv | tee $OUT/nvidia-smi.csv
 LIMIT=90 run hoisted irlab ab --kernel examples/ws_gemm.py:HOISTED --variants optimize-epilogue \
   --configs ws-w4 --shapes 4096x4096x4096 --rounds 3 --out $OUT/ws_hoisted

@@ -16,11 +16,9 @@
 set -u
 export PYTHONUNBUFFERED=1 TRITON_PRINT_AUTOTUNING=0 IRLAB_STALL_S=${IRLAB_STALL_S:-120}
 R=/tmp/placement; rm -rf $R; mkdir -p $R
-run() { local name=$1; shift; echo "== $name: $*" | tee -a $OUT/session.log; local t0=$(date +%s)
-        timeout ${LIMIT:-300} "$@" > $R/$name.log 2>&1; local rc=$?
-        echo "== $name: exit $rc after $(( $(date +%s) - t0 )) s" | tee -a $OUT/session.log; tail -4 $R/$name.log | tee -a $OUT/session.log; }
-nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,power.limit --format=csv | tee -a $OUT/session.log
-python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__, 'gpus', torch.cuda.device_count())" | tee -a $OUT/session.log
+source "$(dirname "$0")/common.sh"
+export LOGS=$R TAIL=4
+gpu_header
 case "${1:-1}" in
 1) LIMIT=560 run placement_check python3 -m lab.placement_check --out $R/placement_check --rounds 15 \
      --methods graph,do_bench ;;

@@ -13,11 +13,9 @@
 set -u
 export PYTHONUNBUFFERED=1 TRITON_PRINT_AUTOTUNING=0 IRLAB_STALL_S=${IRLAB_STALL_S:-90}
 R=/tmp/remeasure; rm -rf $R; mkdir -p $R
-run() { local name=$1; shift; echo "== $name: $*" | tee -a $OUT/session.log; local t0=$(date +%s)
-        timeout ${LIMIT:-300} "$@" > $R/$name.log 2>&1; local rc=$?
-        echo "== $name: exit $rc after $(( $(date +%s) - t0 )) s" | tee -a $OUT/session.log; tail -4 $R/$name.log | tee -a $OUT/session.log; }
-nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,power.limit --format=csv | tee -a $OUT/session.log
-python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__, 'gpus', torch.cuda.device_count())" | tee -a $OUT/session.log
+source "$(dirname "$0")/common.sh"
+export LOGS=$R TAIL=4
+gpu_header
 TRACE=tests/data/traces/bias_relu_gemm.h200.ndjson.gz
 case "${1:-1}" in
 1) LIMIT=280 run epilogue irlab experiments epilogue --targets cuda:90 --out $R/optimize_epilogue
