@@ -12,13 +12,7 @@ import triton.language as tl  # noqa: E402
 
 import irlab  # noqa: E402
 from fakes.fake_driver import FakeTensor, fake_gpu  # noqa: E402
-
-
-@triton.jit
-def scale_kernel(x_ptr, out_ptr, n, scale, BLOCK: tl.constexpr):
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < n
-    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) * scale, mask=mask)
+from fakes.fake_kernels import scale_kernel  # noqa: E402
 
 
 @triton.jit
