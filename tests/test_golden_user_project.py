@@ -67,7 +67,7 @@ class SquareStores(ModulePass):
 
     def run(self, ctx: PassContext) -> None:
         rw = ctx.rewriter
-        for st in [o for o in ctx.module.walk() if o.name == "tt.store"]:
+        for st in ctx.module.find("tt.store"):
             v = st.value
             sq, = rw.insert_before(st, f"%{rw.fresh_name('sq', st)} = arith.mulf {v.ref}, {v.ref} : {v.type}")
             rw.replace_all_uses(v, sq.result, only=lambda u, st=st: u.op is st)

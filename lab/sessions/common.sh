@@ -1,9 +1,16 @@
-# Sourced by the GPU session scripts (device tool): the step runner and the session header.
+# Sourced by the GPU session scripts (device tool): unset variables are errors, Python output is
+# unbuffered and Triton's autotuning report is off; then the step runner and the session header.
+#   session_dir DIR   a fresh DIR for the session's results, its steps' logs there ($R and $LOGS)
 #   run NAME CMD...   runs CMD under `timeout ${LIMIT:-300}`, its output in ${LOGS:-$OUT}/NAME.log;
 #                     a line before and after (with the exit status and seconds) goes to
 #                     $OUT/session.log, and so do the last ${TAIL:-4} lines of the log
 #   gpu_header [CSV]  records the GPU (name, driver, max SM clock, power limit) in CSV (default:
 #                     $OUT/session.log) and the torch and Triton versions and GPU count in session.log
+set -u
+export PYTHONUNBUFFERED=1 TRITON_PRINT_AUTOTUNING=0
+
+session_dir() { R=$1; rm -rf "$R"; mkdir -p "$R"; export LOGS=$R; }
+
 run() {
   local name=$1; shift
   local log=${LOGS:-$OUT}/$name.log

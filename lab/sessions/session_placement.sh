@@ -13,11 +13,9 @@
 # Acceptance: "0 called difference(s) between identical binaries" (placement_check exits 0), and no
 # "own inputs" comparison called in the calibration table.
 # Results: $OUT/placement<part>.tgz (README, JSONL per folder), logs in $OUT/session.log.
-set -u
-export PYTHONUNBUFFERED=1 TRITON_PRINT_AUTOTUNING=0 IRLAB_STALL_S=${IRLAB_STALL_S:-120}
-R=/tmp/placement; rm -rf $R; mkdir -p $R
 source "$(dirname "$0")/common.sh"
-export LOGS=$R TAIL=4
+export IRLAB_STALL_S=${IRLAB_STALL_S:-120}
+session_dir /tmp/placement
 gpu_header
 case "${1:-1}" in
 1) LIMIT=560 run placement_check python3 -m lab.placement_check --out $R/placement_check --rounds 15 \

@@ -10,11 +10,9 @@
 # 3: the warp-specialized candidates (gemm_candidates_ws), the walkthrough kernel's tritonparse trace
 #    (ab_trace; tritonparse and its dependencies zstandard, orjson, rich installed)
 # Results: $OUT/remeasure<part>.tgz (README, JSONL, CSV per folder), logs in $OUT/session.log.
-set -u
-export PYTHONUNBUFFERED=1 TRITON_PRINT_AUTOTUNING=0 IRLAB_STALL_S=${IRLAB_STALL_S:-90}
-R=/tmp/remeasure; rm -rf $R; mkdir -p $R
 source "$(dirname "$0")/common.sh"
-export LOGS=$R TAIL=4
+export IRLAB_STALL_S=${IRLAB_STALL_S:-90}
+session_dir /tmp/remeasure
 gpu_header
 TRACE=tests/data/traces/bias_relu_gemm.h200.ndjson.gz
 case "${1:-1}" in

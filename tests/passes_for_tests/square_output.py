@@ -14,7 +14,9 @@ class SquareOutput(ModulePass):
 
     def run(self, ctx: PassContext) -> None:
         rw = ctx.rewriter
-        st = next(o for o in ctx.module.walk() if o.name == "tt.store")
+        st = ctx.module.first("tt.store")
+        if st is None:
+            return
         v = st.value
         name = rw.fresh_name("irlab_sq", st)
         sq, = rw.insert_before(st, f"%{name} = arith.mulf {v.ref}, {v.ref} : {v.type}")
