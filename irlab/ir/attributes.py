@@ -125,7 +125,7 @@ class Layout:
 
     def mma_root(self) -> "Layout | None":
         """The MMA layout this layout derives from (itself, or through dot_op/slice parents)."""
-        layout = self
+        layout: Layout | None = self
         while layout is not None:
             if layout.is_mma:
                 return layout
@@ -173,7 +173,8 @@ def _unquote(s: str) -> str:
 
 def split_top(items: list, sep: str = "COMMA") -> list[list]:
     """Split an item list at top-level separator tokens (groups are already nested)."""
-    parts, cur = [], []
+    parts: list[list] = []
+    cur: list = []
     for it in items:
         if isinstance(it, Token) and it.type == sep:
             parts.append(cur)

@@ -89,7 +89,8 @@ def apply_patterns(module: Module, patterns, rewriter: PatternRewriter | None = 
     limit = max_rewrites if max_rewrites is not None else 16 * max(len(ops), 8)
     queue: deque[Operation] = deque(ops)
     queued = {id(o) for o in ops}
-    rewrites, last_actors = 0, deque(maxlen=4)
+    rewrites = 0
+    last_actors: deque[str] = deque(maxlen=4)
     acted: set[tuple[str, int]] = set()
 
     def push(op):

@@ -48,7 +48,9 @@ class Effect(enum.Flag):
         words = {Effect.READ_GLOBAL: "reads global memory", Effect.WRITE_GLOBAL: "writes global memory",
                  Effect.READ_SHARED: "reads shared memory", Effect.WRITE_SHARED: "writes shared memory",
                  Effect.SYNC: "synchronizes", Effect.SCHEDULE: "pins the instruction schedule"}
-        return ", ".join(w for f, w in words.items() if f in self)
+        # mypy narrows `self` past the two checks above to the members other than NONE and ALL, as
+        # if a Flag were only ever one member (python/mypy#21937); it may be any combination
+        return ", ".join(w for f, w in words.items() if f in self)  # type: ignore[operator]
 
 
 E = Effect
@@ -434,7 +436,7 @@ def conflict(moved: Effect, crossed: Effect) -> bool:
     """Whether an op with effects ``moved`` may not be reordered with one with effects ``crossed``."""
     if SCHED in moved or SCHED in crossed:
         return True
-    if moved == E.NONE or crossed == E.NONE:
+    if not moved or not crossed:   # one of them is pure (E.NONE, the only falsy Effect)
         return False
     if SYNC in moved or SYNC in crossed:
         return True

@@ -53,9 +53,10 @@ def layout_signature(types) -> tuple:
 
 def _common_run(types) -> LaneRun | None:
     runs = {lane_run(t) for t in distributed(types)}
-    if not runs or None in runs or len({r.dim for r in runs}) != 1:
-        return None
-    return min(runs, key=lambda r: r.length)
+    known = {r for r in runs if r is not None}
+    if not runs or len(known) < len(runs) or len({r.dim for r in known}) != 1:
+        return None   # no distributed tensor, one irlab does not model, or runs along different dims
+    return min(known, key=lambda r: r.length)
 
 
 def stale_hints(op, before, after) -> list[HintChange]:

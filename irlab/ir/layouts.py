@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any, TypeGuard
 
 from .attributes import Layout
 from .types import TensorType
@@ -122,7 +123,8 @@ def _linear_run(bases, rank: int) -> LaneRun | None:
     return LaneRun(dim, length)
 
 
-def _ints(v, n: int) -> bool:
+def _ints(v: Any, n: int) -> TypeGuard[list[int] | tuple[int, ...]]:
+    """Whether ``v`` is a list or tuple of ``n`` ints (a layout parameter irlab can read)."""
     return isinstance(v, (list, tuple)) and len(v) == n and all(isinstance(x, int) for x in v)
 
 
@@ -171,7 +173,7 @@ def mfma_store_layout(layout: Layout | None, shape, element) -> tuple[str | None
         return None, "the warps' MFMA tiles do not cover the tensor exactly (a broadcast layout)"
 
     # Triton's AMDMfmaEncodingAttr::toLinearLayout for the transposed 4-high output, bases [m, n]
-    bases = {"register": [], "lane": [], "warp": []}
+    bases: dict[str, list[list[int]]] = {"register": [], "lane": [], "warp": []}
     size = [1, 1]
 
     def extend(kind, n, dim):

@@ -158,6 +158,7 @@ def strip_locations(text: str, keep_lines: bool = False) -> str:
                 out.append("\n" * text.count("\n", d.start(), end) + ("\n" if nl >= 0 else ""))
             pos = len(text) if nl < 0 else nl + 1
         else:
+            assert u is not None   # with `u` None, `d` is not (the loop stopped) and the branch above ran
             out.append(text[pos:u.start()])
             pos = _close_paren(text, u.end())
             if keep_lines:

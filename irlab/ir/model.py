@@ -44,7 +44,7 @@ class Value:
         self.name = name                # printed name without '%' (for results of `%x:3`, the group name)
         self.group_index = group_index  # position inside a multi-result group (`%x#2`), None for single
         self.uses: list[Use] = []
-        self._type = None
+        self._type: Type | None = None
 
     @property
     def ref(self) -> str:

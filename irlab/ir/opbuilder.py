@@ -264,7 +264,9 @@ class OpBuilder:
         if len(values) != len(y.values):
             raise RewriteError(f"{describe(y)} yields {len(y.values)} value(s), not {len(values)}", op=y)
         for i, v in enumerate(values):
-            self.rewriter.set_operand(y.operand_use("values", i), v, self.reason if reason is None else reason)
+            use = y.operand_use("values", i)
+            assert use is not None   # i < len(y.values), and y.values are the values of these slots
+            self.rewriter.set_operand(use, v, self.reason if reason is None else reason)
 
 
 def _type_of(value: Value) -> str:

@@ -139,7 +139,7 @@ def _spec(name: str) -> list[tuple[str, str, str | None]] | None:
     text = SLOTS.get(name)
     if text is None:
         return None
-    out = []
+    out: list[tuple[str, str, str | None]] = []
     for slot in text.split():
         if slot.startswith("["):
             inner = slot[1:-1]

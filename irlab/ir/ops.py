@@ -34,6 +34,8 @@ F = TypeVar("F", bound="Family")
 class _FamilyMeta(type):
     """``isinstance(op, Family)``: the op's name is one of the family's (no op is of a family's class)."""
 
+    names: tuple[str, ...]   # set by each class made with this metaclass (:class:`Family` and its families)
+
     def __instancecheck__(cls, obj) -> bool:
         return isinstance(obj, Operation) and obj.name in cls.names
 

@@ -101,7 +101,9 @@ def holds_ir(text: str) -> bool:
 
 def split_input(text: str) -> list[tuple[int, str]]:
     """Split at ``// -----`` lines (as mlir-opt --split-input-file): (first line number, chunk)."""
-    chunks, cur, start = [], [], 1
+    chunks: list[tuple[int, str]] = []
+    cur: list[str] = []
+    start = 1
     for i, line in enumerate(text.splitlines(keepends=True), 1):
         if line.strip() == SPLIT_MARKER:
             chunks.append((start, "".join(cur)))

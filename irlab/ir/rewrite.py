@@ -58,7 +58,7 @@ def is_terminator(op: Operation) -> bool:
 
 def ancestor_in_block(op: Operation, block: Block) -> Operation | None:
     """``op`` itself or its ancestor that sits directly in ``block``."""
-    cur = op
+    cur: Operation | None = op
     while cur is not None:
         if cur.parent is block:
             return cur
@@ -71,7 +71,7 @@ def _available_at(value: Value, block: Block, index: int) -> bool:
     if isinstance(value, FreeValue):
         return True
     if isinstance(value, BlockArgument):
-        b = block
+        b: Block | None = block
         while b is not None:
             if b is value.block:
                 return True
@@ -88,7 +88,8 @@ def _available_at(value: Value, block: Block, index: int) -> bool:
         while b is not None and b is not d.parent:
             anchor = b.parent_op
             b = anchor.parent if anchor is not None else None
-        return b is not None and d.parent.index(d) < d.parent.index(anchor)
+        # b reached d's block through anchor, the ancestor of `block` that sits in it
+        return b is not None and anchor is not None and d.parent.index(d) < d.parent.index(anchor)
     return False
 
 
@@ -117,7 +118,8 @@ def _indent_of(op: Operation) -> str:
 def _visible_values(block: Block, index: int) -> dict[str, Value]:
     """Values an op placed at ``index`` of ``block`` may use, by printed ref."""
     out: dict[str, Value] = {}
-    b, upto = block, index
+    b: Block | None = block
+    upto = index
     while b is not None:
         for a in b.arguments:
             out.setdefault(a.ref, a)
@@ -135,7 +137,7 @@ def _visible_values(block: Block, index: int) -> dict[str, Value]:
 
 
 def _function_of(op: Operation) -> Operation | None:
-    cur = op
+    cur: Operation | None = op
     while cur is not None:
         if cur.name.endswith(".func") or cur.name == "module":
             return cur
@@ -399,6 +401,7 @@ class Rewriter:
     def _place(self, ops: list[Operation], anchor: Operation, after: bool):
         self._will_change()
         block = anchor.parent
+        assert block is not None, "_parse_ops refuses an anchor outside a block"
         indent = _indent_of(anchor)
         idx = block.index(anchor) + (1 if after else 0)
         for o in ops:
@@ -428,7 +431,8 @@ class Rewriter:
         if op.regions:
             raise RewriteError(f"cannot clone {describe(op)}: it has regions", op=op)
         mapping = mapping if mapping is not None else {}
-        anchor = before or after
+        anchor = before if before is not None else after
+        assert anchor is not None   # exactly one of them was given (checked above)
         edits = {u.span: mapping[u.value].ref for u in op.operand_uses if u.value in mapping}
         if new_type is not None:
             edits.update(_type_edits(op, new_type))
@@ -649,9 +653,13 @@ class Rewriter:
         else:
             raise RewriteError(f"irlab does not retype the values of {describe(op)} (scf.for, scf.if and scf.while "
                                "only)", op=op)
-        reads = {i: self.read_type(text) for i, text in new_texts.items()}
-        if any(t is None for t in reads.values()):
-            raise RewriteError(f"cannot read the new type(s) {sorted(new_texts.values())} of {describe(op)}", op=op)
+        reads: dict[int, Type] = {}
+        for i, text in new_texts.items():
+            read = self.read_type(text)
+            if read is None:
+                raise RewriteError(f"cannot read the new type(s) {sorted(new_texts.values())} of {describe(op)}",
+                                   op=op)
+            reads[i] = read
         self._will_change()
         op.edits.update(edits)
         types = list(op.result_types or [None] * n_res)
@@ -897,7 +905,7 @@ def _uses_from_outside(op: Operation):
 
 
 def _region_contains(region: Region, block: Block) -> bool:
-    b = block
+    b: Block | None = block
     while b is not None:
         if b.region is region:
             return True

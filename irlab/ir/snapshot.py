@@ -10,7 +10,8 @@ ops created since are dropped with the lists that held them.
 """
 from __future__ import annotations
 
-from .model import Module, Operation
+from .model import Block, BlockArgument, Module, Operation, OpResult, Region, Use, Value
+from .types import Type
 
 _OP_FIELDS = ("name", "results", "result_groups", "operand_uses", "regions", "parent", "module", "items", "source",
               "start", "end", "lead", "edits", "dirty", "origin", "_attrs", "_result_types")
@@ -23,8 +24,14 @@ class Snapshot:
     def __init__(self, module: Module):
         self.module = module
         self._module_state = (list(module.entries), dict(module.aliases), module.tail, module.dirty)
-        self._ops, self._blocks, self._regions, self._values, self._uses = [], [], [], [], []
-        values = {}
+        # (op, its fields, then copies of the lists and dictionary a rewrite changes in place)
+        self._ops: list[tuple[Operation, tuple, list[OpResult], list[tuple[str, int]], list[Use], list[Region],
+                              dict[tuple[int, int], str]]] = []
+        self._blocks: list[tuple[Block, list[Operation], list[BlockArgument], str]] = []
+        self._regions: list[tuple[Region, list[Block], str]] = []
+        self._values: list[tuple[Value, list[Use], Type | None]] = []
+        self._uses: list[tuple[Use, tuple]] = []
+        values: dict[int, Value] = {}
         for fv in module.free_values.values():
             values[id(fv)] = fv
         for op in module.walk():
@@ -34,7 +41,7 @@ class Snapshot:
             for u in v.uses:
                 self._uses.append((u, tuple(getattr(u, f) for f in _USE_FIELDS)))
 
-    def _save_op(self, op: Operation, values: dict) -> None:
+    def _save_op(self, op: Operation, values: dict[int, Value]) -> None:
         state = tuple(getattr(op, f) for f in _OP_FIELDS)
         # the lists and the dictionary a rewrite changes in place are copied
         self._ops.append((op, state, list(op.results), list(op.result_groups), list(op.operand_uses),

@@ -8,6 +8,7 @@ from __future__ import annotations
 import functools
 import re
 from pathlib import Path
+from typing import Callable
 
 import lark
 from lark import Token, Transformer
@@ -80,6 +81,14 @@ def item_end(item) -> int:
     return item.end_pos if isinstance(item, Token) else item.end
 
 
+def _group_callback(kind: str) -> Callable[[Transformer, list], Group]:
+    """The parser callback of a bracketed rule: a :class:`Group` of ``kind`` over the items
+    between the brackets."""
+    def build(self: Transformer, c: list) -> Group:
+        return Group(kind, c[1:-1], c[0].start_pos, c[-1].end_pos)
+    return build
+
+
 class _Build(Transformer):
     """Callbacks of the LALR parser: build syntax nodes straight from tokens."""
 
@@ -125,22 +134,15 @@ class _Build(Transformer):
             args, colon, ops = None, c[1], c[2:]
         return BlockSyntax(label, args, ops, label.start_pos, colon.end_pos)
 
-    def _group(kind):
-        def build(self, c):
-            return Group(kind, c[1:-1], c[0].start_pos, c[-1].end_pos)
-        return build
-
-    paren = _group("paren")
-    bracket = _group("bracket")
-    angle = _group("angle")
-    attr_dict = _group("dict")
+    paren = _group_callback("paren")
+    bracket = _group_callback("bracket")
+    angle = _group_callback("angle")
+    attr_dict = _group_callback("dict")
 
     def loc(self, c):
         if len(c) == 1:  # `loc(#loc12)` lexed whole: keep the token so alias checks can see it
             return Group("loc", [c[0]], c[0].start_pos, c[0].end_pos)
         return Group("loc", c[1:-1], c[0].start_pos, c[-1].end_pos)
-
-    del _group
 
 
 @functools.lru_cache(maxsize=1)

@@ -15,6 +15,7 @@ against the effect table, and that every op named here has a row there.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Iterable, Iterator
 
 from .effects import Effect
 
@@ -22,31 +23,35 @@ _RG, _WG, _RS, _WS = Effect.READ_GLOBAL, Effect.WRITE_GLOBAL, Effect.READ_SHARED
 _GLOBAL, _SHARED, _WRITES = _RG | _WG, _RS | _WS, _WG | _WS
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Trait:
     """A named set of op names (``op.name in DOT``), with what its ops do to memory: every op
     has all of ``implies``, at least one of ``any_of`` (if given) and none of ``excludes``."""
     name: str
-    ops: frozenset
+    ops: frozenset[str]
     implies: Effect = Effect.NONE
     excludes: Effect = Effect.NONE
     any_of: Effect = Effect.NONE
     doc: str = ""
 
-    def __post_init__(self):   # the names may be given as one whitespace-separated string
-        if isinstance(self.ops, str):
-            object.__setattr__(self, "ops", frozenset(self.ops.split()))
+    def __init__(self, name: str, ops: str | Iterable[str], implies: Effect = Effect.NONE,
+                 excludes: Effect = Effect.NONE, any_of: Effect = Effect.NONE, doc: str = ""):
+        # the names may be given as one whitespace-separated string; ``ops`` is always their set
+        names = frozenset(ops.split()) if isinstance(ops, str) else frozenset(ops)
+        for key, value in (("name", name), ("ops", names), ("implies", implies), ("excludes", excludes),
+                           ("any_of", any_of), ("doc", doc)):
+            object.__setattr__(self, key, value)   # frozen: the dataclass's own __init__ sets fields so too
 
-    def __contains__(self, name) -> bool:
+    def __contains__(self, name: object) -> bool:
         return name in self.ops
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[str]:
         return iter(sorted(self.ops))
 
     def __len__(self) -> int:
         return len(self.ops)
 
-    def __or__(self, other) -> frozenset:
+    def __or__(self, other: Iterable[str]) -> frozenset[str]:
         """The names of both (``GLOBAL_STORE | ATOMIC_RMW``, ``BROADCAST | {"tt.addptr"}``)."""
         return self.ops | frozenset(other)
 

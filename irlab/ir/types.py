@@ -129,8 +129,9 @@ class TypeReader:
             return None, i
         it = items[i]
         nxt = items[i + 1] if i + 1 < len(items) else None
-        adjacent_angle = isinstance(nxt, Group) and nxt.kind == "angle" and isinstance(it, Token) \
-            and nxt.start == it.end_pos
+        # the `<...>` written right after `it` (``tensor<...>``, ``!tt.ptr<...>``), if there is one
+        angle = nxt if isinstance(nxt, Group) and nxt.kind == "angle" and isinstance(it, Token) \
+            and nxt.start == it.end_pos else None
         if isinstance(it, Token):
             if it.type == "TYPE_TOKEN":
                 t = self.cache.get(it.value)
@@ -138,17 +139,17 @@ class TypeReader:
                     t = self.cache[it.value] = self._type_token(it.value)
                 return t, i + 1
             if it.type == "KEYWORD":
-                if it.value == "tensor" and adjacent_angle:
-                    return self._tensor(self.text[it.start_pos:nxt.end], nxt.items), i + 2
-                if it.value in ("vector", "memref", "tuple") and adjacent_angle:
-                    return OpaqueType(self.text[it.start_pos:nxt.end]), i + 2
+                if it.value == "tensor" and angle is not None:
+                    return self._tensor(self.text[it.start_pos:angle.end], angle.items), i + 2
+                if it.value in ("vector", "memref", "tuple") and angle is not None:
+                    return OpaqueType(self.text[it.start_pos:angle.end]), i + 2
                 if _SCALAR_RE.match(it.value):
                     return ScalarType(it.value), i + 1
                 return None, i
             if it.type == "BANG_ID":
                 name = it.value[1:]
-                if adjacent_angle:
-                    return self._dialect_type(self.text[it.start_pos:nxt.end], name, nxt.items), i + 2
+                if angle is not None:
+                    return self._dialect_type(self.text[it.start_pos:angle.end], name, angle.items), i + 2
                 aliased = self.resolve_type(name)
                 if aliased is not None:
                     return aliased, i + 1
