@@ -55,7 +55,7 @@ import time
 import weakref
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from triton import knobs
 
@@ -135,6 +135,9 @@ class _RegionMarks:
             self.previous.check(name, value)
 
 
+_CaptureT = TypeVar("_CaptureT", bound="Capture")   # a capture's own class (OutputCapture's, entered)
+
+
 class Capture:
     """Context manager: ``with Capture("runs/today") as cap: ...`` records every compile."""
 
@@ -169,7 +172,7 @@ class Capture:
         self._marks_previous: object = None
 
     # --- context -------------------------------------------------------------------------------
-    def __enter__(self) -> "Capture":
+    def __enter__(self: _CaptureT) -> _CaptureT:
         self.run_dir.mkdir(parents=True, exist_ok=True)
         compat.check_seams()
         self._previous = knobs.compilation.listener
