@@ -359,7 +359,8 @@ def _wrapped(raw, purpose: str, enter, exit):
             return fn(*args, **kwargs)
         finally:
             exit()
-    marked.__irlab_marked__ = fn
+    # a function takes any attribute; mypy's type for functools.wraps' result declares none
+    marked.__irlab_marked__ = fn   # type: ignore[attr-defined]
     return type(raw)(marked) if isinstance(raw, (staticmethod, classmethod)) else marked
 
 

@@ -251,7 +251,7 @@ def isolated_triton(session: PipelineSession, keep_nodebug: bool, cache_dir: str
                 shutil.rmtree(cache_dir, ignore_errors=True)
 
 
-def _check_edits(session: PipelineSession, target: str):
+def _check_edits(session: PipelineSession, target: str | Target):
     missing = session.unmatched_edits()
     if not missing:
         return
@@ -263,7 +263,11 @@ def _check_edits(session: PipelineSession, target: str):
     lines = [f"variant {session.variant.name!r}: these edits matched no pass of the {target} pipeline:"]
     for e in missing:
         lines.append(f"  - {e.describe()}")
-        named = split_occurrence(e.after)[0] if isinstance(e, Insert) else e.pattern
+        if isinstance(e, Insert):
+            assert e.after is not None   # unmatched_edits lists only the Inserts placed after a pass
+            named = split_occurrence(e.after)[0]
+        else:
+            named = e.pattern
         if "." in named and compat.missing_pass_note(named):
             lines.append(f"    {compat.missing_pass_note(named)}")
         stage = getattr(e, "stage", None) or "ttgir"
@@ -291,8 +295,9 @@ def compile_kernel(kernel, target: str | Target, *, args: dict | None = None, co
     from ..kernels.spec import KernelSpec
     tname = Target.parse(target)
     if isinstance(kernel, KernelSpec):
-        if not kernel.supports(tname):
-            raise VariantError(f"kernel {kernel.name} cannot be compiled for {tname}: {kernel.unsupported[tname]}")
+        if not kernel.supports(str(tname)):
+            raise VariantError(f"kernel {kernel.name} cannot be compiled for {tname}: "
+                               f"{kernel.unsupported[str(tname)]}")
         problem = kernel.problem(shape, config, tname)
         fn = kernel.fn
         args = {**problem.args, **(args or {})}
@@ -382,6 +387,7 @@ def recompile(ir_text: str | None = None, target: str | Target = "cuda:90", *, p
         stage = infer_stage(path, stage)
         from ..ir import read_text
         ir_text = read_text(path)
+    assert ir_text is not None   # given as text, or read from the path just above
     stage = stage or "ttgir"
     if stage not in MLIR_STAGES:
         raise ValueError(f"recompile starts from ttir or ttgir, not {stage!r}")

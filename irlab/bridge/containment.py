@@ -345,7 +345,7 @@ def _portable(e: BaseException, located: str | None = None, state: bool = True, 
             _portable(cause, None, state, depth + 1) if cause is not None and depth < 4 else None)
 
 
-def _rebuilt(cls: type, args: tuple, state: dict, cause: tuple | None) -> BaseException:
+def _rebuilt(cls: type[BaseException], args: tuple, state: dict, cause: tuple | None) -> BaseException:
     e = cls.__new__(cls)
     e.args = args
     e.__dict__.update(state)
@@ -366,7 +366,7 @@ def _die_with(parent: int, sig: int = signal.SIGKILL) -> None:
 
 
 def _read_all(fd: int) -> bytes:
-    chunks = []
+    chunks: list[bytes] = []
     while True:
         chunk = os.read(fd, 1 << 20)
         if not chunk:

@@ -24,7 +24,8 @@ class CorpusJob:
 def jobs(kernels=None, targets=DEFAULT_TARGETS, num_stages=NUM_STAGES) -> tuple[list[CorpusJob], list[str]]:
     """The compiles to run, and the combinations that cannot run (with why)."""
     from ..kernels import KERNELS
-    todo, skipped = [], []
+    todo: list[CorpusJob] = []
+    skipped: list[str] = []
     for name in kernels or KERNELS:
         spec = KERNELS[name]
         for t in targets:

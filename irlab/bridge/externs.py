@@ -39,9 +39,11 @@ def symbols(backend: str) -> dict[tuple[str, tuple[str, ...]], tuple[str, str | 
             if not (isinstance(node, ast.Dict) and node.keys and all(isinstance(k, ast.Tuple) for k in node.keys)):
                 continue
             for key, value in zip(node.keys, node.values):
-                types = tuple(_dtype(e) for e in key.elts)
+                assert isinstance(key, ast.Tuple)   # every key is (checked above)
+                read = [_dtype(e) for e in key.elts]
+                types = tuple(t for t in read if t is not None)
                 if isinstance(value, ast.Tuple) and value.elts and isinstance(value.elts[0], ast.Constant) \
-                        and None not in types:
+                        and isinstance(value.elts[0].value, str) and len(types) == len(read):
                     result = _dtype(value.elts[1]) if len(value.elts) > 1 else None
                     table.setdefault((fn.name, types), (value.elts[0].value, result))
     return table
@@ -49,7 +51,8 @@ def symbols(backend: str) -> dict[tuple[str, tuple[str, ...]], tuple[str, str | 
 
 def _dtype(node) -> str | None:
     """``core.dtype("fp32")`` -> ``fp32``."""
-    if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant):
+    if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant) \
+            and isinstance(node.args[0].value, str):
         return node.args[0].value
     return None
 

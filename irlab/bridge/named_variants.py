@@ -25,6 +25,8 @@ variant: a name from here, a ``Variant`` in the user's own file, or registered p
 """
 from __future__ import annotations
 
+from typing import Any, Mapping
+
 from .compat import has_pass
 from ..base.targets import Target
 from ..passkit.variant import Drop, Insert, Launch, Variant, VariantError
@@ -83,6 +85,11 @@ SCHEDULE_WHAT = {
 }
 
 
+def _options(values: Mapping[str, Any]) -> tuple:
+    """A pass's option values as an Insert holds them: (name, value) pairs sorted by name."""
+    return tuple(sorted(values.items()))
+
+
 def _interleave(base: Variant) -> Variant:
     return base.then(Insert("interleave-global-loads", at="end"), name="interleave-global-loads",
                      description="the talk's schedule: the second global load sunk after the local_loads")
@@ -93,7 +100,7 @@ def _interleave_pinned(base: Variant, pin: str, name: str) -> Variant:
     what = {"groups": "a sched.group.barrier sequence: VMEM, LDS reads, 3/4 of the MFMAs, the sunk load, "
                       "the rest (the talk's AMDGCN)",
             "barriers": "rocdl.sched.barrier 0 around the sunk load (the TTGIR order verbatim)"}[pin]
-    return base.then(Insert("interleave-global-loads", at="end", options={"pin": pin}), name=name,
+    return base.then(Insert("interleave-global-loads", at="end", options=_options({"pin": pin})), name=name,
                      description=f"the talk's schedule pinned in the AMDGCN with {what}")
 
 
@@ -106,7 +113,7 @@ def _epilogue(base: Variant) -> Variant:
 def _amd_schedule_pass(name: str, options: dict | None = None, variant: str | None = None) -> Variant:
     """``no-amd-schedule`` with one of irlab's schedule passes where Triton runs its own."""
     what = SCHEDULE_WHAT[name] + (f" ({', '.join(f'{k}={v}' for k, v in options.items())})" if options else "")
-    return AMD_NO_SCHEDULE.then(Insert(name, after=SCHEDULE_PLACES[name], options=options or {}),
+    return AMD_NO_SCHEDULE.then(Insert(name, after=SCHEDULE_PLACES[name], options=_options(options or {})),
                                 name=variant or name, description=f"irlab's {name} on no-amd-schedule: {what}")
 
 
@@ -120,8 +127,8 @@ def pingpong_enabled(target: str) -> bool:
 def _amd_schedule(target: str) -> Variant:
     """irlab's schedule passes where Triton 3.9 runs its own (block ping-pong where Triton enables
     it): on 3.9 the TTGIR Triton's default pipeline makes, if irlab's passes do what upstream's do."""
-    order = ("sink-layout-conversions", "hoist-layout-conversions", "block-pingpong", "move-up-prologue-loads")
-    order = [n for n in order if n != "block-pingpong" or pingpong_enabled(target)]
+    passes = ("sink-layout-conversions", "hoist-layout-conversions", "block-pingpong", "move-up-prologue-loads")
+    order = [n for n in passes if n != "block-pingpong" or pingpong_enabled(target)]
     return AMD_NO_SCHEDULE.then(*(Insert(n, after=SCHEDULE_PLACES[n]) for n in order), name="amd-schedule",
                                 description="irlab's hoist-, sink-layout-conversions, move-up-prologue-loads and "
                                             "(where Triton enables it, gfx942) block-pingpong where Triton 3.9 runs "
@@ -134,8 +141,8 @@ def _amd_schedule_36(target: str) -> Variant:
     ``preset=upstream``) where it ran. On 3.6 the TTGIR of Triton's default pipeline."""
     edits = [Insert("sink-layout-conversions", after=AFTER_DOT_OPERANDS),
              Insert("hoist-layout-conversions", after=AFTER_DOT_OPERANDS),
-             Insert("block-pingpong", after=AFTER_LAYOUTS, options={"loop_variant_masks": "allow"}),
-             Insert("interleave-global-loads", after=AFTER_LAYOUTS, options={"preset": "upstream"}),
+             Insert("block-pingpong", after=AFTER_LAYOUTS, options=_options({"loop_variant_masks": "allow"})),
+             Insert("interleave-global-loads", after=AFTER_LAYOUTS, options=_options({"preset": "upstream"})),
              Insert("move-up-prologue-loads", after=AFTER_LAYOUTS)]
     edits = [e for e in edits if e.pass_name != "block-pingpong" or pingpong_enabled(target)]
     return AMD_NO_SCHEDULE.then(*edits, name="amd-schedule-3.6",
@@ -166,8 +173,8 @@ def _persistent(name: str, description: str, tile_loop: dict | None = None, stor
     per SM."""
     store = {"store": True, **({"store_split": store_split} if store_split > 1 else {})}
     return Variant(name, (
-        Insert("persistent-tiles", tile_loop or {}, stage="ttir", at="end"),
-        Insert("descriptor-loads", store, stage="ttir", at="end", cleanup=("canonicalize",)),
+        Insert("persistent-tiles", _options(tile_loop or {}), stage="ttir", at="end"),
+        Insert("descriptor-loads", _options(store), stage="ttir", at="end", cleanup=("canonicalize",)),
         Launch("persistent"),
     ), description)
 
@@ -304,12 +311,14 @@ def resolve(ref: str, target: str | Target | None) -> Variant:
     for part in split_passes(ref):
         pass_name = name_of(part)
         if pass_name not in all_passes():
-            targets = [target] if target else DEFAULT_TARGETS
+            targets = [str(target)] if target else DEFAULT_TARGETS
             names = [*all_passes(), *(v.name for t in targets for v in named_for(t))]
             raise VariantError(f"no variant or pass named {pass_name!r}{f' for {target}' if target else ''}"
                                f"{did_you_mean(pass_name, names)} (`irlab variants`, `irlab passes`; or a variant "
                                "file: path/to/file.py:NAME)")
-    inserts, what, grids = [], [], set()
+    inserts: list[Insert | Launch] = []
+    what: list[str] = []
+    grids: set[str] = set()
     for spec in parse_passes(ref):
         cls = spec.pass_class
         inserts.append(Insert(spec.name, spec.options, stage=cls.stage, at="end", cleanup=cls.cleanup))
@@ -319,8 +328,9 @@ def resolve(ref: str, target: str | Target | None) -> Variant:
     if len(grids) > 1:
         raise VariantError(f"{ref}: the passes need different launch grids ({', '.join(sorted(grids))})")
     if grids:   # a pass whose output needs its own grid (persistent-tiles): the variant launches with it
-        inserts.append(Launch(grids.pop()))
-        what.append(f"launched with the {inserts[-1].grid} grid where the kernel was transformed")
+        launch = Launch(grids.pop())
+        inserts.append(launch)
+        what.append(f"launched with the {launch.grid} grid where the kernel was transformed")
     return Variant(variant_name(ref), tuple(inserts), "; then ".join(what))
 
 

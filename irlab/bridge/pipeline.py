@@ -601,8 +601,9 @@ class PipelineSession:
         swap_module_body(mod, new_mod)
         return mod
 
-    def unmatched_edits(self) -> list:
-        out = []
+    def unmatched_edits(self) -> list[Drop | Insert]:
+        """The required edits that matched no pass of the pipeline (of the Inserts, those placed after a pass)."""
+        out: list[Drop | Insert] = []
         for e in self._edits():
             if getattr(e, "optional", False):
                 continue

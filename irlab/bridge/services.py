@@ -253,7 +253,7 @@ def save_rejected(text: str, what: str, suffix: str = "mlir", folder: Path | Non
     :func:`rejected_root`; the path."""
     if folder is None:
         rejected_root().mkdir(parents=True, exist_ok=True)
-        folder = tempfile.mkdtemp(prefix="irlab-rejected-", dir=rejected_root())
+        folder = Path(tempfile.mkdtemp(prefix="irlab-rejected-", dir=rejected_root()))
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{re.sub(r'[^A-Za-z0-9_.-]+', '_', what)[:60]}.{suffix}"

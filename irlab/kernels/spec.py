@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import sys
+from types import FrameType
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
@@ -59,7 +60,7 @@ _MACHINERY = {os.path.abspath(__file__), os.path.join(os.path.dirname(os.path.ab
 def _definition_site() -> str:
     """``file:line`` of the code that constructs a KernelSpec (the first frame outside irlab's
     spec machinery and dataclass machinery), for messages about the spec."""
-    f = sys._getframe(1)
+    f: FrameType | None = sys._getframe(1)
     while f is not None and (os.path.abspath(f.f_code.co_filename) in _MACHINERY or f.f_code.co_filename.startswith("<")
                              or f.f_code.co_filename.endswith(os.sep + "dataclasses.py")):
         f = f.f_back
@@ -120,7 +121,8 @@ def unwrap(fn) -> tuple[Any, list, dict]:
     """The ``@triton.jit`` function under ``@triton.autotune`` / ``@triton.heuristics`` wrappers,
     the autotuner's ``triton.Config`` list (empty without one) and the heuristics (name ->
     function of the launch's arguments), outermost first."""
-    configs, heuristics = [], {}
+    configs: list[Any] = []
+    heuristics: dict[str, Callable[..., Any]] = {}
     try:
         from triton.runtime.autotuner import Autotuner, Heuristics
     except ImportError:   # pragma: no cover (every supported Triton has both)
@@ -199,12 +201,17 @@ class KernelSpec:
     heuristics fill the meta-parameters ``bind`` leaves out); ``bind(shape, cfg)`` may also take the
     target, ``bind(shape, cfg, target)``, to bind per architecture."""
 
+    # configs, default_shape and bind default to None only as the constructor's "not given":
+    # __post_init__ fills configs from the autotuner or raises, and raises without default_shape or
+    # bind, so a constructed KernelSpec always holds the declared types (which a dataclass field
+    # cannot say apart from its constructor argument's)
     name: str
     fn: Any
-    configs: Mapping[str, TileConfig] = None
+    configs: Mapping[str, TileConfig] = None  # type: ignore[assignment]
     default_config: str = ""
-    default_shape: Mapping[str, int] = None
-    bind: Callable[[Mapping[str, int], TileConfig], Problem] = None
+    default_shape: Mapping[str, int] = None  # type: ignore[assignment]
+    # bind(shape, cfg) or bind(shape, cfg, target) -> Problem (see _takes_target)
+    bind: Callable[..., Problem] = None  # type: ignore[assignment]
     language: str = ""                 # "triton" or "gluon"; read from fn when not given
     description: str = ""
     # targets this kernel cannot be compiled for, with the reason (reported, never skipped silently)
@@ -233,6 +240,11 @@ class KernelSpec:
     # element types the kernel takes ("fp16", "bf16", "fp32", "i8", "fp8e4nv", ...), the first the
     # default: a shape may then carry "dtype", which bind and make_inputs read. Empty: one fixed type.
     dtypes: tuple = ()
+    # set by __post_init__: the user's file:line that constructed the spec, the autotune/heuristics
+    # wrapper fn was given as (None: a bare kernel), and its heuristics (meta-parameter -> function)
+    defined_at: str = field(init=False, repr=False, compare=False)
+    wrapper: Any = field(init=False, repr=False, compare=False)
+    heuristics: dict[str, Callable[..., Any]] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self):
         object.__setattr__(self, "defined_at", _definition_site())
@@ -303,6 +315,7 @@ class KernelSpec:
         """``launch_args`` called, and its arguments put in the order of the kernel's parameters,
         matched by name: ``(grid, values)`` for ``compiled[grid](*values)`` (or the JIT function's).
         A constexpr it leaves out gets the value ``bind`` (and the heuristics) compiled in."""
+        assert self.launch_args is not None, "launch_call needs a timeable spec (see timeable)"
         grid, args = self.launch_args(inputs, shape, cfg)
         self._match("launch_args", self.launch_args, args, constexprs_optional=True)
         params = parameters(self.fn)
@@ -313,6 +326,7 @@ class KernelSpec:
     def output_tensors(self, inputs: Mapping) -> dict:
         """The tensors the kernel writes, by name (one, named ``output``, for a spec that gives ``output``)."""
         if not self.outputs:
+            assert self.output is not None, "output_tensors needs a timeable spec (see timeable)"
             return {"output": self.output(inputs)}
         missing = [n for n in self.outputs if n not in inputs]
         if missing:
@@ -323,6 +337,7 @@ class KernelSpec:
     def expected(self, inputs: Mapping) -> dict:
         """``reference(inputs)`` by output name (see :meth:`output_tensors`)."""
         names = list(self.outputs) or ["output"]
+        assert self.reference is not None, "expected needs a timeable spec (see timeable)"
         ref = self.reference(inputs)
         if isinstance(ref, Mapping):
             if set(ref) != set(names):

@@ -55,6 +55,7 @@ import time
 import weakref
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, TypeVar
 
 from triton import knobs
 
@@ -134,6 +135,9 @@ class _RegionMarks:
             self.previous.check(name, value)
 
 
+_CaptureT = TypeVar("_CaptureT", bound="Capture")   # a capture's own class (OutputCapture's, entered)
+
+
 class Capture:
     """Context manager: ``with Capture("runs/today") as cap: ...`` records every compile."""
 
@@ -155,20 +159,20 @@ class Capture:
         self.unrecorded: list[str] = []
         self.notes: list[str] = []
         self.profile_summary: dict | None = None
-        self._folders = weakref.WeakKeyDictionary()   # CompiledKernel -> its folder's name
+        self._folders: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()   # CompiledKernel -> its folder's name
         self._lock = threading.RLock()
         self._previous = None
-        self._stack = None
+        self._stack: contextlib.ExitStack | None = None
         self._session = None
         self._windows = threading.local()      # per thread: whether each open window opened a scope
         self.marked: list[str] = []             # the benchmarking entry points marked (with profile)
         self.regions: dict[str, int] = {}       # irlab.region name -> entries so far
         self.checks: dict[str, int] = {}        # irlab.check name -> values checked (not kept)
         self._open_regions = threading.local()  # per thread: the region entries with an open Proton scope
-        self._marks_previous = None
+        self._marks_previous: object = None
 
     # --- context -------------------------------------------------------------------------------
-    def __enter__(self) -> "Capture":
+    def __enter__(self: _CaptureT) -> _CaptureT:
         self.run_dir.mkdir(parents=True, exist_ok=True)
         compat.check_seams()
         self._previous = knobs.compilation.listener
@@ -519,7 +523,7 @@ class Capture:
         if self.launched:
             recs = [r for st in self.launched.values() for r in st["records"]]
             runs = sum(r["count"] for r in recs)
-            by = {}
+            by: dict[str, int] = {}
             for r in recs:
                 by[r["purpose"]] = by.get(r["purpose"], 0) + r["count"]
             for st in self.launched.values():
@@ -657,6 +661,7 @@ class _Breakdown:
         self.windows: dict[str, dict[str, dict]] = {}
 
     def add(self, name: str, scope: str | None, window: str | None, t: int, c: int) -> None:
+        slots: tuple[dict, ...]
         if scope is not None:
             folder, _, n = scope.rpartition("#")
             f = self.captured.setdefault(folder, {"time_ns": 0, "count": 0, "records": {}})

@@ -56,6 +56,7 @@ def bound_arguments(launch: Launch) -> tuple[dict[str, int], list[str]]:
     attrs = fn.argument_attributes()
     values = {a.name: a.value for a in launch.args}
     out, why = {}, []
+    assert fn.body is not None   # a launched kernel's function is defined, not only declared
     for arg, name in zip(fn.body.arguments, params):
         if str(arg.type) not in ("i32", "i64"):
             continue
@@ -91,7 +92,7 @@ def write_derived(launch: Launch, dest: Path, *, values: dict | None = None, opt
     args = {}
     for a in launch.args:
         info = dict(a.info)
-        if a.name in (values or {}):
+        if values and a.name in values:
             info["value"] = values[a.name]
         blob = launch.blobs / f"{a.name}.pt" if launch.blobs else None
         if a.is_tensor and blob is not None and blob.is_file() and "blob_path" not in info:

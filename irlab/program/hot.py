@@ -72,7 +72,9 @@ def _profiled(run: Path, top, coverage, limit, region, whole_program) -> HotSet:
     ranking = rank(run, ("program",), region=region, whole_program=whole_program)
     captured = sum(r.time_ns for r in ranking.rows)
     base = max(ranking.program_ns, 1)
-    chosen, notes, covered = [], [], 0
+    chosen: list[HotKernel] = []
+    notes: list[str] = []
+    covered = 0
     for row in ranking.rows:
         if top is not None and len(chosen) >= top:
             break

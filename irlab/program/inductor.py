@@ -19,8 +19,10 @@ Everything is restored on exit.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import sys
+from typing import Callable
 
 # variable -> (value irlab sets, torch._inductor.config attribute, what it is for)
 SETTINGS = {
@@ -35,7 +37,7 @@ def seen_by_capture(keep_workers: bool = False):
     """Inside: Inductor compiles and launches where the capture sees them. Yields the list of
     notes, filled on entry, that say what was set (for the capture's output)."""
     notes: list[str] = []
-    undo = []
+    undo: list[Callable[[], object]] = []
     for var, (value, attr, config_value, what) in SETTINGS.items():
         if keep_workers and var == "TORCHINDUCTOR_COMPILE_THREADS":
             notes.append("Inductor's compile workers kept (--inductor-workers): their kernels are recorded from the "
@@ -49,12 +51,13 @@ def seen_by_capture(keep_workers: bool = False):
                 ": kernels Inductor launches statically are not seen (their launches bypass Triton's launch hooks)"))
             continue
         os.environ[var] = value
-        undo.append(lambda var=var, mine=mine: os.environ.pop(var) if mine is None else None)
+        if mine is None:   # a variable the user set to irlab's value stays set
+            undo.append(functools.partial(os.environ.pop, var))
         config = sys.modules.get("torch._inductor.config")
         if config is not None and hasattr(config, attr):
             before = getattr(config, attr)
             setattr(config, attr, config_value)
-            undo.append(lambda config=config, attr=attr, before=before: setattr(config, attr, before))
+            undo.append(functools.partial(setattr, config, attr, before))
         notes.append(f"{var}={value}: Inductor {what}")
     try:
         yield notes

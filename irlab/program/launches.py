@@ -33,9 +33,11 @@ were not saved; integer tensors get small values, since they often index memory)
 from __future__ import annotations
 
 import dataclasses
+import enum
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Final
 
 from .records import MARKS_FILE, purpose_of_frames
 from ..base.targets import Target
@@ -334,7 +336,12 @@ def pick(records: list[dict]) -> tuple[int, str]:
                   f"{tensor_bytes(r.get('args', {})) / 2**20:.2f} MiB x {r.get('count', 1)}")
 
 
-_UNREAD = object()
+class _Unread(enum.Enum):
+    """A file not read yet (its own value: None is a result, "no such file")."""
+    UNREAD = "unread"
+
+
+_UNREAD: Final = _Unread.UNREAD
 
 
 class RunFiles:
@@ -345,8 +352,9 @@ class RunFiles:
 
     def __init__(self, run: Path, profile: dict | None = None):
         self.run = Path(run)
-        self._profile = _UNREAD if profile is None else profile   # a caller that parsed it already
-        self._region = _UNREAD
+        # each read when first asked for; a profile a caller parsed already is taken as given
+        self._profile: dict | None | _Unread = _UNREAD if profile is None else profile
+        self._region: str | None | _Unread = _UNREAD
 
     @property
     def profile(self) -> dict | None:
@@ -357,7 +365,8 @@ class RunFiles:
                 self._profile = None
             else:
                 try:
-                    self._profile = json.loads(path.read_text())
+                    parsed: dict = json.loads(path.read_text())   # the capture writes its summary as an object
+                    self._profile = parsed
                 except ValueError:
                     self._profile = {}
         return self._profile

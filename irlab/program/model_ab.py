@@ -55,7 +55,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from .records import FINGERPRINT, MAX_OUTPUT_BYTES
 from ..base.jsonio import write_json, write_text
@@ -208,7 +208,7 @@ def compare_tensors(a, b, rel: float | None = None) -> dict:
         return {"status": "MISMATCH", "why": f"NaN in {int((a.isnan() != b.isnan()).sum())} other places"}
     x, y = torch.nan_to_num(a.double()), torch.nan_to_num(b.double())
     err = float(torch.linalg.vector_norm(x - y)) / max(float(torch.linalg.vector_norm(x)), 1e-30)
-    out = {"rel_fro": err, "max_abs": float((x - y).abs().max()), "tolerance": rel}
+    out: dict[str, float | str] = {"rel_fro": err, "max_abs": float((x - y).abs().max()), "tolerance": rel}
     out["status"] = "close" if err <= rel else "MISMATCH"
     return out
 
@@ -422,7 +422,7 @@ class ModelAB:
         aa = self.rounds >= MIN_ROUNDS if self.aa is None else self.aa
         refs = {BASELINE: "baseline", VARIANT: self.variant, AA: "baseline"}
         caches = {BASELINE: out / "cache" / BASELINE, VARIANT: out / "cache" / VARIANT, AA: out / "cache" / BASELINE}
-        result = {"command": self.cmd, "variant": self.variant, "rounds": self.rounds, "aa": aa,
+        result: dict[str, Any] = {"command": self.cmd, "variant": self.variant, "rounds": self.rounds, "aa": aa,
                   "estimator": ESTIMATOR, "runs": {},
                   "choices": ("the variant's arm started from the baseline's Inductor choices (graphs, autotuned "
                               "configs): the same kernels, compiled with the variant" if self.same_choices else
@@ -596,8 +596,8 @@ class ModelAB:
             batch.put(Job("irlab.program.model_ab:arms_job", self._payload(spec, out, steps), key=what))
         return got.get("result") or {"error": f"{what} did not run"}, got.get("device")
 
-    def _earlier(self, out: Path, aa: bool) -> tuple[dict, list[dict]]:
-        """With ``resume``: the check runs and rounds an earlier A/B in ``out`` finished."""
+    def _earlier(self, out: Path, aa: bool) -> tuple[dict, dict[int, dict]]:
+        """With ``resume``: the check runs and rounds (by round number) an earlier A/B in ``out`` finished."""
         if not self.resume:
             return {}, {}
         records = read_records(out / RUNS_FILE)
@@ -624,8 +624,8 @@ class ModelAB:
 
     def _analyse(self, checks: dict, per_round: list[dict], aa: bool) -> dict:
         done = [g for g in per_round if not any(x.get("error") for x in g.values())]
-        times = {arm: [] for arm in (BASELINE, VARIANT, AA)}
-        how = None
+        times: dict[str, list[float]] = {arm: [] for arm in (BASELINE, VARIANT, AA)}
+        how: str | None = None
         for g in done:
             for arm, res in g.items():
                 ms, how = program_ms(res, self.region)
@@ -633,9 +633,11 @@ class ModelAB:
                     raise ValueError(f"nothing to time: {how} (mark the program's work with irlab.region, or time it "
                                      "on a GPU where Proton profiles its kernels)")
                 times[arm].append(ms)
-        out = {"measure": how, "rounds_done": len(done), "times_ms": {a: t for a, t in times.items() if t}}
+        out: dict[str, Any] = {"measure": how, "rounds_done": len(done),
+                               "times_ms": {a: t for a, t in times.items() if t}}
         if not done:
             return out
+        assert how is not None   # every round done has arms, each measured above
         est, aa_est = _estimate(times, aa)
         out["end_to_end"] = est.to_json()
         if aa_est is not None:

@@ -288,6 +288,7 @@ def render(r: Ranking, limit: int = 20) -> str:
                 f"{r.program_ns / 1e6:.3f} ms{caveat}; shares below are of "
                 + ("the program's" if base == r.program_ns else "all of it"))
     else:
+        assert r.whole_total_ns is not None and r.whole_program_ns is not None   # rank() sets them with the region
         head = (f"# {r.run}: {r.whole_total_ns / 1e6:.3f} ms of GPU time ({r.source}); the program's: "
                 f"{r.whole_program_ns / 1e6:.3f} ms, of which in region {r.region!r}: {r.program_ns / 1e6:.3f} ms"
                 f"{caveat}; shares below are of " + ("" if base == r.program_ns else "all that ran in ") + r.scope)

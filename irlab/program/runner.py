@@ -352,6 +352,7 @@ def run_program(cmd: list[str], variant=None, out: str | Path | None = None, *,
     if cap is not None:
         summary.update(kernel_summary(cap))
         summary["outputs"] = cap.saved_outputs
+        assert out is not None   # a capture is made only with an out folder
         write_json(out / RUN_FILE, summary)
     return summary
 
