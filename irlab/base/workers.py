@@ -211,9 +211,11 @@ class Workers:
                 time.sleep(POLL_S)
 
     def _answer(self, i: int) -> Path:
+        assert self.dir is not None, "jobs run inside `with Workers(...)`, which makes the folder"
         return self.dir / f"{i}.pickle"
 
     def _log(self, i: int) -> Path:
+        assert self.dir is not None, "jobs run inside `with Workers(...)`, which makes the folder"
         return self.dir / f"{i}.log"
 
     def _outcome(self, i: int, status: int):
