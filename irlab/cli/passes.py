@@ -60,7 +60,7 @@ def cmd_pass(args) -> int:
         from ..bridge.services import TritonServices
         services = TritonServices()
         for line, m in modules:   # a file without a top-level module too: Triton reads its ops in an implicit one
-            if isinstance(m, str):   # a chunk of --split-input-file that holds no IR: nothing to verify
+            if isinstance(m, str):   # text without IR (an empty file, a chunk of --split-input-file): nothing to verify
                 continue
             crash = triton_would_crash(m)
             if crash is not None:
