@@ -26,6 +26,7 @@ def _map_checkout_folders() -> None:
         if name in _sys.modules or (here / sub).is_dir() or not (folder / "__init__.py").is_file():
             continue   # installed (the folder is inside the package), or not a checkout
         spec = _util.spec_from_file_location(name, folder / "__init__.py", submodule_search_locations=[str(folder)])
+        assert spec is not None and spec.loader is not None   # a .py file always has a source loader
         module = _util.module_from_spec(spec)
         _sys.modules[name] = module
         spec.loader.exec_module(module)

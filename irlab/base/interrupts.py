@@ -14,6 +14,7 @@ import os
 import signal
 import sys
 import threading
+from typing import Iterator
 
 INTERRUPTED = 130   # the exit status of a command stopped by SIGINT (128 + 2, as shells report it)
 
@@ -58,7 +59,7 @@ def stopping_on_interrupt():
 
 
 @contextlib.contextmanager
-def deferred():
+def deferred() -> Iterator[None]:
     """Hold SIGINT back until the block is done (main thread only: only it receives KeyboardInterrupt)."""
     if threading.current_thread() is not threading.main_thread():
         yield

@@ -86,7 +86,7 @@ def _new_file(path: Path) -> tuple[int, Path]:
 
 def read_records(path: Path) -> list[dict]:
     """Every JSON line of a results file (a line cut short by a crash is skipped)."""
-    out = []
+    out: list[dict] = []
     p = Path(path)
     if not p.exists():
         return out

@@ -44,6 +44,8 @@ def exec_file(path: Path, name: str, what: str, error: type[Exception]) -> Modul
     first on ``sys.path`` while it runs; ``error`` (naming ``what`` the file was meant to be) if it
     fails, the half-made module forgotten. An ``error`` the file raises itself passes unchanged."""
     spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:   # a suffix Python does not load (.txt, none)
+        raise error(f"cannot load {what} {path}: not a Python source file")
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     folder = str(path.parent)

@@ -150,11 +150,11 @@ class RatioEstimate:
 
     @property
     def half_width(self) -> float | None:
-        return None if self.low is None else (self.high - self.low) / 2
+        return None if self.low is None or self.high is None else (self.high - self.low) / 2
 
     @property
     def excludes_one(self) -> bool:
-        return self.low is not None and (self.low > 1.0 or self.high < 1.0)
+        return self.low is not None and self.high is not None and (self.low > 1.0 or self.high < 1.0)
 
     @property
     def called(self) -> bool:
@@ -178,7 +178,7 @@ class RatioEstimate:
 
     def aa_floor(self) -> float:
         """This estimate read as an A/A control: the largest |ratio - 1| inside its interval."""
-        if self.low is None:
+        if self.low is None or self.high is None:
             raise ValueError("an A/A control needs an interval (at least MIN_ROUNDS rounds)")
         return max(abs(self.low - 1), abs(self.high - 1))
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
+from typing import TypedDict
 
 
 @dataclass(frozen=True)
@@ -139,8 +140,18 @@ def _nvidia(arch: str) -> TargetFacts:
 
 FAMILIES = {"hip": _amd, "cuda": _nvidia}
 
+
+class ArchFacts(TypedDict, total=False):
+    """What one chip adds to its family's facts: the :class:`TargetFacts` fields it sets."""
+    occupancy: AmdArch | NvidiaArch
+    tma: bool
+    variants: tuple
+    candidates: tuple
+    block_pingpong: bool
+
+
 # (family, arch) -> what that chip adds to its family's facts
-ARCHS = {
+ARCHS: dict[tuple[str, str], ArchFacts] = {
     ("hip", "gfx90a"): {"occupancy": AmdArch("gfx90a")},
     ("hip", "gfx942"): {"occupancy": AmdArch("gfx942"), "block_pingpong": True,
                      "variants": AMD_VARIANTS + AMD_SCHEDULE_VARIANTS + GFX942_ITT_VARIANTS},

@@ -128,14 +128,15 @@ def compilation_error_at(e: BaseException) -> str | None:
     return f"{where}: {message}"
 
 
-def user_frame(e: BaseException):
+def user_frame(e: BaseException) -> tuple[str, int, str] | None:
     """The innermost traceback frame of ``e`` (or of the exceptions it was raised from) in the
     user's code, as ``(file, line, function)``; None when none is."""
     seen = set()
-    while e is not None and id(e) not in seen:
-        seen.add(id(e))
+    cur: BaseException | None = e
+    while cur is not None and id(cur) not in seen:
+        seen.add(id(cur))
         hit = None
-        tb = e.__traceback__
+        tb = cur.__traceback__
         while tb is not None:
             code = tb.tb_frame.f_code
             if is_user_file(code.co_filename):
@@ -143,7 +144,7 @@ def user_frame(e: BaseException):
             tb = tb.tb_next
         if hit:
             return hit
-        e = e.__cause__ or e.__context__
+        cur = cur.__cause__ or cur.__context__
     return None
 
 
@@ -164,8 +165,9 @@ def user_error(e: BaseException) -> str | None:
     does not compile (in Triton's front end or in one of its passes), ``file:line: in FUNCTION:
     Type: message`` for an exception raised in the user's Python -- or None when ``e`` did not
     come from the user's code."""
-    if getattr(e, "located_in_child", None):   # raised in a child process, placed there (bridge/containment.py)
-        return e.located_in_child
+    in_child = getattr(e, "located_in_child", None)
+    if in_child:   # raised in a child process, placed there (bridge/containment.py)
+        return in_child
     located = compilation_error_at(e) or diagnostic_at(e)
     if located:
         return located
@@ -198,7 +200,7 @@ def compact_reason(e: BaseException) -> str:
     if _is_compilation_error(e):
         inner = _innermost_compilation_error(e)
         node = getattr(inner, "node", None)
-        at = f"at {node.lineno}:{node.col_offset}: " if getattr(node, "lineno", None) is not None else ""
+        at = f"at {node.lineno}:{node.col_offset}: " if node is not None and getattr(node, "lineno", None) is not None else ""
         return _cut(f"{name}: {at}{_error_text(inner)}")
     return _cut(f"{name}: {_one_line(str(e))}")
 

@@ -29,7 +29,7 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Iterator
+from typing import Callable, Iterable, Iterator, TypeVar
 
 from . import interrupts
 
@@ -143,6 +143,10 @@ def _child(fn: Callable, job, answer: Path, log: Path, scratch: str, parent: int
         os._exit(code)
 
 
+Job = TypeVar("Job")
+Answer = TypeVar("Answer")
+
+
 class Workers:
     """Run jobs in forked children, at most ``workers`` at a time::
 
@@ -183,7 +187,7 @@ class Workers:
                 pass
             shutil.rmtree(self.scratch.pop(self.running.pop(pid), ""), ignore_errors=True)
 
-    def imap(self, fn: Callable, jobs: Iterable) -> Iterator[tuple[int, object]]:
+    def imap(self, fn: Callable[[Job], Answer], jobs: Iterable[Job]) -> Iterator[tuple[int, Answer | Crashed]]:
         """``(index, fn(job))`` for every job as it finishes, or ``(index, Crashed)`` for a job
         whose process died."""
         jobs = list(jobs)
@@ -211,9 +215,11 @@ class Workers:
                 time.sleep(POLL_S)
 
     def _answer(self, i: int) -> Path:
+        assert self.dir is not None, "jobs run inside `with Workers(...)`, which makes the folder"
         return self.dir / f"{i}.pickle"
 
     def _log(self, i: int) -> Path:
+        assert self.dir is not None, "jobs run inside `with Workers(...)`, which makes the folder"
         return self.dir / f"{i}.log"
 
     def _outcome(self, i: int, status: int):

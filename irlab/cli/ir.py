@@ -65,6 +65,8 @@ FRAGMENT_NOTE = ("the file has no top-level 'module'; it is checked as Triton re
 
 
 def cmd_ir_show(args) -> int:
+    from lark import Token
+
     from .. import ir
     try:
         m = ir.parse_file(args.file)
@@ -74,17 +76,18 @@ def cmd_ir_show(args) -> int:
     print(f"{args.file}: {'fragment' if m.fragment else 'module'}; target {m.target}, num-warps {m.num_warps}")
     for layout in m.layouts().values():
         print(f"  layout {layout.describe()}")
-    for fn in m.functions:
-        print(f"  function {fn.attributes and ''}{fn.items[1].value if len(fn.items) > 1 else ''}")
+    for fn in m.functions:   # its symbol follows the visibility where one is written (tt.func public @f)
+        symbol = next((it.value for it in fn.items if isinstance(it, Token) and it.type == "SYMBOL"), "")
+        print(f"  function {symbol}")
     counts: dict[str, int] = {}
     for op in m.walk():
         counts[op.name] = counts.get(op.name, 0) + 1
     for name, n in sorted(counts.items(), key=lambda kv: -kv[1]):
         print(f"  {n:5d} {name}")
     for loop in m.find("scf.for"):
-        body = loop.regions[0].entry
+        body = loop.regions[0].entry if loop.regions else None   # generic form may leave it without a body
         print(f"  loop at line {loop.line}: " +
-              "; ".join(o.name for o in body.ops if o.name in
+              "; ".join(o.name for o in (body.ops if body is not None else []) if o.name in
                         ("tt.load", "amdg.buffer_load", "ttg.local_load", "ttg.local_store", "tt.dot",
                          "ttng.warp_group_dot", "ttg.async_copy_global_to_local", "tt.store")))
     return EXIT_OK

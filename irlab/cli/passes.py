@@ -52,7 +52,7 @@ def cmd_pass(args) -> int:
     for line, m in modules:   # a TTGIR pass on TTIR finds nothing it knows: said, not "no candidate"
         stage = None if isinstance(m, str) else stage_of(m)
         why = p.wrong_stage(stage)
-        if why:
+        if why and stage is not None:   # wrong_stage names no reason for an unknown stage
             err(f"{name}:{line}: error: {why} and this file holds {STAGE_NAMES[stage]} (irlab compile --out "
                 "writes every stage of a kernel)")
             return EXIT_USAGE
@@ -60,11 +60,13 @@ def cmd_pass(args) -> int:
         from ..bridge.services import TritonServices
         services = TritonServices()
         for line, m in modules:   # a file without a top-level module too: Triton reads its ops in an implicit one
-            crash = None if isinstance(m, str) else triton_would_crash(m)
+            if isinstance(m, str):   # text without IR (an empty file, a chunk of --split-input-file): nothing to verify
+                continue
+            crash = triton_would_crash(m)
             if crash is not None:
                 err(crash.render())
                 return EXIT_USAGE
-            verdict = None if isinstance(m, str) else services.verify("\n" * (line - 1) + str(m), name)
+            verdict = services.verify("\n" * (line - 1) + str(m), name)
             if verdict is not None:
                 for message in verdict.messages:
                     err(message)
@@ -89,8 +91,8 @@ def cmd_pass(args) -> int:
         for d in res.shown(args.explain, args.quiet):
             err(str(d))
         if not args.quiet:
-            for line in res.change_lines(name):
-                err(line)
+            for change in res.change_lines(name):
+                err(change)
         declines = res.declines_line(args.explain, args.quiet)
         if declines:
             err(f"{name}:{first_line}: {res.name}: {declines}" if args.split_input_file else f"{name}: {res.name}: {declines}")

@@ -65,7 +65,9 @@ def cmd_verify(args) -> int:
     from ..kernels import get
     from ..base.targets import current_target
     target = os.environ.get("IRLAB_VERIFY_TARGET") if os.environ.get("IRLAB_VERIFY_RUNNER") else None
-    target = target or current_target()
+    if not target:
+        found = current_target()
+        target = found.name if found is not None else None   # results.json names it as every record does
     runnable = []
     for g in groups:
         if is_launch_ref(g.kernel):   # a captured launch runs as it was recorded
@@ -73,7 +75,8 @@ def cmd_verify(args) -> int:
             continue
         spec = get(g.kernel)
         why = ("skipped: its KernelSpec has no make_inputs/launch_args/reference/output" if not spec.timeable else
-               f"skipped on {target}: {spec.unsupported.get(target)}" if not spec.supports(target) else None)
+               f"skipped on {target}: {spec.unsupported.get(target)}" if target is not None and not spec.supports(target)
+               else None)
         if why:
             note = f"{g.kernel}: {why}"
             if note not in notes:     # said once per kernel, in the console and in the README

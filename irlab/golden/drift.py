@@ -258,6 +258,7 @@ def render(report: DriftReport, diff_lines: int = 60, command: str | None = None
         if c.status == "changed" and texts in seen_diffs:
             lines.append(f"- the IR changed exactly as `{seen_diffs[texts]}`'s")
         elif c.status == "changed":
+            assert c.old is not None and c.new is not None   # "changed": both sets hold the case's IR
             seen_diffs[texts] = c.case_id
             diff = capped_diff(c.old, c.new, c.case_id, cap=diff_lines, fromfile=old, tofile=new, rest="")
             lines += ["", "```diff", diff.rstrip("\n"), "```"]

@@ -51,7 +51,7 @@ def pytest_addoption(parser):
 class GoldenSettings:
     """The session's golden root and project, and the commands a failure offers."""
 
-    def __init__(self, config):
+    def __init__(self, config) -> None:
         self.config = config
         self.update = config.getoption("--update-golden")
         self.project = Project.find(config.rootpath)
@@ -116,7 +116,7 @@ def pytest_sessionstart(session):
 
 
 class GoldenChecker:
-    def __init__(self, request):
+    def __init__(self, request) -> None:
         self.settings: GoldenSettings = request.config.stash[_STATE]
         self.node = request.node
         self.root = self.settings.root.path

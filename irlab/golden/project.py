@@ -93,7 +93,7 @@ def read_settings(pyproject: Path) -> dict:
         if key not in KEYS:
             raise ConfigError(f"{pyproject}: [tool.irlab] has no key {key!r}; its keys: {', '.join(KEYS)}")
         kind, what = KEYS[key]
-        if not isinstance(value, kind) or (kind is list and not all(isinstance(v, str) and v for v in value)):
+        if not isinstance(value, kind) or (isinstance(value, list) and not all(isinstance(v, str) and v for v in value)):
             raise ConfigError(f"{pyproject}: [tool.irlab] {key} must be {what}, not {value!r}")
         if key in NON_EMPTY and not value:
             raise ConfigError(f"{pyproject}: [tool.irlab] {key} is empty: leave it out for the default, or list "
@@ -201,7 +201,8 @@ class Project:
         from . import suite
         from .captured import CAPTURED, capture_name
         from ..program.launches import LaunchError, captured_kernels
-        out, names, variants = [], {}, {}
+        out, variants = [], {}
+        names: dict[str, str] = {}   # a capture's name -> the entry that gave it
         for entry in self.settings.get("captures", []):
             path = self.path(entry)
             try:
@@ -263,7 +264,8 @@ class Project:
         """(spec, how a worker loads it again) for each kernel of the table."""
         from ..kernels import KernelError, get
         from ..base.pyfile import split_ref
-        out, seen = [], {}
+        out = []
+        seen: dict[str, str] = {}    # a kernel's name -> the reference that gave it
         for ref in self.settings.get("kernels", []):
             file_ref = split_ref(ref)
             if file_ref:

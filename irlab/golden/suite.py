@@ -321,6 +321,7 @@ def compare(produced: Produced, root: Path = GOLDEN_ROOT, write_obtained: bool =
     obtained_path = path.with_name(path.name + ".obtained")
     if produced.error:
         return Outcome(case, "error", f"{case.id}: could not produce IR: {produced.error}")
+    assert produced.text is not None, "IR is produced unless an error says why not"
     checks = store.properties(root, case.id)
     if checks:
         prop = store.properties_path(root, case.id)
@@ -360,6 +361,7 @@ def update(produced: Produced, root: Path = GOLDEN_ROOT) -> str:
 
 
 def _update(produced: Produced, root: Path) -> str:
+    assert produced.text is not None, "IR is produced unless an error says why not (update() returned on it)"
     case = produced.case
     gs = store.installed_set(root)
     path = gs.path(case.id)

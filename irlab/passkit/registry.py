@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import importlib.machinery
 import importlib.util
 import inspect
 import os
@@ -81,7 +82,9 @@ def load_passes() -> None:
         package = builtin_package()
         for m in pkgutil.iter_modules(package.__path__):
             if not m.name.startswith("_"):
-                _import(f"{BUILTIN_PACKAGE}.{m.name}", Path(m.module_finder.path) / f"{m.name}.py")
+                finder = m.module_finder
+                assert isinstance(finder, importlib.machinery.FileFinder)   # the package is a folder on disk
+                _import(f"{BUILTIN_PACKAGE}.{m.name}", Path(finder.path) / f"{m.name}.py")
         builtin = {Path(p).resolve() for p in package.__path__}
         for d in pass_dirs():
             if not d.is_dir():   # a typo would otherwise show up later as "no pass named ..."
@@ -106,6 +109,7 @@ def _import(name: str, path: Path) -> None:
             importlib.import_module(name)
         else:
             spec = importlib.util.spec_from_file_location(name, path)
+            assert spec is not None and spec.loader is not None   # a .py file always has a source loader
             module = importlib.util.module_from_spec(spec)
             sys.modules[name] = module
             spec.loader.exec_module(module)

@@ -73,7 +73,7 @@ class Insert:
     gives them converted to the pass's types), kept sorted by name."""
 
     pass_name: str
-    options: tuple = ()
+    options: tuple | dict = ()      # a dict given is kept as its items sorted by name (__post_init__)
     stage: str = "ttgir"
     after: str | None = None
     at: str | None = None
@@ -171,7 +171,7 @@ def launch_grid(variant: "Variant", grid, ttir: str | None, num_sms, args=None) 
     ``num_sms`` is the SM count or a function that returns it (asked only when needed: a CPU-only
     caller never has to)."""
     launch = variant.launch
-    if launch is None or not is_persistent(ttir):
+    if launch is None or ttir is None or not is_persistent(ttir):
         return grid
     check_tile_grid(grid, ttir, args)
     return persistent_grid(grid, num_sms() if callable(num_sms) else num_sms)
@@ -241,7 +241,9 @@ _BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul}
 
 def is_persistent(ttir: str | None) -> bool:
     """Whether compiled TTIR has a loop over tiles that ``persistent-tiles`` wrote."""
-    return bool(ttir) and _MARKED.search(ttir) is not None
+    if not ttir:
+        return False
+    return _MARKED.search(ttir) is not None
 
 
 def _grid_tuple(grid) -> tuple:
@@ -317,7 +319,7 @@ class Variant:
     @classmethod
     def from_json(cls, d: dict) -> "Variant":
         """The inverse of :meth:`to_json` (variants travel in sweep plans and manifests)."""
-        edits = []
+        edits: list[Drop | Insert | Launch] = []
         for e in d.get("edits", []):
             if "drop" in e:
                 edits.append(Drop(e["drop"], e.get("stage"), e.get("optional", False)))
