@@ -444,6 +444,8 @@ def _order_text(op: Operation) -> str:
 
 
 def _layout_text(t) -> str:
-    if isinstance(t, (TensorType, MemDescType)):
+    """A tensor's encoding as written; any other type (a memdesc, which only a convert Triton's
+    verifier rejects has) in full."""
+    if isinstance(t, TensorType):
         return t.encoding_text or str(t)
     return str(t)
