@@ -93,3 +93,14 @@ def test_a_loop_that_does_not_carry_the_pointer():
     m, loop, ld, _ = parsed()
     with pytest.raises(ix.Unmatched, match="not loop-carried"):
         ix.loop_pointer(loop, loop.init_args[0])
+
+
+def test_an_index_walk_that_runs_out_of_depth_at_a_block_argument_says_so():
+    """A chain of constant multiplies as long as the walk's depth, over a 2-D block argument:
+    the walk stops at the argument, which has no defining op to describe."""
+    muls = "\n".join(f"    %v{i + 1} = arith.muli %v{i}, %c2 : tensor<64x32xi32>" for i in range(ix._MAX_DEPTH))
+    m = ir.parse(f"module {{\n  tt.func public @f(%v0: tensor<64x32xi32>) {{\n"
+                 f"    %c2 = arith.constant dense<2> : tensor<64x32xi32>\n{muls}\n    tt.return\n  }}\n}}\n")
+    last = [op for op in m.walk() if op.name == "arith.muli"][-1]
+    with pytest.raises(ix.Unmatched, match=re.escape("%v0 (a block argument) is not an expanded index vector")):
+        ix.axis_term(last.result)

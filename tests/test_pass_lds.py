@@ -142,3 +142,21 @@ def test_table_rendering(fa_snippet):
     lines = table.splitlines()
     assert lines[0].split() [:5] == ["#", "finding", "op", "line", "source"]
     assert "lds-round-trip" in lines[1] and "%269 = triton_gpu.convert_layout" in lines[1]
+
+
+def test_a_convert_of_a_memdesc_is_reported_with_its_type():
+    """Triton's verifier rejects a convert_layout of a memdesc, but irlab reads text it was not
+    given to verify: the finding names the memdesc type instead of failing on it."""
+    from irlab.analysis import lds
+    memdesc = "!ttg.memdesc<64x32xf16, #shared, #smem, mutable>"
+    text = ("#shared = #ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [1, 0]}>\n"
+            "#smem = #ttg.shared_memory\n"
+            "#blocked = #ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], "
+            "order = [1, 0]}>\n"
+            'module attributes {"ttg.num-warps" = 4 : i32} {\n'
+            f"  tt.func public @f(%m: {memdesc}) {{\n"
+            f"    %c = ttg.convert_layout %m : {memdesc} -> tensor<64x32xf16, #blocked>\n"
+            "    tt.return\n  }\n}\n")
+    found = lds.analyse(ir.parse(text))["findings"]
+    assert [f["kind"] for f in found] == ["convert-undecided"]
+    assert f"{memdesc} -> #blocked: undecided" in found[0]["detail"]

@@ -161,7 +161,8 @@ def _folding_address_op(op: Operation) -> Operation | None:
     values) that can fold two addresses onto neighbours, or None."""
     named = op.named_operands()
     start = [named[k] for k in ("ptr", "offsets", "src") if k in named]
-    seen, work = set(), list(start)
+    seen: set[int] = set()
+    work = list(start)
     while work and len(seen) < 4096:
         v = work.pop()
         if id(v) in seen:
@@ -357,7 +358,8 @@ def _judge(rep: Report, ins: Instruction, against: list[Access], placed: bool) -
         a = unbounded[0]
         rep.skipped.append(Skipped(ins, f"{a.op.name} (TTGIR line {a.op.line}): {a.why}"))
         return
-    low, high = min(a.limit for a in against), max(a.limit for a in against)
+    limits = [a.limit for a in against if a.limit is not None]     # every one: none is unbounded
+    low, high = min(limits), max(limits)
     if ins.bytes > high:
         rep.checked += 1
         rep.violations.append(Violation(ins, high, [a for a in against if a.limit == high]))

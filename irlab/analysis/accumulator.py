@@ -32,24 +32,24 @@ class StoredAccumulator:
     chain: tuple = ()   # the elementwise ops from the loop's result to the store, in order
 
 
-def stored_accumulator(loop, tile: Value, through: tuple = EPILOGUE_OPS) -> StoredAccumulator:
+def stored_accumulator(loop: Operation, tile: Value, through: tuple = EPILOGUE_OPS) -> StoredAccumulator:
     """The dot in ``loop`` that ``tile`` (its only use) feeds as operand a or b, whose
     accumulator the loop carries and uses for nothing else, and the ``tt.store`` after the loop
     the accumulator reaches through single-use ops of ``through`` (other operands uniform)."""
-    users = tile.users
-    if len(users) != 1 or users[0].name != "tt.dot" or users[0].parent is not loop.body:
+    users, body = tile.users, loop.body
+    if body is None or len(users) != 1 or users[0].name != "tt.dot" or users[0].parent is not body:
         raise Unmatched("the loaded tile has other users than one tt.dot in the loop")
     dot = users[0]
     if dot.a is dot.b or not (dot.a is tile or dot.b is tile):
         raise Unmatched("the tile is not exactly one of the dot's A and B operands")
-    acc, yld = dot.c, loop.body.ops[-1]
+    acc, yld = dot.c, body.ops[-1]
     if not isinstance(acc, BlockArgument) or acc not in loop.iter_args:
         raise Unmatched("the dot's accumulator is not loop-carried")
     slot = loop.iter_args.index(acc)
     if yld.values[slot] is not dot.result or dot.result.users != [yld] or any(u is not dot for u in acc.users):
         raise Unmatched("the accumulator is used in the loop by more than the dot and the loop's yield")
     value = loop.results[slot]
-    chain = []
+    chain: list[Operation] = []
     for _ in range(_MAX_CHAIN):
         if len(value.users) != 1:
             raise Unmatched(f"the loop's accumulator {value.ref} has {len(value.users)} users after the loop")

@@ -113,12 +113,12 @@ def vmem_reads(load: Operation) -> int | None:
     t = load.result.type if load.results else None
     if not isinstance(t, TensorType):
         return None
-    per_thread, bits = elements_per_thread(t), _bits(t.element)
-    order = t.layout.get("order") if t.layout is not None else None
-    if per_thread is None or not bits or not order:
+    per_thread, bits, lay = elements_per_thread(t), _bits(t.element), t.layout
+    order = lay.get("order") if lay is not None else None
+    if lay is None or per_thread is None or not bits or not order:
         return None
     fastest = order[0]
-    run = min(t.layout.get("sizePerThread")[fastest], t.shape[fastest])
+    run = min(lay.get("sizePerThread")[fastest], t.shape[fastest])
     vec = max(1, min(run, 128 // bits))
     return math.ceil(per_thread / vec)
 
@@ -141,7 +141,7 @@ def mfmas(dot: Operation) -> int | None:
     instruction tile still issues one)."""
     tile = _mfma_tile(dot)
     a, c = dot.a.type, dot.result.type
-    if tile is None or not isinstance(a, TensorType) or len(c.shape) != 2:
+    if tile is None or not isinstance(a, TensorType) or not isinstance(c, TensorType) or len(c.shape) != 2:
         return None
     (im, in_, ik, (wm, wn)), (m, n), k = tile, c.shape, a.shape[-1]
     return max(1, math.ceil(m / (im * wm))) * max(1, math.ceil(n / (in_ * wn))) * math.ceil(k / ik)
@@ -208,14 +208,15 @@ def pin_sunk_load(ctx, rw, body, load: Operation, dot: Operation, mode: str, mfm
         return
     earlier = [x for x in body.ops[:body.index(load)] if x.name in GLOBAL_LOAD]
     counts = [vmem_reads(x) for x in earlier + [load]]
+    known = [c for c in counts if c is not None]
     n_mfma, n_ds = mfmas(dot), ds_reads_bound(dot)
-    unknown = [describe(x) for x, c in zip(earlier + [load], counts) if c is None] + \
-        ([describe(dot)] if n_mfma is None or n_ds is None else [])
-    if unknown:
+    if len(known) < len(counts) or n_mfma is None or n_ds is None:
+        unknown = [describe(x) for x, c in zip(earlier + [load], counts) if c is None] + \
+            ([describe(dot)] if n_mfma is None or n_ds is None else [])
         ctx.warning(f"not pinned: cannot estimate the machine instructions of {', '.join(unknown)} (a "
                     "blocked global load and an amd_mfma dot are needed for the group sizes)", load)
         return
-    first, sunk = sum(counts[:-1]), counts[-1]
+    first, sunk = sum(known[:-1]), known[-1]
     before = round(mfma_before * n_mfma)
     groups = [("vmem_read", first, "the loads before it")] if first else []
     groups += [("ds_read", n_ds, "every LDS read: an upper bound")]

@@ -472,8 +472,10 @@ def rotating_shared(operand: Operand) -> str:
     """The ``amd_rotating_shared`` layout upstream writes the operand's LDS in: K-fastest, with
     the swizzle Triton's MFMA chooses for a K-contiguous operand."""
     t = operand.root.result.type
-    lay = t.layout
-    mma = lay.parent
+    lay = t.layout if isinstance(t, TensorType) else None
+    mma = lay.parent if lay is not None else None
+    # find_operand returned ``operand``: its read is a tensor in a dot_op layout over an AMD MMA layout
+    assert isinstance(t, TensorType) and lay is not None and mma is not None
     bits = element_bits(t.element)
     order = [1, 0] if operand.op_idx == 0 else [0, 1]
     k_width = lay.get("kWidth")
@@ -504,7 +506,9 @@ def plan(operand: Operand) -> Plan:
     """The layouts the rewrite of ``operand`` writes (raises :class:`Refused` where irlab cannot
     compute one)."""
     t = operand.loads[0].result.type
-    lay = t.layout
+    lay = t.layout if isinstance(t, TensorType) else None
+    # find_operand returned ``operand``: its first global load is a 2-D tensor in a layout
+    assert isinstance(t, TensorType) and lay is not None
     bits = element_bits(t.element)
     if bits is None:
         raise Refused(operand.loads[0], f"not rewritten: irlab does not know the width of {t.element}")

@@ -190,7 +190,10 @@ def axis_term(value: Value) -> AxisTerm:
         break
     if axis is None:
         if not (isinstance(value.type, TensorType) and value.type.rank == 1):
-            raise Unmatched(f"{value.ref} ({describe(value.defining_op)}) is not an expanded index vector")
+            # the walk can stop at a block argument when it runs out of depth
+            producer = value.defining_op
+            what = describe(producer) if producer is not None else "a block argument"
+            raise Unmatched(f"{value.ref} ({what}) is not an expanded index vector")
         axis = 0
     wrap = start = None
     d = value.defining_op
@@ -341,9 +344,10 @@ def walked_extent(mask: Value, loop, walk: TileWalk) -> Value:
     size = (walk.address.rows, walk.address.cols)[walk.axis].size
     if b.index.axis != walk.axis or not b.index.plain or b.index.start is not None or b.index.size != size:
         raise Unmatched("the mask does not bound the walked axis's range")
-    extent, step = minus_multiple(b.limit, loop.induction_var) or (None, None)
-    if step != walk.step:
+    found = minus_multiple(b.limit, loop.induction_var)
+    if found is None or found[1] != walk.step:
         raise Unmatched(f"the mask bound {b.limit.ref} is not EXTENT - iv * {walk.step}")
+    extent = found[0]
     if not extent.defined_outside(loop):
         raise Unmatched("the extent changes inside the loop")
     return extent

@@ -233,7 +233,8 @@ def _trips(module, scratch, why, findings) -> list[dict]:
         if op.name != CONVERT or not op.results:
             continue
         if is_shared_tensor(op.result.type) and not is_shared_tensor(op.src.type):
-            reads, views = [], []
+            reads = []
+            views: list[Operation] = []
             _old_syntax_reads(op.result, reads, views)
             if reads:
                 trips.append(_trip("lds-round-trip", "a register value converted into shared memory and back (old "
@@ -272,7 +273,8 @@ def non_k_contiguous(read: Operation) -> str | None:
         return None
     dst, src = read.result.type, read.operands[0].type
     lay = dst.layout if isinstance(dst, TensorType) else None
-    if lay is None or lay.kind != "dot_op" or not isinstance(src, MemDescType) or src.layout is None:
+    if not isinstance(dst, TensorType) or lay is None or lay.kind != "dot_op" or not isinstance(src, MemDescType) \
+            or src.layout is None:
         return None
     rank, op_idx = len(dst.shape), lay.get("opIdx")
     order = src.layout.params.get("order")
@@ -361,7 +363,8 @@ def _transposes(module, scratch, findings):
 def cancelling_pair(t2: Operation):
     """(first transpose, elementwise/broadcast ops between them) if ``t2`` undoes an earlier
     transpose of the same kind, else None."""
-    chain, v = [], t2.operands[0] if t2.operands else None
+    chain: list[Operation] = []
+    v = t2.operands[0] if t2.operands else None
     while isinstance(v, OpResult) and len(chain) < 8:
         op = v.op
         if op.name == t2.name:
@@ -444,6 +447,8 @@ def _order_text(op: Operation) -> str:
 
 
 def _layout_text(t) -> str:
-    if isinstance(t, (TensorType, MemDescType)):
+    """A tensor's encoding as written; any other type (a memdesc, which only a convert Triton's
+    verifier rejects has) in full."""
+    if isinstance(t, TensorType):
         return t.encoding_text or str(t)
     return str(t)

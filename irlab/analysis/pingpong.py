@@ -77,7 +77,7 @@ def closest(value, names, seen=None) -> list:
     the ops that compute it, and from a block argument of a loop body to the value the loop's
     yield passes back in its place."""
     seen = seen if seen is not None else set()
-    out = []
+    out: list[Operation] = []
     if isinstance(value, BlockArgument):
         block, owner = value.block, value.block.parent_op
         term = block.ops[-1] if block.ops else None
@@ -207,7 +207,7 @@ def tile_of(dot: Operation) -> Tile | str:
         return "the dot is not a 2-D tensor dot"
     lay = a.layout
     parent = lay.parent if lay is not None and lay.kind == "dot_op" else None
-    if parent is None or parent.kind != "amd_mfma":
+    if lay is None or parent is None or parent.kind != "amd_mfma":
         return f"not an MFMA dot (its A operand's layout is {a.encoding_text or 'none'})"
     bits = getattr(a.element, "bitwidth", None)
     if not bits:

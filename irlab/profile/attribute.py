@@ -63,7 +63,9 @@ def per_instruction(sass_map: list[tuple[int, str, int | None]], samples: list[L
             where[_key(file, line)].append(i)
     got = [0.0] * len(sass_map)
     split = [0.0] * len(sass_map)
-    stalls = [Counter() for _ in sass_map]
+    # stall counts weighted by each line's share (floats): a bare Counter, as Row.stalls, since
+    # typeshed's Counter[str] holds ints only
+    stalls: list[Counter] = [Counter() for _ in sass_map]
     unmatched = 0.0
     for s in samples:
         idx = where.get(_key(s.file, s.line))
@@ -113,7 +115,7 @@ def attribute(sass: str, samples: list[LineSamples], unplaced: int = 0) -> Attri
         if other.instructions:
             other.label = f"other instructions ({other.instructions})"
             rows.append(other)
-    total = Counter()
+    total: Counter = Counter()
     for r in rows:
         total.update(r.stalls)
     return Attribution(rows, sum(r.samples for r in rows), sum(got), unplaced, unmatched,

@@ -38,7 +38,7 @@ def compile_check(job: Job, say=print) -> int:
             relined = subject.compile(variant, config)
         same = lines.same_code(plain.binary, relined.binary)
         table = lines.sass_lines(lines.disassemble(relined.binary))
-        own = {}
+        own: dict[int | None, int] = {}
         for _pc, _f, ln in table:
             own[ln] = own.get(ln, 0) + 1
         single = sum(1 for _pc, _f, ln in table if ln is not None and own[ln] == 1)

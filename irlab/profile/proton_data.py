@@ -53,7 +53,7 @@ def kernel_times(tree, path="hatchet") -> dict:
     tree session (``proton.scope(label)`` around each entry's launches)."""
     out = {}
     for scope in _roots(tree, path):
-        kernels = {}
+        kernels: dict[str, dict[str, float]] = {}
         for node in _walk(scope):
             m = node.get("metrics", {})
             if node is scope or "time (ns)" not in m or not m.get("count"):

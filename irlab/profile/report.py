@@ -130,7 +130,7 @@ def render(job: Job, data: dict, env: dict | None = None, command: str = "", not
     return "\n".join(lines).rstrip() + "\n"
 
 
-def _config_name(c) -> str:
+def _config_name(c) -> str | None:
     return c if isinstance(c, str) or c is None else c.get("name", "?")
 
 

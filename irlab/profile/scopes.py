@@ -17,7 +17,7 @@ def _pct(xs: list[float], q: float) -> float:
 def summary(events: list[ScopeEvent]) -> dict:
     """``{scope: {"warps", "median", "p10", "p90", "mean"}}`` over every (CTA, warp) that recorded
     the scope (a scope recorded several times by one warp, inside a loop, is summed per warp)."""
-    per = defaultdict(lambda: defaultdict(float))
+    per: defaultdict[str, defaultdict[tuple[int, int, int], float]] = defaultdict(lambda: defaultdict(float))
     for e in events:
         per[e.scope][(e.sm, e.cta, e.warp)] += e.cycles
     out = {}
@@ -30,7 +30,8 @@ def summary(events: list[ScopeEvent]) -> dict:
 
 def per_warp(events: list[ScopeEvent]) -> dict:
     """``{warp index in the CTA: {scope: median cycles over CTAs}}``."""
-    per = defaultdict(lambda: defaultdict(lambda: defaultdict(float)))
+    per: defaultdict[int, defaultdict[str, defaultdict[tuple[int, int], float]]] = \
+        defaultdict(lambda: defaultdict(lambda: defaultdict(float)))
     for e in events:
         per[e.warp][e.scope][(e.sm, e.cta)] += e.cycles
     return {w: {s: statistics.median(v.values()) for s, v in scopes.items()} for w, scopes in sorted(per.items())}

@@ -65,7 +65,8 @@ def parse_amdgcn(text: str) -> Program:
         m = re.search(rx, text, re.M)
         if m:
             res[key] = int(m.group(1))
-    instrs, labels = [], {}
+    instrs: list[Instr] = []
+    labels: dict[str, int] = {}
     in_text = False
     for line in text.splitlines():
         s = line.strip()
@@ -206,7 +207,8 @@ _SASS_LINE = re.compile(r"^\s*/\*[0-9a-f]+\*/\s+(?:(@!?U?P[0-9T])\s+)?([A-Z][A-Z
 
 
 def parse_sass(text: str, resources: dict | None = None) -> Program:
-    instrs, labels = [], {}
+    instrs: list[Instr] = []
+    labels: dict[str, int] = {}
     for line in text.splitlines():
         m = re.match(r"^(\.L[\w$]+):", line)
         if m:

@@ -40,11 +40,13 @@ from ..base.targets import Target
 
 def _amd_model(arch: str) -> AmdArch | None:
     """The occupancy model of ``arch`` (``gfx942``) as its target's facts give it, or None."""
-    return Target("hip", arch).facts.occupancy
+    model = Target("hip", arch).facts.occupancy
+    return model if isinstance(model, AmdArch) else None
 
 
 def _nvidia_model(capability: int) -> NvidiaArch | None:
-    return Target("cuda", str(capability)).facts.occupancy
+    model = Target("cuda", str(capability)).facts.occupancy
+    return model if isinstance(model, NvidiaArch) else None
 
 
 @dataclass(frozen=True)
@@ -123,6 +125,7 @@ class NvidiaOccupancy:
 
 def nvidia_occupancy(registers: int, smem_bytes: int, warps_per_block: int, capability: int) -> NvidiaOccupancy:
     a = _nvidia_model(capability) or _nvidia_model(90 if capability >= 90 else 80)
+    assert a is not None, "the target facts model sm_80 and sm_90"
     regs_warp = math.ceil(max(registers, 1) * 32 / a.reg_alloc_unit) * a.reg_alloc_unit
     blocks_regs = (a.regs_per_sm // regs_warp) // warps_per_block
     if smem_bytes > 0:

@@ -18,7 +18,8 @@ from typing import Protocol
 
 from ..base.targets import Target
 from . import isa
-from .occupancy import LaunchFit, amd_launch_fit, amd_occupancy, nvidia_launch_fit, nvidia_occupancy
+from .occupancy import (AmdOccupancy, LaunchFit, NvidiaOccupancy, amd_launch_fit, amd_occupancy, nvidia_launch_fit,
+                        nvidia_occupancy)
 
 
 @dataclass
@@ -28,7 +29,7 @@ class StaticReport:
     variant: str
     num_warps: int
     resources: dict
-    occupancy: object               # None where the kernel cannot launch on its target
+    occupancy: AmdOccupancy | NvidiaOccupancy | None    # None where the kernel cannot launch on its target
     loop: dict | None
     counts: dict = field(default_factory=dict)    # {"kernel": {...}, "loop": {...}}
     launch: LaunchFit = field(default_factory=LaunchFit)
@@ -58,9 +59,9 @@ class StaticReport:
         return m
 
     def _metrics(self) -> dict:
-        r, occ = self.resources, self.occupancy
-        if occ is None:     # the occupancy rows say why there is none
-            occ = _NoOccupancy()
+        r = self.resources
+        # the occupancy rows say why there is none
+        occ = self.occupancy if self.occupancy is not None else _NoOccupancy()
         m: dict = {"launches": "yes" if self.launch.fits else f"NO: {self.launch.why()}"}
         rows = _ISAS[self.target.facts.isa]
         m.update(rows.resource_rows(r, occ, self.num_warps))
@@ -102,8 +103,8 @@ class StaticReport:
             lines.append(f"  {k:38s} {v}")
         if self.launch.unknown:
             lines.append(f"  launch limits not checked: {', '.join(self.launch.unknown)}")
-        ok = self.modelled and self.occupancy is not None
-        lines.append(f"  occupancy: {self.occupancy.explain() if ok else self.not_modelled()}")
+        occ = self.occupancy if self.modelled else None
+        lines.append(f"  occupancy: {occ.explain() if occ is not None else self.not_modelled()}")
         if self.loop:
             lines.append(f"  hot loop ({self.loop['label']}, {self.loop['length']} instructions):")
             lines.append("    " + isa.format_schedule(self.loop["schedule"], "\n    "))
@@ -228,7 +229,7 @@ class _Sass(_Isa):
         return {"registers": r["registers"], "local": r["local"]}
 
 
-_ISAS = {"amdgcn": _Amdgcn, "sass": _Sass}
+_ISAS: dict[str, type[_Amdgcn] | type[_Sass]] = {"amdgcn": _Amdgcn, "sass": _Sass}
 
 
 # ------------------------------------------------------------------------------------------------
@@ -298,7 +299,7 @@ def ptxas_spills(ptx: str, tools: NvidiaTools) -> dict:
     m = re.search(r"(\d+) bytes spill stores, (\d+) bytes spill loads", log)
     if proc.returncode != 0 or not m:
         return {}
-    out = {"spill_stores": int(m.group(1)), "spill_loads": int(m.group(2))}
+    out: dict[str, int | str] = {"spill_stores": int(m.group(1)), "spill_loads": int(m.group(2))}
     if "wgmma" in ptx:
         # C7515: ptxas serializes every wgmma (waits for each before the next) whatever the IR's
         # warp_group_dot_wait says -- a schedule-wrecking fallback worth a line of its own
