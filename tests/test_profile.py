@@ -264,3 +264,10 @@ def test_profile_on_the_gpu(tmp_path):
     assert pc["same_code_as_unrelined"] and pc["loop_samples"] > 0 and pc["stalls"]
     sc = data["scopes"]["baseline"]["summary"]
     assert sc["kloop"]["median"] > sc["epilogue"]["median"] > 0
+
+
+def test_an_entry_without_a_config_is_named_as_the_kernel_s_own():
+    from irlab.profile.report import _config_name
+    assert _config_name(None) == "(the kernel's own)"
+    assert _config_name("128x128x64-w8") == "128x128x64-w8"
+    assert _config_name({"name": "b1024", "meta": {"BLOCK": 1024}}) == "b1024"

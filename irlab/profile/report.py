@@ -130,8 +130,12 @@ def render(job: Job, data: dict, env: dict | None = None, command: str = "", not
     return "\n".join(lines).rstrip() + "\n"
 
 
-def _config_name(c) -> str | None:
-    return c if isinstance(c, str) or c is None else c.get("name", "?")
+def _config_name(c) -> str:
+    """An entry's config as the report names it: None is the kernel's own (its spec's default, or the
+    captured launch's)."""
+    if c is None:
+        return "(the kernel's own)"
+    return c if isinstance(c, str) else c.get("name", "?")
 
 
 def _time_section(times, labels, base, job) -> list[str]:
