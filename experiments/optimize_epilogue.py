@@ -37,6 +37,7 @@ def static_part(targets, configs) -> tuple[list[str], dict]:
         # the variant the pass is compared with: the documents' baseline where Triton runs its own
         # epilogue pass (the target's facts say which), else Triton's pipeline
         old_name = get_variant("optimize-epilogue", str(target)).base_name
+        assert old_name is not None   # None only for the baseline itself, and this variant inserts a pass
         for cfg in configs:
             log(f"  static: gemm_fp16 {cfg} for {target}")
             c = compare_variants(spec, target, cfg, old_name, "optimize-epilogue")

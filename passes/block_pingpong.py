@@ -75,7 +75,7 @@ class Gemm:
     lloads: list
     lstores: list
     tile: pp.Tile
-    warps: int
+    warps: int | None   # None where the module does not say (no schedule takes it)
     stages: int
 
 
@@ -131,6 +131,7 @@ class PingpongLoop(RewritePattern):
     def match(self, loop: Operation) -> Gemm | str:
         found = pp.collect(loop)
         body = loop.body
+        assert body is not None   # an scf.for always has its body region
         pinned = next((o for o in body.ops if effects(o) & Effect.SCHEDULE), None)
         if pinned is not None:
             return f"the loop is already scheduled: it has {describe(pinned)}"
@@ -163,6 +164,7 @@ class PingpongLoop(RewritePattern):
             others = [o for o in have if not any(o is f for f in feeding)]
             n, first = pp.non_dot_count(loop, others, kind.ops, persistent)
             if n:
+                assert first is not None   # a nonzero count has counted a first op
                 return (f"not scheduled: {describe(first)} is a {name} that feeds no dot (the schedule counts on the "
                         "dot's memory ops alone)")
         gloads = [o for o in found.global_loads if any(o is f for f in mem.global_loads)]
@@ -444,6 +446,7 @@ class PingpongLoop(RewritePattern):
     def asymmetric_start(self, loop: Operation, g: Gemm, rw) -> None:
         """Hold the upper half of the workgroup's warps until the lower half is one cluster ahead,
         and the lower half after the loop until the upper half is done."""
+        assert g.warps is not None   # called for 8 warps only
         lanes = self.ctx.module.module_attributes.get("ttg.threads-per-warp", 64)
         half = (g.warps // 2) * (lanes if isinstance(lanes, int) else 64)
         names = {k: rw.fresh_name(k, loop) for k in ("tid", "c0_i32", f"c{half}_i32", "half", "lower", "upper")}

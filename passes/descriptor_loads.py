@@ -51,7 +51,7 @@ from irlab.analysis import divisibility, tma
 from irlab.analysis.accumulator import stored_accumulator
 from irlab.analysis.index_expr import (Unmatched, float_constant, has_bound, int_constant, is_scalar, is_zero,
                                        tile_address, tile_bounds, tile_walk, walked_extent)
-from irlab.ir import Effect, Operation, RewriteError, TensorType, describe, effects
+from irlab.ir import Effect, Operation, RewriteError, TensorType, Value, describe, effects
 from irlab.ir.queries import derived_from
 from irlab.passkit.pass_api import ModulePass, PassContext, option
 from irlab.passkit.registry import register
@@ -65,9 +65,9 @@ class Refuse(Exception):
 class Plan:
     """One load (or the store) to rewrite."""
     op: Operation
-    base: object
+    base: Value               # the tensor's base pointer
     extents: tuple            # (Value, Value)
-    pitch: object             # the row stride (scalar Value, elements)
+    pitch: Value              # the row stride (scalar, elements)
     coords: tuple             # per axis: ('val', Value) | ('int', n) | ('iv', T)
     block: tuple
     elem: str
@@ -219,7 +219,11 @@ class DescriptorLoads(ModulePass):
         refs = []
         for kind, v in p.coords:
             if kind == "val":
-                refs.append(self.own_coordinate(rw, loop, anchor, v, shared).ref if loop is not None else v.ref)
+                if loop is None:
+                    refs.append(v.ref)
+                    continue
+                assert shared is not None   # a load's rewrite (loop given) always passes its shared set
+                refs.append(self.own_coordinate(rw, loop, anchor, v, shared).ref)
                 continue
             cst = rw.fresh_name(f"c{v}_i32", anchor)
             rw.insert_before(loop or anchor, f"%{cst} = arith.constant {v} : i32")
@@ -246,7 +250,8 @@ class DescriptorLoads(ModulePass):
         neither dominates the other, so Triton's CSE cannot merge them back into one value."""
         block = loop.parent
         at = block.ops.index(loop)
-        derived, mapping, anchor = derived_from(shared, block.ops[:at]), {}, [loop]
+        mapping: dict[Value, Value] = {}
+        derived, anchor = derived_from(shared, block.ops[:at]), [loop]
 
         def own(value):
             d = value.defining_op

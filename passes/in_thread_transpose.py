@@ -51,7 +51,9 @@ class TransposeBeforeWrite(RewritePattern):
         try:
             p = plan(find_operand(read))
         except Refused as r:
-            return None if r.op is None else rw.notify_match_failure(r.op, r.reason)
+            if r.op is not None:
+                rw.notify_match_failure(r.op, r.reason)
+            return None
         names = {kind: rw.define_alias(text, kind) for kind, text in
                  (("blocked", p.blocked), ("linear", p.linear), ("shared", p.shared))}
         for load in p.operand.loads:

@@ -62,6 +62,7 @@ class SinkStagedLoad(RewritePattern):
 
     def match_and_rewrite(self, loop: Operation, rw) -> None:
         o, body = self.opts, loop.body
+        assert body is not None   # an scf.for always has its body region
         if any(x.name in ("scf.for", "scf.while") for x in loop.walk() if x is not loop):
             return rw.notify_match_failure(loop, "no candidate: the loop contains another loop "
                                                  "(only innermost loops are scheduled)")
@@ -104,6 +105,7 @@ class SinkStagedLoad(RewritePattern):
         Then the second moves right before the dot. (Upstream ran before buffer-op conversion, so it
         counted ``tt.load``s; at the end of the pipeline irlab counts ``amdg.buffer_load``s too.)"""
         body = loop.body
+        assert body is not None   # an scf.for always has its body region
         dots = [x for x in loop.walk() if x.name in DOT]
         loads = [x for x in body.ops if x.name in GLOBAL_LOAD]
         if len(dots) != 1 or len(loads) != 2:
@@ -111,7 +113,7 @@ class SinkStagedLoad(RewritePattern):
                                                  f"global loads in the loop, it has {len(dots)} and {len(loads)}")
         dot = dots[0]
         ta, tb = (x.result.type for x in loads)
-        if not all(isinstance(t, TensorType) and t.rank == 2 for t in (ta, tb)):
+        if not (isinstance(ta, TensorType) and ta.rank == 2 and isinstance(tb, TensorType) and tb.rank == 2):
             return rw.notify_match_failure(loop, "not moved: Triton 3.6's sinkSecondLoad needs both loads to be 2-D "
                                                  "tensors")
         if not (ta.shape[0] >= 128 and ta.shape[1] >= 64 and tb.shape[1] >= 128):

@@ -58,8 +58,9 @@ class LoopAttributes(ModulePass):
         if self.num_stages is not None and self.num_stages < 1:
             raise ValueError("num_stages must be at least 1")
 
-    def wanted(self) -> dict:
-        out = {}
+    def wanted(self) -> dict[str, tuple[str, bool | int]]:
+        """``{attribute: (its text, the value loop.attributes reads back)}`` for the hints asked for."""
+        out: dict[str, tuple[str, bool | int]] = {}
         if self.warp_specialize:
             out["tt.warp_specialize"] = ("unit", True)
         if self.num_stages is not None:

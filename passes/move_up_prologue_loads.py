@@ -78,6 +78,7 @@ def boundary(load: Operation, moving: set) -> tuple[int, str]:
     """Index of the last op before ``load`` in its block that the load must stay below (-1: the
     block's start), and what that op is."""
     block = load.parent
+    assert block is not None   # a load of a function's body sits in a block
     address = {id(v) for v in address_operands(load)}
     mine = effects(load)
     at, why = -1, ""
@@ -118,6 +119,7 @@ class MoveUpLoads(RewritePattern):
             return self.ctx.note(f"not moved: {describe(load)} is volatile (it orders itself against other "
                                  "threads' memory accesses)", load)
         block = load.parent
+        assert block is not None   # a load found inside the function sits in one of its blocks
         feeding = backward_slice(load, block)
         impure = next((o for o in feeding if not is_pure(o)), None)
         start, why = boundary(load, {id(o) for o in feeding} if impure is None else set())

@@ -40,7 +40,7 @@ import re
 from dataclasses import dataclass
 from typing import ClassVar
 
-from irlab.ir import BlockArgument, Operation, PointerType, RewritePattern, TensorType, describe, is_pure
+from irlab.ir import BlockArgument, Operation, PointerType, RewritePattern, TensorType, Value, describe, is_pure
 from irlab.ir.attributes import same_layout
 from irlab.ir.queries import is_elementwise, is_splat
 from irlab.ir.traits import ATOMIC_RMW, BROADCAST, DOT, GLOBAL_STORE
@@ -97,7 +97,8 @@ class StoreFromMma(RewritePattern):
         stored = (lambda t: relayout(t, blocked, wide)) if wide else moved   # noqa: E731
         # the chain moves to the MMA layout in place; its splats are cloned there
         current = rw.retype_chain(chain, cvt.result, cvt.src, moved, "moved to the MMA layout")
-        memo, originals = {}, []
+        memo: dict[Value, Value] = {}
+        originals: list[Operation] = []
 
         def can_clone(op):
             ok = self.opts.rematerialize and (op.name in REMAT or is_elementwise(op))
@@ -164,7 +165,9 @@ class StoreFromMma(RewritePattern):
         not, or "" where there is nothing to say: an NVIDIA MMA, or ``store_layout=mma``)."""
         if self.opts.store_layout == "mma" or acc.layout.kind != "amd_mfma":
             return None, ""
-        t = st.operand_use("value").value.type
+        use = st.operand_use("value")
+        assert use is not None   # every op of STORES has a value operand, which match_and_rewrite traced
+        t = use.value.type
         return mfma_store_layout(acc.layout, t.shape, t.element)
 
     def trace(self, value):
@@ -200,7 +203,10 @@ class StoreFromMma(RewritePattern):
         """A store is an epilogue unless what it stores is a running accumulator of its own loop:
         followed back through the accumulator's flow (a dot's accumulator, loop and if results,
         waits, pure ops) it reaches an iteration argument of the store's innermost loop."""
-        loop, seen = st.enclosing(LOOPS), set()
+        loop = st.enclosing(LOOPS)
+        if loop is None:
+            return True
+        seen: set[Value] = set()
 
         def carried(v) -> bool:
             if v in seen or len(seen) > 256:
@@ -219,7 +225,7 @@ class StoreFromMma(RewritePattern):
                 return any(carried(b.ops[-1].values[v.index]) for b in (d.then_block, d.else_block) if b and b.ops)
             return is_pure(d) and any(carried(x) for x in _tensors(d))
 
-        return loop is None or not carried(acc)
+        return not carried(acc)
 
 
 @register

@@ -167,6 +167,7 @@ class PersistentTiles(ModulePass):
                              early[0])
             raise Refuse("the function has several blocks (unstructured control flow)", fn)
         block = region.entry
+        assert block is not None   # the region has exactly one block (checked above)
         ret = block.ops[-1] if block.ops else None
         if ret is None or ret.name != "tt.return" or ret.operands:
             raise Refuse("the function body does not end in a tt.return without a value", ret or fn)
@@ -181,13 +182,15 @@ class PersistentTiles(ModulePass):
             if op.name == "tt.get_program_id":
                 pids.append(op)
             e = own_effects(op)
-            if e == Effect.ALL or Effect.SYNC in e or Effect.SCHEDULE in e:
+            # the type: ignores below: after `e == Effect.ALL` mypy narrows a Flag to its other named
+            # members, leaving out the combined values (python/mypy#21937)
+            if e == Effect.ALL or Effect.SYNC in e or Effect.SCHEDULE in e:  # type: ignore[operator]
                 raise Refuse(f"{describe(op)} {what_it_does(op)}: a loop over tiles would change what it orders or "
                              "how often it runs", op)
-            if Effect.WRITE_GLOBAL in e and op.name != "tt.store":
+            if Effect.WRITE_GLOBAL in e and op.name != "tt.store":  # type: ignore[operator]
                 raise Refuse(f"{describe(op)} writes global memory other than by tt.store (a descriptor store: run "
                              "persistent-tiles before descriptor-loads)", op)
-            if e & (Effect.READ_SHARED | Effect.WRITE_SHARED):
+            if e & (Effect.READ_SHARED | Effect.WRITE_SHARED):  # type: ignore[operator]
                 raise Refuse(f"{describe(op)} {what_it_does(op)}", op)
         if not pids:
             raise Refuse("the kernel reads no program id: there is no tile per program", fn)
@@ -264,6 +267,7 @@ class PersistentTiles(ModulePass):
         for cdiv, _ in factors:
             add = cdiv.defining_op.lhs.defining_op
             size = int_constant(cdiv.defining_op.rhs)
+            assert size is not None   # _find_cdiv matched this divisor to the tile's size
             limit = add.lhs if int_constant(add.rhs) == size - 1 else add.rhs
             text = _argument_expr(limit, fn)
             if text is None:
@@ -357,8 +361,8 @@ class PersistentTiles(ModulePass):
         tiles = p.factors[0]
         for f in p.factors[1:]:
             tiles = b.muli(tiles, f, name="num_tiles", reason="the number of tiles")
-        attrs = {MARKER: True, TILE_COUNT_ATTR: string_attr(p.count), "tt.flatten": self.flatten,
-                 "tt.warp_specialize": self.warp_specialize}
+        attrs: dict[str, str | bool] = {MARKER: True, TILE_COUNT_ATTR: string_attr(p.count),
+                                        "tt.flatten": self.flatten, "tt.warp_specialize": self.warp_specialize}
         loop = b.for_(p.pid.result, tiles, nprog, attributes=attrs, iv_name="tile", reason="the loop over tiles")
         anchor = loop.yield_op
         for op in reversed(p.moved):
@@ -429,7 +433,9 @@ def _argument_expr(value: Value, fn: Operation, depth: int = 0) -> str | None:
     if depth > 16:
         return None
     if isinstance(value, BlockArgument):
-        args = fn.regions[0].entry.arguments
+        entry = fn.regions[0].entry
+        assert entry is not None   # the plan accepted a function body of one block
+        args = entry.arguments
         return f"arg{args.index(value)}" if value in args else None
     if (c := int_constant(value)) is not None:
         return str(c)

@@ -47,7 +47,7 @@ What the pins force, and what they do not:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar, Collection
 
 from irlab.analysis import amdgpu_sched as sched
 from irlab.ir import Effect, Operation, RewriteError, RewritePattern, describe, effects, is_pure
@@ -84,12 +84,13 @@ def unorderable(name: str) -> str | None:
 class Selector:
     """One entry of ``order``: the ops of a kind (or an op name), or the ``index``-th of them."""
     text: str
-    names: tuple[str, ...]
+    names: Collection[str]   # a kind's Trait, or the one op name
     index: int | None
 
     @classmethod
     def parse(cls, text: str) -> "Selector":
         kind, _, idx = text.strip().partition(":")
+        names: Collection[str]
         if kind in KINDS:
             names = KINDS[kind]
         elif "." in kind:
@@ -214,6 +215,7 @@ class PinLoopOrder(RewritePattern):
         if id(loop) in self.done:
             return None
         body = loop.body
+        assert body is not None   # an scf.for always has its body region
         if any(x.name in LOOPS for x in loop.walk() if x is not loop):
             return rw.notify_match_failure(loop, "not an innermost loop (it contains another loop)")
         groups = [s.select(body) for s in self.opts.selectors]
@@ -291,6 +293,8 @@ class PinOrder(ModulePass):
                       "none: reorder the TTGIR only", ("sched-barrier", "none"))
     mask: int = option(0, "instruction classes allowed across the pins (AMDGPU sched_barrier mask; 0: nothing, "
                        "and each pin ends a scheduling region)")
+    if TYPE_CHECKING:   # set by __post_init__, not an option: declared here for the checker only
+        selectors: tuple[Selector, ...]
 
     def __post_init__(self):
         object.__setattr__(self, "selectors", parse_order(self.order))

@@ -135,6 +135,7 @@ class ProtonScopes(ModulePass):
             done.append("kloop")
             ctx.remark(f"kloop: {describe(loop)}", loop)
         if "epilogue" in builtin:
+            assert loop.block is not None   # a loop found inside the function sits in one of its blocks
             last = loop.block.ops[-1]
             rw.insert_after(after, record("start", "epilogue"), "proton-scopes: epilogue starts")
             rw.insert_before(last, record("end", "epilogue"), "proton-scopes: epilogue ends")

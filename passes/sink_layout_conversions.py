@@ -29,6 +29,7 @@ DEALLOC = "ttg.local_dealloc"
 def first_user_in_block(op: Operation) -> Operation | None:
     """The earliest op of ``op``'s block that uses its result, itself or through an op nested in it."""
     block = op.parent
+    assert block is not None, f"{op.name} is in no block"   # ops of a function body all sit in a block
     users = [a for u in op.result.users if (a := ancestor_in_block(u, block)) is not None]
     return min(users, key=block.index) if users else None
 
@@ -40,6 +41,7 @@ class SinkBelowDeallocs(RewritePattern):
 
     def match_and_rewrite(self, cvt: Operation, rw) -> None:
         block = cvt.parent
+        assert block is not None, f"{cvt.name} is in no block"   # a conversion sits in a function body
         user = first_user_in_block(cvt)
         end = block.index(user) if user is not None else len(block.ops)
         frees = [o for o in block.ops[block.index(cvt) + 1:end] if o.name == DEALLOC]
