@@ -226,6 +226,8 @@ class PingpongLoop(RewritePattern):
                     f"at least {pp.LARGE_TILE}")
         if g.warps == 8:
             return f"not scheduled: 8 warps need 2 pipeline stages, the loop has {g.stages}"
+        if g.warps is None:
+            return "not scheduled: the module does not say its warps (no \"ttg.num-warps\"; the schedules are for 4 and 8)"
         return f"not scheduled: {g.warps} warps (the schedules are for 4 and 8)"
 
     # --- rewriting -------------------------------------------------------------------------------

@@ -112,3 +112,17 @@ def test_irlab_compile_prints_declines_with_explain(capsys):
     assert main(argv + ["--explain"]) == 0
     err = capsys.readouterr().err
     assert "optimize-epilogue: note: no candidate" in err and "--explain lists" not in err, err
+
+
+def test_block_pingpong_on_a_module_that_does_not_say_its_warps_names_what_is_missing(tmp_path):
+    # the 4-warp small-tile loop of the pass's own refusals, its module stripped of "ttg.num-warps"
+    from pathlib import Path
+    cases = (Path(__file__).resolve().parent.parent / "passes" / "tests" / "block-pingpong" / "refused.mlir")
+    module = next(c for c in cases.read_text().split("// -----") if "one cluster takes" in c)
+    assert '"ttg.num-warps" = 4 : i32, ' in module
+    path = tmp_path / "no_warps.mlir"
+    path.write_text(module.replace('"ttg.num-warps" = 4 : i32, ', ""))
+    r = _irlab("pass", "block-pingpong", str(path), "--explain", "--no-verify")
+    assert r.returncode == 0, r.stderr
+    assert 'not scheduled: the module does not say its warps (no "ttg.num-warps"' in r.stderr, r.stderr
+    assert "None warps" not in r.stderr
