@@ -8,7 +8,7 @@ the model with the most GPUs -- and says which it chose and what it left out.
 """
 from __future__ import annotations
 
-from typing import Callable, Iterable, Iterator
+from typing import Callable, Generator, Iterable
 
 from .jobs import Device, ExecutorError, Job
 
@@ -26,10 +26,11 @@ class Executor:
         raise NotImplementedError
 
     def map_cpu(self, fn: Callable, jobs: Iterable, workers: int | None = None,
-                warm: Callable | None = None) -> Iterator[tuple[int, object]]:
+                warm: Callable | None = None) -> Generator[tuple[int, object], None, None]:
         """``(index, fn(job))`` for every job as it finishes, each in a process of its own (a
         :class:`irlab.base.workers.Crashed` for one that died); ``warm`` runs first wherever the
-        jobs run (imports every compile needs)."""
+        jobs run (imports every compile needs). A generator: a caller that stops early closes it,
+        and the jobs still pending are given up."""
         raise NotImplementedError
 
     def close(self) -> None:

@@ -15,11 +15,26 @@ from __future__ import annotations
 
 import threading
 from collections import deque
-from typing import Callable
+from typing import Callable, Protocol
 
 from .jobs import ExecutorError, Job, Outcome
 
 WAIT_S = 0.1
+
+
+class JobBatch(Protocol):
+    """What a caller uses of an executor's batch (:meth:`irlab.executor.Executor.batch`): a
+    :class:`Batch`, or the in-process executor's jobs run inline."""
+    ran: int                    # jobs handed to on_outcome
+    warm_s: dict                # lane label -> seconds its warm-up job took
+
+    def put(self, job: Job, front: bool = False) -> None: ...
+
+    def close_input(self) -> None: ...
+
+    def __enter__(self) -> object: ...
+
+    def __exit__(self, exc_type, exc, tb) -> None: ...
 
 
 class Batch:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import socket
 import time
 import traceback
-from typing import Callable, Iterable, Iterator
+from typing import Callable, Generator, Iterable
 
 from .base import Executor
 from .jobs import Device, Job, Outcome, load
@@ -97,6 +97,6 @@ class InProcess(Executor):
         return _InlineBatch(self._lane, on_outcome, on_record, log, warm)
 
     def map_cpu(self, fn: Callable, jobs: Iterable, workers: int | None = None,
-                warm: Callable | None = None) -> Iterator[tuple[int, object]]:
+                warm: Callable | None = None) -> Generator[tuple[int, object], None, None]:
         from .local import LocalExecutor
         return LocalExecutor(["0"]).map_cpu(fn, jobs, workers, warm)

@@ -122,6 +122,8 @@ def load(ref: str):
         raise ValueError(f"{ref!r}: expected module:attribute")
     if mod_name.endswith(".py"):
         spec = importlib.util.spec_from_file_location(Path(mod_name).stem, mod_name)
+        # a path ending in .py always has a spec with a source loader (a missing file fails in exec_module)
+        assert spec is not None and spec.loader is not None, mod_name
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
     else:

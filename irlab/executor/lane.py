@@ -48,7 +48,7 @@ class LocalLane:
     def __init__(self, device: Device, env: dict | None = None):
         self.device = device
         self.env = dict(env or {})
-        self.proc: subprocess.Popen | None = None
+        self.proc: subprocess.Popen[bytes] | None = None
         self.buf = b""
         self.tail: deque[str] = deque(maxlen=TAIL)
         self.job_lines: list[str] = []
@@ -79,7 +79,8 @@ class LocalLane:
         self.started_s = time.monotonic() - t0
         return None
 
-    def _read_stderr(self, proc: subprocess.Popen) -> None:
+    def _read_stderr(self, proc: subprocess.Popen[bytes]) -> None:
+        assert proc.stderr is not None, "the worker is started with stderr=PIPE"
         for raw in proc.stderr:
             line = raw.decode(errors="replace").rstrip()
             self.tail.append(line)
@@ -90,10 +91,11 @@ class LocalLane:
 
     def _next(self, deadline: float | None = None) -> dict | None:
         """The worker's next message; None at end of file (it died) or past ``deadline``."""
+        assert self.proc is not None and self.proc.stdout is not None, "read only from a started worker (_start)"
         fd = self.proc.stdout.fileno()
         while b"\n" not in self.buf:
             wait = None if deadline is None else max(0.0, deadline - time.monotonic())
-            if deadline is not None and wait <= 0:
+            if wait is not None and wait <= 0:
                 return None
             ready, _, _ = select.select([fd], [], [], min(wait, 1.0) if wait is not None else 1.0)
             if not ready:
@@ -127,9 +129,11 @@ class LocalLane:
                 death = self._start()
                 if death is not None:
                     return Outcome(job, self.device, died=death, seconds=time.monotonic() - t0)
+            proc = self.proc
+            assert proc is not None and proc.stdin is not None, "alive, or started just now with stdin=PIPE"
             try:
-                self.proc.stdin.write((json.dumps(job.to_json()) + "\n").encode())
-                self.proc.stdin.flush()
+                proc.stdin.write((json.dumps(job.to_json()) + "\n").encode())
+                proc.stdin.flush()
             except OSError:
                 return Outcome(job, self.device, died=self._death(None), seconds=time.monotonic() - t0)
             progress, last = None, time.monotonic()
@@ -184,6 +188,7 @@ class LocalLane:
         proc = self.proc
         if proc is None or proc.poll() is not None:
             return
+        assert proc.stdin is not None, "the worker is started with stdin=PIPE"
         try:
             proc.stdin.write(b'{"stop": true}\n')
             proc.stdin.flush()

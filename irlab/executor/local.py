@@ -4,7 +4,7 @@ on this host's cores."""
 from __future__ import annotations
 
 import os
-from typing import Callable, Iterable, Iterator
+from typing import Callable, Generator, Iterable
 
 from .base import Executor
 from .devices import DEFAULT_PROBE, describe, visible_gpus
@@ -43,7 +43,7 @@ class LocalExecutor(Executor):
         return out
 
     def map_cpu(self, fn: Callable, jobs: Iterable, workers: int | None = None,
-                warm: Callable | None = None) -> Iterator[tuple[int, object]]:
+                warm: Callable | None = None) -> Generator[tuple[int, object], None, None]:
         from ..base.workers import Workers
         jobs = list(jobs)
         if not jobs:

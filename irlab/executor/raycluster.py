@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Callable, Iterable, Iterator
+from typing import Callable, Generator, Iterable
 
 from .base import Executor
 from .devices import DEFAULT_PROBE
@@ -71,7 +71,8 @@ class GpuActor:
         if runner is None:
             runner = self.lanes[lane] = LocalLane(Device(d.node, d.index, d.name, d.uuid, d.node_id, lane), env)
         runner.env = dict(env)
-        records, lines = [], []
+        records: list[dict] = []
+        lines: list[str] = []
         outcome = runner.run(Job.from_json(job), records.append, lines.append)
         return {"outcome": outcome.to_json(), "records": records, "log": lines}
 
@@ -203,7 +204,7 @@ class RayExecutor(Executor):
                 for d in devices for i in range(max(1, per_gpu))]
 
     def map_cpu(self, fn: Callable, jobs: Iterable, workers: int | None = None,
-                warm: Callable | None = None) -> Iterator[tuple[int, object]]:
+                warm: Callable | None = None) -> Generator[tuple[int, object], None, None]:
         from ..base.workers import Crashed
         ray = self.connect()
         task = ray.remote(num_cpus=1, max_retries=3)(cpu_task)

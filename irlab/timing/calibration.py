@@ -27,6 +27,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ..base.jsonio import write_json, write_text
 from .plan import Cell, Entry, Plan
@@ -166,7 +167,7 @@ def summarize(results: dict, cases: list[Case]) -> dict:
     for method, res in results.items():
         for c in res["cells"].values():
             by_key[(method, (c.get("cell") or {}).get("kernel"), _dims((c.get("cell") or {}).get("shape") or {}))] = c
-    summary = {"methods": {}, "cases": [c.name for c in cases]}
+    summary: dict[str, Any] = {"methods": {}, "cases": [c.name for c in cases]}
     total = {"calls": 0, "excludes": 0, "comparisons": 0}
     for method in results:
         rows, calls, excludes, n, planted_found, planted_n = [], 0, 0, 0, 0, 0

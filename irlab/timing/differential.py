@@ -356,8 +356,8 @@ def _captured_verdict(base: dict, output: dict, rel: float | None) -> dict:
     dtype's tolerance (:func:`irlab.program.model_ab.compare_tensors`: NaNs in the same places
     are not a difference -- random inputs can make a kernel compute NaN, in both runs)."""
     from ..program.model_ab import compare_tensors
-    per = {name: compare_tensors(t, output[name], rel) if name in output else
-           {"status": "MISMATCH", "why": "not produced by the variant"} for name, t in base.items()}
+    per: dict[str, dict] = {name: compare_tensors(t, output[name], rel) if name in output else
+                            {"status": "MISMATCH", "why": "not produced by the variant"} for name, t in base.items()}
     bad = {n: r for n, r in per.items() if r["status"] == "MISMATCH"}
     diffs = {n: r.get("rel_fro", 0.0) for n, r in per.items()}
     row = {"rel_diff_by_output": diffs, "rel_diff_to_baseline": max(diffs.values(), default=0.0),

@@ -73,7 +73,7 @@ def check_fits(metadata: dict, limits: dict | None) -> DoesNotFit | None:
     return None
 
 
-def does_not_fit(exc: BaseException) -> DoesNotFit | None:
+def does_not_fit(exc: BaseException | None) -> DoesNotFit | None:
     """``exc`` as a :class:`DoesNotFit` where it says the GPU cannot launch the binary (Triton's
     ``OutOfResources``, the driver's out-of-resources refusal, one raised here); None for any other
     failure (a fault, a wrong argument), which stays the entry's own."""

@@ -126,7 +126,7 @@ def compare_named(torch, baseline: NamedOutputs, out: NamedOutputs) -> dict:
     differ = [n for n in baseline if not bool(torch.equal(baseline[n], out[n]))]
     diff = max(float((baseline[n].float() - out[n].float()).abs().max().item()) if out[n].numel() else 0.0
                for n in baseline)
-    result = {"identical_to_baseline": not differ, "max_abs_diff_to_baseline": diff}
+    result: dict[str, object] = {"identical_to_baseline": not differ, "max_abs_diff_to_baseline": diff}
     if differ:
         result["differs_in"] = differ
     return result

@@ -34,6 +34,7 @@ import platform
 import subprocess
 import time
 from dataclasses import dataclass, field, replace
+from typing import Any, Callable
 
 import triton
 
@@ -49,7 +50,7 @@ from .methods.graph import MAX_COPIES, MAX_LAUNCHES, ROTATION_BYTES, SAMPLE_MS  
 from .gate import NamedOutputs, check_outputs, compare_named
 from .placement import Arenas, output_keys, same_inputs
 from .plan import resolve_config
-from ..program.launches import is_launch_ref, load as load_launch
+from ..program.launches import Launch, is_launch_ref, load as load_launch
 
 FLUSH_BYTES = 256 * 1024 * 1024     # the L2 flush (do_bench's size)
 LEAD_CYCLES = 500_000               # busy-wait queued before a sample's start event (~0.25 ms)
@@ -59,7 +60,7 @@ DEFAULT_L2_BYTES = 50 * 1024 ** 2   # where torch does not say (H100/H200: 50 Mi
 @dataclass(eq=False)
 class Workload:
     """The timing inputs of one problem shape, shared by every entry of a cell that runs it."""
-    make: object              # () -> a fresh set of inputs, the same contents every time
+    make: Callable[[], Any]   # () -> a fresh set of inputs, the same contents every time
     footprint: int            # bytes of the tensors of one set
     copies: list              # the sets made so far (the first is what every entry's first launch uses)
     span: int = 0             # bytes one set takes in an arena block (irlab.timing.placement), once known
@@ -69,12 +70,12 @@ class Workload:
 class Prepared:
     entry: object
     shape: dict
-    bind: object              # (inputs) -> () -> None: a launch on those inputs
-    check_launch: object      # (inputs) -> None
+    bind: Callable[[Any], Callable[[], object]]   # (inputs) -> (): a launch on those inputs
+    check_launch: Callable[[Any], object]         # (inputs) -> (): one launch on them, run now
     flops: float
     info: dict = field(default_factory=dict)
     workload: Workload | None = None
-    launch_record: object = None   # the captured launch an entry replays (irlab.program.launches.Launch), if any
+    launch_record: Launch | None = None   # the captured launch an entry replays, if any
     launches: list = field(default_factory=list)   # one launch per input copy, bound as copies are made
     graphs: dict = field(default_factory=dict)     # (launches per replay, arena block) -> CUDA graph
     placed: dict = field(default_factory=dict)     # arena block -> one launch per input copy placed there
@@ -220,9 +221,11 @@ class GpuRunner:
         if not entry.kernel:
             return None, None
         own = get(cell.kernel)
-        if spec.make_inputs is own.make_inputs:
+        own_inputs = own.make_inputs
+        if spec.make_inputs is own_inputs:
             return None, None
-        cells = self._workload(cell, shape, lambda: own.make_inputs(shape, self.device, seed=1), tensors)
+        assert own_inputs is not None, f"kernel {own.name} is timed, so it makes its inputs (KernelSpec.timeable)"
+        cells = self._workload(cell, shape, lambda: own_inputs(shape, self.device, seed=1), tensors)
         mine = make()
         written = output_keys(self.torch, own, cells.copies[0])
         if written == output_keys(self.torch, spec, mine) and same_inputs(self.torch, cells.copies[0], mine, written):
@@ -245,9 +248,10 @@ class GpuRunner:
             owner, first = self._inputs_owner(cell, entry, spec, shape, make, tensors)
             return self._workload(cell, shape, make, tensors, owner, first)
         if entry.kind in ("library", "torch"):
-            if spec.library is None:
+            library = spec.library
+            if library is None:
                 raise RuntimeError(f"kernel {spec.name} names no library call to time beside it")
-            return Prepared(entry, shape, lambda inp: (lambda: spec.library(inp)), spec.library, flops,
+            return Prepared(entry, shape, lambda inp: (lambda: library(inp)), library, flops,
                             {"kind": "library", "library": spec.library_name or "library"}, workload())
         variant = Variant.from_json(entry.variant_spec) if entry.variant_spec else \
             get_variant(entry.variant or "baseline", self.target)
@@ -329,11 +333,13 @@ class GpuRunner:
     def check(self, cell, entry, p: Prepared):
         torch = self.torch
         if is_launch_ref(cell.kernel):   # every tensor after the launch, to compare with the baseline's
-            inp = p.launch_record.make_inputs("cuda", seed=7)
+            launch = p.launch_record
+            assert launch is not None, "a captured launch's entry is prepared with its launch (_prepare_launch)"
+            inp = launch.make_inputs("cuda", seed=7)
             p.check_launch(inp)
             torch.cuda.synchronize()
             return {"ok": True, "reference": "the baseline's output"}, \
-                {k: t.clone() for k, t in p.launch_record.tensors(inp).items()}
+                {k: t.clone() for k, t in launch.tensors(inp).items()}
         # fresh inputs, outputs poisoned with NaN, the reference computed from a clone of the inputs
         return check_outputs(torch, get(entry.kernel or cell.kernel), p.shape, p.check_launch, "cuda")
 
@@ -363,7 +369,7 @@ class GpuRunner:
             elif not torch.equal(ref, got) and not reason:
                 reason = f"{name} differs from the baseline's"
         same = all(bool(torch.equal(baseline_out[k], out[k])) for k in baseline_out)
-        result = {"identical_to_baseline": same, "rel_error": worst}
+        result: dict[str, object] = {"identical_to_baseline": same, "rel_error": worst}
         if reason:
             result.update(ok=False, reason=reason)
         return result
@@ -388,6 +394,7 @@ class GpuRunner:
             size = max(method.input_copies(self, g) * g.span for g in groups)
             self._blocks = [self.arenas.block(size) for _ in groups]
         block = self.block_of(w)
+        assert block is not None, "placed only where the cell's input groups rotate (launches)"
         sets = self._views.setdefault((id(w), block), [])
         while len(sets) < k:
             sets.append(self.arenas.place(w.copies[0], self._blocks[block], len(sets) * w.span))
@@ -397,6 +404,7 @@ class GpuRunner:
         """One launch per input copy the timing method uses (made on first use); notes the L2
         treatment and, where the cell's input groups rotate, the arena block they are in this round."""
         w = p.workload
+        assert w is not None, "every prepared entry has its workload (prepare, _prepare_launch)"
         k = method.input_copies(self, w)
         if self.block_of(w) is not None:   # the cell's input groups take turns in memory
             block, sets = self._placed_sets(w, k, method)

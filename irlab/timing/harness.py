@@ -25,11 +25,15 @@ import threading
 import time
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .plan import DEFAULT_RUNNER, Cell, Plan
 from ..base.jsonio import append_record, read_records
 from ..executor import Job, current
 from ..executor.devices import visible_gpus  # noqa: F401  (the command line's --gpus reads it here)
+
+if TYPE_CHECKING:
+    from ..executor.batch import JobBatch
 
 
 def shards(out: str | Path) -> list[Path]:
@@ -78,7 +82,7 @@ class Sweep:
         self.faults: dict[str, set] = {}
         self.lock = threading.RLock()   # cells are added from the caller's thread, settled in the lanes' threads
         self.done: set[str] = set()
-        self.batch = None
+        self.batch: JobBatch | None = None   # made when the sweep starts (__enter__)
 
     # -- running ------------------------------------------------------------------------------------
     def __enter__(self) -> "Sweep":
@@ -95,23 +99,25 @@ class Sweep:
             if self.done:
                 self.log(f"irlab timing: resuming: {len(self.done)} cell(s) already finished in {self.out}")
             warm = Job("irlab.timing.worker:warm_job", {"runner": self.runner}, key="make the GPU runner")
-            self.batch = self.executor.batch(self._on_outcome, self._on_record, self.log, per_gpu=1,
-                                             gpu_model=self.gpu_model, warm=warm)
+            batch = self.batch = self.executor.batch(self._on_outcome, self._on_record, self.log, per_gpu=1,
+                                                     gpu_model=self.gpu_model, warm=warm)
             for cell in self.plan.cells:
                 self.add(cell)
             if not self.more:
-                self.batch.close_input()
-            self.batch.__enter__()
+                batch.close_input()
+            batch.__enter__()
         except BaseException:
             self._close()
             raise
         return self
 
     def __exit__(self, exc_type, exc, tb) -> None:
+        batch = self.batch
+        assert batch is not None, "a sweep that started (__enter__) has its batch"
         try:
-            self.batch.__exit__(exc_type, exc, tb)
-            if exc_type is None and self.batch.ran and self.batch.warm_s:   # what starting each GPU's worker cost
-                append_record(self.out, {"type": "lanes", "warm_s": self.batch.warm_s})
+            batch.__exit__(exc_type, exc, tb)
+            if exc_type is None and batch.ran and batch.warm_s:   # what starting each GPU's worker cost
+                append_record(self.out, {"type": "lanes", "warm_s": batch.warm_s})
         finally:
             self._close()
 
@@ -128,6 +134,7 @@ class Sweep:
             self.cells[cell.key] = cell
             self.faults[cell.key] = set(self.plan.exclude.get(cell.key, ()))
             job = self._job(cell)
+        assert self.batch is not None, "cells are added to a sweep that started (__enter__)"
         self.batch.put(job)
 
     def _job(self, cell: Cell) -> Job:
@@ -209,7 +216,8 @@ def collect(out: str | Path, gpu_model: str | None = None) -> dict:
     """Results by cell: {"env": [...], "cells": {key: {"status", "reason", "cell", "entries": {label: rec}, and
     for a timed cell "rounds", "launches_per_sample", "stopped_by", "stop_reason", "aa_floor", "device"}}}. With
     ``gpu_model``, records timed on another GPU model are left out."""
-    envs, cells = [], {}
+    envs: list[dict] = []
+    cells: dict[str, dict] = {}
     for r in (r for path in shards(out) for r in read_records(path)):
         t = r.get("type")
         if not _of_model(r, gpu_model):

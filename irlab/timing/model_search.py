@@ -42,7 +42,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from ..base.jsonio import write_json, write_text
 from ..base.stats import MIN_EFFECT, MIN_ROUNDS
@@ -55,7 +55,7 @@ from ..program.derived import bound_arguments, write_derived
 from ..program.hot import HotSet, hot_kernels
 from ..program.launches import load
 from .differential import Group, rewriting_passes, variant_refs
-from .plan import Cell, Entry, Plan
+from .plan import DEFAULT_RUNNER, Cell, Entry, Plan
 from .methods import DEFAULT as DEFAULT_METHOD
 
 BASELINE = "baseline"
@@ -101,7 +101,9 @@ def candidate_refs(target: Target, only: list[str] | None) -> tuple[list[tuple[s
     from ..bridge.variant_identity import variant_key
     refs = list(only) if only else [ref for _, ref in variant_refs(rewriting_passes())] + \
         [v.name for v in named_for(target.name) if not v.is_baseline]
-    out, seen, notes = [], {}, []
+    out: list[tuple[str, Variant]] = []
+    seen: dict[str, str] = {}       # variant key -> the spelling tried for those edits
+    notes: list[str] = []
     for ref in refs:
         variant = resolve(ref, target)
         spelling = respell(ref)
@@ -155,7 +157,7 @@ class ModelSearch:
     # --- the whole search -----------------------------------------------------------------------
     def run(self) -> dict:
         self._start()
-        state = {"phase": "hot kernels"}
+        state: dict[str, Any] = {"phase": "hot kernels"}
         try:
             hot = self._hot()
             state.update(self._candidates(hot))
@@ -221,7 +223,8 @@ class ModelSearch:
         for i, k in enumerate(hot.kernels):
             launch = load(k.ref)
             captured = {"num_warps": launch.options.get("num_warps"), "num_stages": launch.options.get("num_stages")}
-            configs = {config_label(captured): (k.ref, ())}
+            # label -> (the launch it replays, the options changed from the captured ones)
+            configs: dict[str, tuple[str, tuple[tuple[str, object], ...]]] = {config_label(captured): (k.ref, ())}
             if self.configs == "neighbours":
                 for opts in neighbours(captured, self.target):
                     label = config_label(opts)
@@ -254,9 +257,10 @@ class ModelSearch:
                 variants = [Variant.baseline()] + [v for s, v in state["refs"] if acted is None or s in acted]
                 renamed = [Variant(_name(n), v.edits, v.description) for n, v in zip(names, variants)]
                 tile = TileConfig(config, {}, *k["configs_full"][config])
+                def static_log(m: str, c: str = config) -> None:
+                    self.log(f"static {c}: {m.strip().removeprefix('static: ')}")
                 search = Search(info["ref"], self.target, [{}], [tile], renamed, self.out / "static" / f"{i:02d}-{config}",
-                                name="static", workers=self.workers,
-                                log=lambda m, c=config: self.log(f"static {c}: {m.strip().removeprefix('static: ')}"))
+                                name="static", workers=self.workers, log=static_log)
                 got = search.static(resume=self.resume)
                 for name, rec in zip(names, got):
                     label = name if config == k["captured"] else f"{name}@{config}"
@@ -308,7 +312,7 @@ class ModelSearch:
                 raise KeyboardInterrupt from None
         verdicts: dict[str, dict[str, list]] = {}
         for r in rows:
-            kernel = kernel_of.get(r.get("kernel"))
+            kernel = kernel_of.get(r.get("kernel", ""))   # a row names its group's kernel (a launch ref)
             if kernel is None or r.get("variant") == BASELINE:
                 continue
             verdicts.setdefault(kernel, {}).setdefault(r["variant"], []).append(r)
@@ -342,8 +346,7 @@ class ModelSearch:
                     f" (fewer than {MIN_ROUNDS}: ranking only, nothing is called)"))
         plan = Plan(cells, self.method, self.rounds)
         path = run_sweep(plan, self.out / "timing.jsonl", resume=self.resume,
-                         gpus=self.gpus, log=lambda m: self.log(f"timing: {m}"),
-                         **({"runner": self.runner} if self.runner else {}))
+                         gpus=self.gpus, log=lambda m: self.log(f"timing: {m}"), runner=self.runner or DEFAULT_RUNNER)
         got = collect(path)
         by_kernel = {}
         for c in cells:
@@ -442,7 +445,7 @@ def _other(kernel: dict, c: Candidate) -> str | None:
 def _same_binary_across_configs(records: dict, captured: str) -> None:
     """A candidate at a neighbouring config whose binary is one already seen (the captured
     baseline's, or another candidate's) is no change there either."""
-    seen = {}
+    seen: dict[str, str] = {}   # binary sha256 -> the label first seen with it
     for label, (_, rec) in sorted(records.items(), key=lambda kv: (kv[1][0].config != captured, kv[0])):
         sha = rec.get("binary_sha256")
         if rec["status"] != "ok" or not sha:

@@ -60,7 +60,7 @@ def output_keys(torch, spec, inputs: dict) -> frozenset:
 def _storages(torch, inputs: dict) -> dict:
     """The distinct storages of an input set's tensors (views of one buffer share one): data
     pointer -> bytes, in the order the tensors come."""
-    out = {}
+    out: dict[int, int] = {}
     for v in inputs.values():
         if torch.is_tensor(v):
             s = v.untyped_storage()

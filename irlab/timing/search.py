@@ -48,20 +48,22 @@ from __future__ import annotations
 
 import contextlib
 import json
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Callable
 
 from ..base.jsonio import write_json, write_text
 from ..kernels.spec import TileConfig
 from ..base.targets import Target
 from .output import clock_note, devices_text, method_note, plot_bars, ratio_text, write_csv
-from .plan import Cell, Entry, Plan, resolve_config, tile_json
+from .plan import DEFAULT_RUNNER, Cell, Entry, Plan, resolve_config, tile_json
 from .methods import DEFAULT as DEFAULT_METHOD
 from ..base.jsonio import append_record, read_records
 from ..passkit.variant import Variant
 from ..base.workers import Crashed
-from ..executor import LocalExecutor, current
+from ..executor import Executor, LocalExecutor, current
 
 # what a search's results folder holds the search of (kernel, target, method), written when it starts
 FOLDER_FILE = "search.json"
@@ -91,6 +93,11 @@ REFERENCE = "reference"
 FINALISTS = "baseline finalists"
 
 
+def _to_stderr(msg: str) -> None:
+    """A search's log where none is given: each message on stderr as it comes."""
+    print(msg, flush=True, file=sys.stderr)
+
+
 @dataclass
 class Search:
     kernel: str                         # a kernel reference (irlab.kernels.get), as the worker will resolve it
@@ -110,18 +117,18 @@ class Search:
     runner: str | None = None           # the GPU runner (module:Class); default irlab.timing.gpu:GpuRunner
     target_halfwidth: float | None = None   # headline: time until every 95% half-width is this narrow ...
     budget_s: float | None = None       # ... or this many seconds per cell are spent
-    log: object = None
+    log: Callable[[str], object] = _to_stderr
     timings: dict = field(default_factory=dict)
     reference: str | None = None        # another kernel of the same problem whose best config joins the headline
     reference_configs: list[TileConfig] | None = None   # its configs (default: its spec's own)
     reference_static: list[dict] = field(default_factory=list)   # its static records (filled by static())
     baseline_finalists: int = 2         # baseline configs (fastest in the screen) the headline times to find the best
     gpu_model: str | None = None        # time on GPUs of this model only (default: the executor's choice)
-    executor: object = None             # default: the one in use (irlab.executor.current), else this host's GPUs
+    executor: Executor | None = None    # default: the one in use (irlab.executor.current), else this host's GPUs
 
     def __post_init__(self):
         self.out = Path(self.out)
-        self.log = self.log or (lambda msg: print(msg, flush=True, file=__import__("sys").stderr))
+        self.log = self.log or _to_stderr   # log=None given: the default
         names = [v.name for v in self.variants]
         if len(set(names)) != len(names):
             raise ValueError(f"variant names must differ: {names}")
@@ -159,6 +166,12 @@ class Search:
         return active.describe(self.gpu_model) if active is not None else "this host's GPUs"
 
     @property
+    def _reference_configs(self) -> list[TileConfig]:
+        """The reference kernel's configs: set by ``__post_init__`` whenever there is a reference."""
+        assert self.reference_configs is not None, "a search without a reference kernel has no reference configs"
+        return self.reference_configs
+
+    @property
     def reference_name(self) -> str | None:
         """The reference kernel's name (its spec's), for tables."""
         if self.reference is None:
@@ -189,15 +202,15 @@ class Search:
             base = self.variants[0]
             if not resume and ref_path.exists():
                 ref_path.unlink()
-            ref_ready = _Ready({c.name: {_key(c, base)} for c in self.reference_configs}, ref_done,
+            ref_ready = _Ready({c.name: {_key(c, base)} for c in self._reference_configs}, ref_done,
                                lambda name: on_ready and on_ready(self.reference_cells(name, ref_done)))
         self._compile(self.kernel, todo, path, done, ready.arrived)
         if self.reference is not None:   # the reference kernel's configs, as its baseline, in a file of their own
-            ref_todo = [(c, base) for c in self.reference_configs if _key(c, base) not in ref_done]
+            ref_todo = [(c, base) for c in self._reference_configs if _key(c, base) not in ref_done]
             self.log(f"{self.name}: static pruning of the reference {self.reference_name}'s "
-                     f"{len(self.reference_configs)} configs ({len(ref_todo)} to compile)")
+                     f"{len(self._reference_configs)} configs ({len(ref_todo)} to compile)")
             self._compile(self.reference, ref_todo, ref_path, ref_done, ref_ready.arrived)
-            self.reference_static = [ref_done[_key(c, base)] for c in self.reference_configs
+            self.reference_static = [ref_done[_key(c, base)] for c in self._reference_configs
                                      if _key(c, base) in ref_done]
         self.timings["static_s"] = round(time.perf_counter() - t0, 1)
         return mark_unchanged([done[_key(c, v)] for c in self.configs for v in self.variants if _key(c, v) in done],
@@ -252,7 +265,7 @@ class Search:
         plan = Plan([], self.method, self.screen_rounds, self.launches, cache_dir=str(self.out / "cache"))
         return Sweep(plan, self.out / "screen.jsonl", resume=resume, log=self.log,
                      executor=getattr(self, "_active", None) or self.executor,
-                     gpu_model=self.gpu_model, more=True, **({"runner": self.runner} if self.runner else {}))
+                     gpu_model=self.gpu_model, more=True, runner=self.runner or DEFAULT_RUNNER)
 
     def _screened(self, path: Path) -> dict:
         from . import collect
@@ -262,13 +275,13 @@ class Search:
     def screen_cells(self, static: list[dict]) -> list[Cell]:
         """The screening cells: per shape, each config whose baseline passed static pruning, with
         the variants that passed there (a variant whose binary is another entry's is left out)."""
-        by_shape = {}
+        by_shape: dict[str, list[Cell]] = {}
         for c in self.configs:
             for cell in self.config_cells(c, {r["key"]: r for r in static}, marked=True):
                 by_shape.setdefault(_dims(cell.shape), []).append(cell)
         if self.reference is not None:   # the reference kernel's configs that passed, each in a cell of its own
             ref = {r["key"]: r for r in self.reference_static}
-            for c in self.reference_configs:
+            for c in self._reference_configs:
                 for cell in self.reference_cells(c.name, ref):
                     by_shape.setdefault(_dims(cell.shape), []).append(cell)
         return [cell for shape in self.shapes for cell in by_shape.get(_dims(shape), [])]
@@ -288,7 +301,8 @@ class Search:
 
     def reference_cells(self, name: str, records: dict) -> list[Cell]:
         """The reference kernel's config ``name`` on every shape, if its compile passed."""
-        c = {r.name: r for r in self.reference_configs}[name]
+        assert self.reference is not None, "reference cells are made only for a search with a reference kernel"
+        c = {r.name: r for r in self._reference_configs}[name]
         base = self.variants[0]
         rec = records.get(_key(c, base))
         if rec is None or rec["status"] != "ok":
@@ -309,7 +323,7 @@ class Search:
         """Per shape: the fastest baseline config and each variant's fastest config (screen medians),
         and under FINALISTS the ``baseline_finalists`` fastest baseline configs, fastest first."""
         base = self.variants[0].name
-        out = {}
+        out: dict[str, dict[str, str | list[str]]] = {}   # per shape: label -> config name; FINALISTS -> names
         for shape in self.shapes:
             dims = _dims(shape)
             timed: dict[str, list[tuple[float, str]]] = {}
@@ -355,7 +369,7 @@ class Search:
                                          tile=tile_json(c)))
             reference = None
             if self.reference is not None and b.get(REFERENCE):   # the reference kernel's best config
-                cr = {c.name: c for c in self.reference_configs}[b[REFERENCE]]
+                cr = {c.name: c for c in self._reference_configs}[b[REFERENCE]]
                 reference = f"{REFERENCE}@{cr.name}"
                 entries.append(Entry(reference, variant_spec=base.to_json(), config=cr.name, tile=tile_json(cr),
                                      kernel=self.reference))
@@ -368,7 +382,7 @@ class Search:
                     target_halfwidth=self.target_halfwidth, budget_s=self.budget_s)
         path = run_sweep(plan, self.out / "headline.jsonl", resume=resume, log=self.log,
                          executor=getattr(self, "_active", None) or self.executor,
-                         gpu_model=self.gpu_model, **({"runner": self.runner} if self.runner else {}))
+                         gpu_model=self.gpu_model, runner=self.runner or DEFAULT_RUNNER)
         self.timings["headline_s"] = round(time.perf_counter() - t0, 1)
         return choose_baseline(collect(path, self.gpu_model), base.name)
 
@@ -396,7 +410,7 @@ class Search:
         self.claim_folder(resume)
         if static_only:
             static = self.static(resume)
-            result = {"static": static}
+            result: dict[str, Any] = {"static": static}
         else:
             with self._using_executor():
                 # the GPUs screen each config as soon as its variants are compiled, while the CPU
@@ -425,7 +439,7 @@ class Search:
                                                               **({"error": r["error"]} if "error" in r else {})}
                                                              for r in static if r["status"] not in ("ok", "no-change")],
                                                **({"reference": self.reference_name,
-                                                   "reference_configs": [c.name for c in self.reference_configs],
+                                                   "reference_configs": [c.name for c in self._reference_configs],
                                                    "reference_static": static_counts(self.reference_static)}
                                                   if self.reference is not None else {}),
                                                **({"would_time": self.would_time(static)} if static_only else {}),
@@ -540,6 +554,8 @@ class _Ready:
 
     def arrived(self, rec: dict) -> None:
         name = self.owner.get(rec["key"])
+        if name is None:
+            return
         left = self.missing.get(name)
         if left is None or rec["key"] not in left:
             return
@@ -623,6 +639,7 @@ def _static_one(job) -> dict:
     from ..kernels import get
     from ..program.launches import is_launch_ref, load as load_launch
     from ..report import from_compile
+    from ..report.occupancy import AmdOccupancy, NvidiaOccupancy
     variant = Variant.from_json(variant_json)
     rec = {"key": key, "config": config_name, "tile": tile, "variant": variant_json}
     try:
@@ -641,7 +658,8 @@ def _static_one(job) -> dict:
     r, occ, t = rep.resources, rep.occupancy, Target.parse(target)
     rec.update(registers=r.get("registers") or r.get("vgpr_count"), shared=r.get("shared"),
                spills=(r.get("spill_stores") or 0) + (r.get("spill_loads") or 0) + (r.get("vgpr_spill_count") or 0),
-               occupancy=occ.to_json() if occ is not None else None, launch=rep.launch.to_json(),
+               occupancy=occ.to_json() if isinstance(occ, (AmdOccupancy, NvidiaOccupancy)) else None,
+               launch=rep.launch.to_json(),
                python_passes=[str(d) for _, p in res.python_results for d in p.diagnostics],
                passes=[{"pass": p.name, "changed": p.changed,
                         "notes": [d.message for d in p.diagnostics if d.severity in ("note", "warning")]}
@@ -753,7 +771,7 @@ def render(search: Search, result: dict) -> str:
              f"- configs: {len(search.configs)}; variants: {', '.join(v.name for v in search.variants)} "
              f"(the first is the baseline); shapes: {', '.join(_dims(s) for s in search.shapes)}",
              f"- static pruning: {static_summary(static)} ({t.get('static_s')} s)",
-             *([f"- reference kernel: {search.reference_name}, its own {len(search.reference_configs)} configs: "
+             *([f"- reference kernel: {search.reference_name}, its own {len(search._reference_configs)} configs: "
                 f"{static_summary(search.reference_static)}"] if search.reference is not None else []),
              f"- triton {triton.__version__}; wall time: static pruning {t.get('static_s', '-')} s, screening "
              f"{t.get('screen_s', '-')} s (it starts while the compiles run), headline {t.get('headline_s', '-')} s, "
@@ -906,7 +924,7 @@ def write_figures(search: Search, result: dict) -> None:
                     "vs_reference_ratio": (r["vs_reference"].get("ratio_to_reference") or {}).get("ratio")}
                    if search.reference is not None else {})} for r in rows],
               search.out / "headline.csv")
-    groups = {}
+    groups: dict[str, dict[str, float | None]] = {}
     for r in rows:
         g = groups.setdefault(f"{_dims(r['shape'])}\n(best {r['best_config']})",
                               {"library": r["library_tflops"], "Triton's best": r["best_tflops"]})
@@ -927,9 +945,9 @@ def load_variants(names: list[str], target: Target) -> list[Variant]:
 def parse_option_sets(text: str | None) -> list[dict]:
     """``maxnreg=168;maxnreg=232,num_ctas=2`` -> [{}, {"maxnreg": 168}, {"maxnreg": 232, "num_ctas": 2}]: the
     extra compile options each config is also tried with (the empty set always first)."""
-    sets = [{}]
+    sets: list[dict[str, object]] = [{}]
     for part in filter(None, (text or "").split(";")):
-        opts = {}
+        opts: dict[str, object] = {}
         for kv in part.split(","):
             k, _, v = kv.partition("=")
             if not v:

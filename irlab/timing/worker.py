@@ -23,6 +23,7 @@ import traceback
 import zlib
 from functools import partial
 from pathlib import Path
+from typing import Callable
 
 from .fit import DOES_NOT_FIT, does_not_fit
 from .plan import DEFAULT_RUNNER, Cell, Plan, progress_path
@@ -177,7 +178,7 @@ def run_cell(runner, plan: Plan, cell: Cell, out, log) -> None:
     for label in labels:   # a warm-up round, not recorded: graphs built, clocks up, caches settled
         out.progress(cell, label, "warm-up")
         guarded(runner, out, cell, label, "warm-up", partial(runner.time, prepared[label], plan, n))
-    warmup_info = getattr(runner, "sample", lambda: {})()
+    warmup_info: dict = getattr(runner, "sample", lambda: {})()
     spent["warmup_s"] = round(time.monotonic() - t0, 3)
     t_rounds = time.monotonic()
     times, rounds_info, stop = time_rounds(runner, plan, cell, out, labels, prepared, n, log)
@@ -220,7 +221,7 @@ def time_rounds(runner, plan: Plan, cell: Cell, out, labels: list[str], prepared
     round, and (what stopped it, in words)."""
     times: dict[str, list[float]] = {label: [] for label in labels}
     rounds_info = []
-    sample = getattr(runner, "sample", lambda: {})
+    sample: Callable[[], dict] = getattr(runner, "sample", lambda: {})
     orders = round_orders(labels, plan.seed + zlib.crc32(cell.key.encode()))
     adaptive = plan.target_halfwidth is not None or plan.budget_s is not None
     base_label = labels[0]
@@ -249,7 +250,7 @@ def time_rounds(runner, plan: Plan, cell: Cell, out, labels: list[str], prepared
             return times, rounds_info, ("max-rounds", f"{MAX_ROUNDS} rounds, the most adaptive mode runs"
                                         + _widest(times, base_label))
         if plan.target_halfwidth is not None and r >= max(next_check, MIN_ROUNDS):
-            widest = max((ratio_estimate(times[x], times[base_label]).half_width for x in labels[1:]), default=0.0)
+            widest = max((_half_width(times[x], times[base_label]) for x in labels[1:]), default=0.0)
             log(f"  round {r}: widest 95% half-width {widest:.3%} (target {plan.target_halfwidth:.3%})")
             if widest <= plan.target_halfwidth:
                 return times, rounds_info, ("target", f"every 95% interval within +-{plan.target_halfwidth:.2%} "
@@ -257,9 +258,17 @@ def time_rounds(runner, plan: Plan, cell: Cell, out, labels: list[str], prepared
             next_check = r + max(1, r // 10)   # the interval costs O(r^2): look again after 10% more rounds
 
 
+def _half_width(variant: list[float], baseline: list[float]) -> float:
+    """The 95% half-width of the variant/baseline ratio over MIN_ROUNDS rounds or more (from there on
+    every estimate has an interval)."""
+    hw = ratio_estimate(variant, baseline).half_width
+    assert hw is not None, f"{len(baseline)} rounds: no interval below MIN_ROUNDS ({MIN_ROUNDS})"
+    return hw
+
+
 def _widest(times: dict, base_label: str) -> str:
-    hw = [ratio_estimate(ts, times[base_label]).half_width for label, ts in times.items() if label != base_label]
-    hw = [h for h in hw if h is not None]
+    widths = (ratio_estimate(ts, times[base_label]).half_width for label, ts in times.items() if label != base_label)
+    hw = [h for h in widths if h is not None]
     return f" (widest 95% half-width +-{max(hw):.2%})" if hw else ""
 
 
