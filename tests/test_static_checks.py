@@ -1,6 +1,5 @@
 """The static checks CI runs first (.ci/run), here too because pytest is what a developer runs:
-ruff over irlab/, passes/ and experiments/ clean, and mypy with no error beyond the known list
-(.ci/typecheck, .ci/mypy_known.txt). Each is skipped, saying so, where its tool is not installed
+ruff and mypy (.ci/typecheck) over irlab/, passes/ and experiments/, both clean. Each is skipped, saying so, where its tool is not installed
 (the test extra installs both)."""
 from __future__ import annotations
 
@@ -29,7 +28,7 @@ def test_ruff_finds_nothing():
 
 @_needs("mypy")
 @pytest.mark.slow   # a cold mypy run takes half a minute; .ci/run runs .ci/typecheck first anyway
-def test_mypy_finds_no_new_error():
+def test_mypy_finds_no_error():
     r = subprocess.run([sys.executable, str(ROOT / ".ci" / "typecheck")], cwd=ROOT,
                        capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stdout[-6000:] + r.stderr[-2000:]
