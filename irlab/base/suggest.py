@@ -1,4 +1,5 @@
-""""Did you mean" for the names a user types: commands, options, variants, passes, kernels."""
+""" "Did you mean" for the names a user types: commands, options, variants, passes, kernels."""
+
 from __future__ import annotations
 
 import difflib

@@ -18,6 +18,7 @@ Optional operands are printed only when present, in order, so filling positional
 right names them correctly. An op not listed here has no named operands (``op.operands`` still
 lists them in order).
 """
+
 from __future__ import annotations
 
 SLOTS: dict[str, str] = {
@@ -70,21 +71,64 @@ SLOTS: dict[str, str] = {
     "tt.return": "values*",
 }
 
-_BINARY = ("addf", "subf", "mulf", "divf", "remf", "maximumf", "minimumf", "maxnumf", "minnumf", "addi", "subi",
-           "muli", "divsi", "divui", "remsi", "remui", "andi", "ori", "xori", "shli", "shrsi", "shrui", "maxsi",
-           "minsi", "maxui", "minui", "ceildivsi", "floordivsi")
-_UNARY_CASTS = ("truncf", "extf", "fptosi", "fptoui", "sitofp", "uitofp", "trunci", "extsi", "extui", "bitcast",
-                "negf", "index_cast")
+_BINARY = (
+    "addf",
+    "subf",
+    "mulf",
+    "divf",
+    "remf",
+    "maximumf",
+    "minimumf",
+    "maxnumf",
+    "minnumf",
+    "addi",
+    "subi",
+    "muli",
+    "divsi",
+    "divui",
+    "remsi",
+    "remui",
+    "andi",
+    "ori",
+    "xori",
+    "shli",
+    "shrsi",
+    "shrui",
+    "maxsi",
+    "minsi",
+    "maxui",
+    "minui",
+    "ceildivsi",
+    "floordivsi",
+)
+_UNARY_CASTS = (
+    "truncf",
+    "extf",
+    "fptosi",
+    "fptoui",
+    "sitofp",
+    "uitofp",
+    "trunci",
+    "extsi",
+    "extui",
+    "bitcast",
+    "negf",
+    "index_cast",
+)
 SLOTS.update({f"arith.{n}": "lhs rhs" for n in _BINARY})
 SLOTS.update({f"arith.{n}": "src" for n in _UNARY_CASTS})
 
 # values and blocks of an op's regions, by name
 REGION_NAMES: dict[str, dict] = {
-    "scf.for": {"induction_var": lambda op: op.body.arguments[0] if op.body and op.body.arguments else None,
-                "iter_args": lambda op: list(op.body.arguments[1:]) if op.body else [],
-                "yield_op": lambda op: op.body.ops[-1] if op.body and op.body.ops else None},
-    "scf.if": {"then_block": lambda op: op.regions[0].entry if op.regions else None,
-               "else_block": lambda op: op.regions[1].entry if len(op.regions) > 1 else None},
+    "scf.for": {
+        "induction_var": lambda op: op.body.arguments[0] if op.body and op.body.arguments else None,
+        "iter_args": lambda op: list(op.body.arguments[1:]) if op.body else [],
+        "yield_op": lambda op: op.body.ops[-1] if op.body and op.body.ops else None,
+    },
+    "scf.if": {
+        "then_block": lambda op: op.regions[0].entry if op.regions else None,
+        "else_block": lambda op: op.regions[1].entry if len(op.regions) > 1 else None,
+    },
     "tt.func": {"arguments": lambda op: list(op.body.arguments) if op.body else []},
 }
 
@@ -96,12 +140,15 @@ def _attr(key: str):
 def _hint(key: str):
     def read(op):
         from .queries import memory_hints
+
         return memory_hints(op).get(key, {"cache": "none", "evict": "evict_normal", "volatile": False}[key])
+
     return read
 
 
 def _constant(op):
     from .queries import constant_value
+
     return constant_value(op)
 
 
@@ -123,8 +170,10 @@ ATTRIBUTE_NAMES: dict[str, dict] = {
     "tt.load": {"cache": _hint("cache"), "evict": _hint("evict"), "is_volatile": _hint("volatile")},
     "tt.store": {"cache": _hint("cache"), "evict": _hint("evict")},
     "arith.constant": {"value": _constant},
-    "ttg.convert_layout": {"src_layout": lambda op: _layout(op.src),
-                           "dst_layout": lambda op: _layout(op.results[0]) if op.results else None},
+    "ttg.convert_layout": {
+        "src_layout": lambda op: _layout(op.src),
+        "dst_layout": lambda op: _layout(op.results[0]) if op.results else None,
+    },
     "ttg.local_alloc": {"layout": lambda op: _layout(op.results[0]) if op.results else None},
     "scf.for": {"num_stages": _attr("tt.num_stages")},
 }
@@ -209,7 +258,7 @@ def operand_use(op, name: str, index: int | None = None):
         if index is None:
             return None
         if kind == "rest":
-            first = sum(1 for k, _, _ in spec[:[n for _, n, _ in spec].index(name)] if k in ("pos", "opt"))
+            first = sum(1 for k, _, _ in spec[: [n for _, n, _ in spec].index(name)] if k in ("pos", "opt"))
             slots = positional[first:]
         elif kind == "brackets":
             slots = [u for u in uses if u.group == "bracket"]
