@@ -26,41 +26,13 @@ from typing import Iterable, Sequence
 from .attributes import Layout
 from .errors import RewriteError
 from .model import Operation, Value
+from .operands import ARITH_BINARY, ARITH_UNARY
 from .ops import For, Yield
 from .rewrite import Rewriter, describe
 from .types import ScalarType, TensorType, Type, tensor_text
 
-BINARY = (
-    "addi",
-    "subi",
-    "muli",
-    "divsi",
-    "divui",
-    "remsi",
-    "remui",
-    "andi",
-    "ori",
-    "xori",
-    "shli",
-    "shrsi",
-    "shrui",
-    "maxsi",
-    "minsi",
-    "maxui",
-    "minui",
-    "ceildivsi",
-    "floordivsi",
-    "addf",
-    "subf",
-    "mulf",
-    "divf",
-    "remf",
-    "maximumf",
-    "minimumf",
-    "maxnumf",
-    "minnumf",
-)
-CASTS = ("extsi", "extui", "trunci", "sitofp", "uitofp", "fptosi", "fptoui", "extf", "truncf", "index_cast", "bitcast")
+BINARY = ARITH_BINARY
+CASTS = tuple(n for n in ARITH_UNARY if n != "negf")  # the ones written `T to U` (negf is not)
 CMPI = ("eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge")
 CMPF = (
     "false",

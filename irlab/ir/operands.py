@@ -71,7 +71,9 @@ SLOTS: dict[str, str] = {
     "tt.return": "values*",
 }
 
-_BINARY = (
+# the two-operand arith ops and the one-operand ones (casts, and negf), without the dialect prefix:
+# the operand slots here, the op families (ops.Binary, ops.Cast) and the op builder read them
+ARITH_BINARY = (
     "addf",
     "subf",
     "mulf",
@@ -101,7 +103,7 @@ _BINARY = (
     "ceildivsi",
     "floordivsi",
 )
-_UNARY_CASTS = (
+ARITH_UNARY = (
     "truncf",
     "extf",
     "fptosi",
@@ -115,8 +117,8 @@ _UNARY_CASTS = (
     "negf",
     "index_cast",
 )
-SLOTS.update({f"arith.{n}": "lhs rhs" for n in _BINARY})
-SLOTS.update({f"arith.{n}": "src" for n in _UNARY_CASTS})
+SLOTS.update({f"arith.{n}": "lhs rhs" for n in ARITH_BINARY})
+SLOTS.update({f"arith.{n}": "src" for n in ARITH_UNARY})
 
 # values and blocks of an op's regions, by name
 REGION_NAMES: dict[str, dict] = {

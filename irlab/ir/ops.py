@@ -25,6 +25,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from .model import Block, BlockArgument, Module, Operation, Value
+from .operands import ARITH_BINARY, ARITH_UNARY
 
 if TYPE_CHECKING:
     from .attributes import Layout
@@ -320,39 +321,7 @@ class Constant(Family):
 class Binary(Family):
     """``%r = arith.addi %lhs, %rhs`` and the other two-operand arith ops"""
 
-    names = tuple(
-        f"arith.{n}"
-        for n in (
-            "addf",
-            "subf",
-            "mulf",
-            "divf",
-            "remf",
-            "maximumf",
-            "minimumf",
-            "maxnumf",
-            "minnumf",
-            "addi",
-            "subi",
-            "muli",
-            "divsi",
-            "divui",
-            "remsi",
-            "remui",
-            "andi",
-            "ori",
-            "xori",
-            "shli",
-            "shrsi",
-            "shrui",
-            "maxsi",
-            "minsi",
-            "maxui",
-            "minui",
-            "ceildivsi",
-            "floordivsi",
-        )
-    )
+    names = tuple(f"arith.{n}" for n in ARITH_BINARY)
     lhs: Value
     rhs: Value
 
@@ -360,23 +329,7 @@ class Binary(Family):
 class Cast(Family):
     """``%r = arith.extsi %src : i32 to i64`` and the other one-operand arith ops"""
 
-    names = tuple(
-        f"arith.{n}"
-        for n in (
-            "truncf",
-            "extf",
-            "fptosi",
-            "fptoui",
-            "sitofp",
-            "uitofp",
-            "trunci",
-            "extsi",
-            "extui",
-            "bitcast",
-            "negf",
-            "index_cast",
-        )
-    )
+    names = tuple(f"arith.{n}" for n in ARITH_UNARY)
     src: Value
 
 
