@@ -14,26 +14,9 @@ from __future__ import annotations
 from .model import Block, BlockArgument, Module, Operation, OpResult, Region, Use, Value
 from .types import Type
 
-_OP_FIELDS = (
-    "name",
-    "results",
-    "result_groups",
-    "operand_uses",
-    "regions",
-    "parent",
-    "module",
-    "items",
-    "source",
-    "start",
-    "end",
-    "lead",
-    "edits",
-    "dirty",
-    "origin",
-    "_attrs",
-    "_result_types",
-)
-_USE_FIELDS = ("value", "op", "span", "index", "depth", "group", "group_keyword", "keyword")
+# every field of an op and of a use (their slots), so that a field added to the model is kept too
+_OP_FIELDS = Operation.__slots__
+_USE_FIELDS = Use.__slots__
 
 
 class Snapshot:
