@@ -6,7 +6,6 @@ folder; it takes the same options.
 
     python -m experiments.calibrate [--out DIR] [--rounds 21] [--cases gemm-4096,layernorm]
 """
-
 from __future__ import annotations
 
 import sys
@@ -14,7 +13,6 @@ import sys
 
 def main(argv=None) -> int:
     from irlab.cli import main as irlab
-
     args = list(sys.argv[1:] if argv is None else argv)
     return irlab(["calibrate", "--out", "runs/experiments/calibration"] + args)
 

@@ -16,7 +16,6 @@ variant on that config and the variant's own best, head to head, with torch.matm
 
     python -m experiments.interleave_global_loads [--out DIR] [--shapes 4096x4096x4096,...]
 """
-
 from __future__ import annotations
 
 import sys
@@ -35,30 +34,22 @@ AMD_CONFIGS = ["128x128x32-w4", "128x128x64-w8", "128x256x32-w8"]
 # Triton's default, the talk's old schedule, its new one in TTGIR, and the new one pinned two ways
 AMD_VARIANTS = ["baseline", "no-reorder", "interleave-global-loads", "interleave-pinned", "interleave-pinned-barriers"]
 # the talk's old AMDGCN (every global load at once), which Triton 3.6 no longer emits, pinned by pin-order
-OLD_PINNED = AMD_NO_REORDER.then(
-    Insert("pin-order", at="end", options=(("order", "global_load,local_load,dot"),)),
-    name="old-schedule-pinned",
-    description="pin-order global_load,local_load,dot: every global load first, pinned",
-)
+OLD_PINNED = AMD_NO_REORDER.then(Insert("pin-order", at="end", options=(("order", "global_load,local_load,dot"),)),
+                                 name="old-schedule-pinned",
+                                 description="pin-order global_load,local_load,dot: every global load first, pinned")
 
 
 def second_loads(rep) -> str:
     """Where the hot loop's last global-load cluster sits: after how many of its LDS reads and MFMAs."""
     runs = rep.loop["schedule"] if rep.loop else []
-    starts = [
-        i
-        for i, (c, _) in enumerate(runs)
-        if c.startswith(("buffer_load", "global_load"))
-        and (i == 0 or not runs[i - 1][0].startswith(("buffer_load", "global_load")))
-    ]
+    starts = [i for i, (c, _) in enumerate(runs) if c.startswith(("buffer_load", "global_load"))
+              and (i == 0 or not runs[i - 1][0].startswith(("buffer_load", "global_load")))]
     if len(starts) < 2:
         return "one cluster of global loads"
-    count = lambda prefix, end: sum(n for c, n in runs[:end] if c.startswith(prefix))  # noqa: E731
+    count = lambda prefix, end: sum(n for c, n in runs[:end] if c.startswith(prefix))   # noqa: E731
     cut, total = starts[-1], len(runs)
-    return (
-        f"after {count('ds_read', cut)} of {count('ds_read', total)} LDS reads and "
-        f"{count('v_mfma', cut)} of {count('v_mfma', total)} MFMAs"
-    )
+    return (f"after {count('ds_read', cut)} of {count('ds_read', total)} LDS reads and "
+            f"{count('v_mfma', cut)} of {count('v_mfma', total)} MFMAs")
 
 
 def amd_static(spec, target: str, cfg: str) -> tuple[list[str], dict]:
@@ -70,43 +61,21 @@ def amd_static(spec, target: str, cfg: str) -> tuple[list[str], dict]:
     diagnostics = [str(d) for _, r in pinned.python_results for d in r.diagnostics]
     lines = [f"### {spec.name}, {cfg}, {target}: {', '.join(res)}", ""]
     lines += [f"- pass (interleave-pinned): {d}" for d in diagnostics] + [""]
-    lines += [
-        "TTGIR, as interleave-pinned changed it:",
-        "",
-        "```diff",
-        pass_diff(pinned).rstrip() or "(no change)",
-        "```",
-        "",
-        report.render_table(list(reps.values())),
-        "",
-    ]
+    lines += ["TTGIR, as interleave-pinned changed it:", "", "```diff", pass_diff(pinned).rstrip() or "(no change)",
+              "```", "", report.render_table(list(reps.values())), ""]
     same = res["interleave-global-loads"].asm["amdgcn"] == res["no-reorder"].asm["amdgcn"]
     default_same = res["baseline"].nodebug["ttgir"] == res["no-reorder"].nodebug["ttgir"]
-    own = (
-        "its own reorder_instructions on"
-        if has_pass(AMD_REORDER)
-        else "this Triton has no reorder_instructions to turn on"
-    )
-    lines += [
-        f"Triton's default pipeline ({own}): its TTGIR is {'IDENTICAL to' if default_same else 'different from'} "
-        "no-reorder's.",
-        "",
-    ]
-    lines += [
-        f"The interleave-global-loads AMDGCN is {'IDENTICAL to' if same else 'different from'} no-reorder's. "
-        "Last cluster of global loads in the hot loop: "
-        + "; ".join(f"{name} {second_loads(r)}" for name, r in reps.items())
-        + ".",
-        "",
-    ]
-    data = {
-        "reports": {name: r.to_json() for name, r in reps.items()},
-        "pass": diagnostics,
-        "ttgir_diff": pass_diff(pinned),
-        "unpinned_same_isa_as_no_reorder": same,
-        "triton_default_ttgir_equals_no_reorder": default_same,
-        "second_loads": {name: second_loads(r) for name, r in reps.items()},
-    }
+    own = ("its own reorder_instructions on" if has_pass(AMD_REORDER) else
+           "this Triton has no reorder_instructions to turn on")
+    lines += [f"Triton's default pipeline ({own}): its TTGIR is {'IDENTICAL to' if default_same else 'different from'} "
+              "no-reorder's.", ""]
+    lines += [f"The interleave-global-loads AMDGCN is {'IDENTICAL to' if same else 'different from'} no-reorder's. "
+              "Last cluster of global loads in the hot loop: " +
+              "; ".join(f"{name} {second_loads(r)}" for name, r in reps.items()) + ".", ""]
+    data = {"reports": {name: r.to_json() for name, r in reps.items()}, "pass": diagnostics,
+            "ttgir_diff": pass_diff(pinned), "unpinned_same_isa_as_no_reorder": same,
+            "triton_default_ttgir_equals_no_reorder": default_same,
+            "second_loads": {name: second_loads(r) for name, r in reps.items()}}
     return lines, data
 
 
@@ -130,31 +99,19 @@ def static_part(targets, configs) -> tuple[list[str], dict]:
             lines += [report.render_diff(ra, rb, markdown=True), ""]
             same_isa = c.old.asm.get(c.old.isa_stage) == c.new.asm.get(c.new.isa_stage)
             clusters = (ra.loop or {}).get("load_clusters"), (rb.loop or {}).get("load_clusters")
-            lines += [
-                f"Hot-loop global-load clusters: {clusters[0]} -> {clusters[1]}; the final SASS is "
-                f"{'IDENTICAL (the backend scheduler undid the move)' if same_isa else 'different'} between "
-                "the two.",
-                "",
-            ]
+            lines += [f"Hot-loop global-load clusters: {clusters[0]} -> {clusters[1]}; the final SASS is "
+                      f"{'IDENTICAL (the backend scheduler undid the move)' if same_isa else 'different'} between "
+                      "the two.", ""]
             data[key]["same_isa"] = same_isa
     return lines, data
 
 
 def main(argv=None) -> int:
     return variant_experiment(
-        argv,
-        __doc__,
-        "interleave_global_loads",
-        "interleave",
-        "Experiment: interleaved global-load schedule",
-        static_part,
-        AMD_CONFIGS,
-        "gluon_gemm_prefetch",
-        "interleave-global-loads",
-        SHAPES,
+        argv, __doc__, "interleave_global_loads", "interleave", "Experiment: interleaved global-load schedule",
+        static_part, AMD_CONFIGS, "gluon_gemm_prefetch", "interleave-global-loads", SHAPES,
         "the Gluon register-prefetch GEMM, baseline vs interleaved, over its config space (the tutorial's tiles and "
-        "irlab's), against its tuned best",
-    )
+        "irlab's), against its tuned best")
 
 
 if __name__ == "__main__":

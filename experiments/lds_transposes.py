@@ -14,7 +14,6 @@ hot loop by width, VGPRs and instructions, and what the pass said where it did n
 
     python -m experiments.lds_transposes [--out DIR] [--targets ...]
 """
-
 from __future__ import annotations
 
 import sys
@@ -28,49 +27,34 @@ from irlab.kernels import KERNELS
 from irlab.passkit.registry import make_pass
 from irlab.report.findings import render_table
 
-FA_SNIPPET = Path(__file__).parent / "data" / "fa_decode_int4.ttgir"  # the documents' snippet
+FA_SNIPPET = Path(__file__).parent / "data" / "fa_decode_int4.ttgir"   # the documents' snippet
 
 
 def analyse(module) -> dict:
     res = run_pass(make_pass("lds-transposes"), module)
-    return {
-        "findings": res.data["findings"],
-        "summary": res.data["summary"],
-        "lds_decided_by": res.data["lds_decided_by"],
-    }
+    return {"findings": res.data["findings"], "summary": res.data["summary"],
+            "lds_decided_by": res.data["lds_decided_by"]}
 
 
 ITT_TARGETS = ("hip:gfx942", "hip:gfx950")
-ITT_KERNELS = ("gemm_fp16", "gemm_splitk", "int4_gemm")  # dot operands loaded across K (N-major B)
-LDS_ROWS = (
-    "LDS bytes",
-    "LDS writes (kernel)",
-    "LDS reads (kernel)",
-    "hot loop LDS writes",
-    "hot loop LDS reads",
-    "VGPRs",
-    "instructions (kernel)",
-)
+ITT_KERNELS = ("gemm_fp16", "gemm_splitk", "int4_gemm")   # dot operands loaded across K (N-major B)
+LDS_ROWS = ("LDS bytes", "LDS writes (kernel)", "LDS reads (kernel)", "hot loop LDS writes", "hot loop LDS reads",
+            "VGPRs", "instructions (kernel)")
 
 
 def in_thread_transpose(targets) -> tuple[list[str], dict]:
     """The in-thread-transpose comparison: markdown lines and the numbers as data."""
     from irlab import report
     from irlab.bridge.named_variants import get_variant
-
-    lines = [
-        "## Removing the transposing LDS access: in-thread-transpose (static, no GPU)",
-        "",
-        "A dot operand loaded with its fastest dimension along M/N (B of a row-major A @ B, the int4 GEMM's "
-        "N-major weights) meets the MFMA's K-contiguous operand in LDS: a write in the load's order read "
-        "across K, or the reverse. irlab's in-thread-transpose (the rewrite of upstream's InThreadTranspose) "
-        "loads a K x M/N tile a lane, transposes it in registers and writes LDS K-contiguous. *before*: "
-        "gfx942 without Triton's own in_thread_transpose (`no-in-thread-transpose`), gfx950 Triton's default "
-        "(which does not run it); *irlab*: `in-thread-transpose` on that; *Triton*: Triton's own pass "
-        "(gfx942's default pipeline). Widths as the AMDGCN writes them (`b64`: 64-bit ds_write/ds_read; "
-        "`b64_tr_b16`: gfx950's transposing read). Static counts from the compiled AMDGCN; nothing was run.",
-        "",
-    ]
+    lines = ["## Removing the transposing LDS access: in-thread-transpose (static, no GPU)", "",
+             "A dot operand loaded with its fastest dimension along M/N (B of a row-major A @ B, the int4 GEMM's "
+             "N-major weights) meets the MFMA's K-contiguous operand in LDS: a write in the load's order read "
+             "across K, or the reverse. irlab's in-thread-transpose (the rewrite of upstream's InThreadTranspose) "
+             "loads a K x M/N tile a lane, transposes it in registers and writes LDS K-contiguous. *before*: "
+             "gfx942 without Triton's own in_thread_transpose (`no-in-thread-transpose`), gfx950 Triton's default "
+             "(which does not run it); *irlab*: `in-thread-transpose` on that; *Triton*: Triton's own pass "
+             "(gfx942's default pipeline). Widths as the AMDGCN writes them (`b64`: 64-bit ds_write/ds_read; "
+             "`b64_tr_b16`: gfx950's transposing read). Static counts from the compiled AMDGCN; nothing was run.", ""]
     data: dict = {}
     for target in targets:
         for name in ITT_KERNELS:
@@ -89,37 +73,22 @@ def in_thread_transpose(targets) -> tuple[list[str], dict]:
                 if label == "irlab":
                     notes = _pass_notes(res)
             rows = {k: {label: reports[label].get(k) for label, _ in columns} for k in LDS_ROWS}
-            data[f"{name}/{target}"] = {
-                "config": spec.default_config,
-                "columns": dict(columns),
-                "rows": rows,
-                "notes": notes,
-            }
-            lines += [
-                f"### {name} ({spec.default_config}) on {target}",
-                "",
-                "| | " + " | ".join(f"{label} (`{v}`)" for label, v in columns) + " |",
-                "| --- |" + " --- |" * len(columns),
-            ]
-            lines += [
-                f"| {k} | "
-                + " | ".join(str(rows[k][label] if rows[k][label] is not None else "-") for label, _ in columns)
-                + " |"
-                for k in LDS_ROWS
-            ]
+            data[f"{name}/{target}"] = {"config": spec.default_config, "columns": dict(columns), "rows": rows,
+                                        "notes": notes}
+            lines += [f"### {name} ({spec.default_config}) on {target}", "",
+                      "| | " + " | ".join(f"{label} (`{v}`)" for label, v in columns) + " |",
+                      "| --- |" + " --- |" * len(columns)]
+            lines += [f"| {k} | " + " | ".join(str(rows[k][label] if rows[k][label] is not None else "-")
+                                              for label, _ in columns) + " |" for k in LDS_ROWS]
             if notes:
                 lines += ["", "in-thread-transpose said:", ""] + [f"- {n}" for n in notes]
             lines.append("")
     fa = run_pass(make_pass("in-thread-transpose"), ir.parse_file(FA_SNIPPET))
     fa_notes = [d.message for d in fa.diagnostics]
     data["fa_decode_int4 (documents)"] = {"changed": fa.changed, "notes": fa_notes}
-    lines += [
-        "### The documents' FA-decode int4 snippet",
-        "",
-        "A fragment in the old `triton_gpu` syntax (its LDS trips are `convert_layout`s to `#shared`): nothing "
-        "to compile, and nothing in-thread-transpose rewrites -- " + "; ".join(fa_notes) + ".",
-        "",
-    ]
+    lines += ["### The documents' FA-decode int4 snippet", "",
+              "A fragment in the old `triton_gpu` syntax (its LDS trips are `convert_layout`s to `#shared`): nothing "
+              "to compile, and nothing in-thread-transpose rewrites -- " + "; ".join(fa_notes) + ".", ""]
     return lines, data
 
 
@@ -147,19 +116,10 @@ def main(argv=None) -> int:
     log("lds_transposes: the documents' FA-decode int4 snippet")
     fa = analyse(ir.parse_file(FA_SNIPPET))
     data["fa_decode_int4 (documents)"] = fa
-    lines += [
-        "## The documents' FA-decode int4 snippet",
-        "",
-        "AMD's guide: the dequantized values go to LDS for a transpose, come back, and after a few elementwise "
-        "ops go to LDS again to reach the dot-operand layout -- LDS used twice.",
-        "",
-        f"LDS use decided by: {fa['lds_decided_by']}",
-        "",
-        "```",
-        table(fa["findings"]),
-        "```",
-        "",
-    ]
+    lines += ["## The documents' FA-decode int4 snippet", "",
+              "AMD's guide: the dequantized values go to LDS for a transpose, come back, and after a few elementwise "
+              "ops go to LDS again to reach the dot-operand layout -- LDS used twice.", "",
+              f"LDS use decided by: {fa['lds_decided_by']}", "", "```", table(fa["findings"]), "```", ""]
     lines += ["## The kernel corpus (Triton's default pipeline)", ""]
     for name, spec in KERNELS.items():
         for target in [t for t in args.targets.split(",") if t]:

@@ -15,7 +15,6 @@ torch.matmul (cuBLAS) in the same rounds (see irlab.timing.search).
 
     python -m experiments.optimize_epilogue [--out DIR] [--configs 128x128x64-w8,...]
 """
-
 from __future__ import annotations
 
 import re
@@ -38,45 +37,32 @@ def static_part(targets, configs) -> tuple[list[str], dict]:
         # the variant the pass is compared with: the documents' baseline where Triton runs its own
         # epilogue pass (the target's facts say which), else Triton's pipeline
         old_name = get_variant("optimize-epilogue", str(target)).base_name
-        assert old_name is not None  # None only for the baseline itself, and this variant inserts a pass
+        assert old_name is not None   # None only for the baseline itself, and this variant inserts a pass
         for cfg in configs:
             log(f"  static: gemm_fp16 {cfg} for {target}")
             c = compare_variants(spec, target, cfg, old_name, "optimize-epilogue")
             ra, rb = c.old_report, c.new_report
             key = f"gemm_fp16/{target}/{cfg}"
-            data[key] = {
-                "old": ra.to_json(),
-                "new": rb.to_json(),
-                "pass": c.diagnostics,
-                "old_converts_the_accumulator": epilogue_convert(c.old.nodebug["ttgir"]),
-                "new_converts_the_accumulator": epilogue_convert(c.new.nodebug["ttgir"]),
-            }
+            data[key] = {"old": ra.to_json(), "new": rb.to_json(), "pass": c.diagnostics,
+                         "old_converts_the_accumulator": epilogue_convert(c.old.nodebug["ttgir"]),
+                         "new_converts_the_accumulator": epilogue_convert(c.new.nodebug["ttgir"])}
             lines += c.head_lines()
-            lines += [
-                f"The accumulator is converted out of the MMA layout before the store: {old_name} "
-                f"{'yes' if data[key]['old_converts_the_accumulator'] else 'no'}, optimize-epilogue "
-                f"{'yes' if data[key]['new_converts_the_accumulator'] else 'no'}.",
-                "",
-            ]
-            if old_name != "baseline":  # Triton's own optimize_epilogue (the default pipeline) between the two
+            lines += [f"The accumulator is converted out of the MMA layout before the store: {old_name} "
+                      f"{'yes' if data[key]['old_converts_the_accumulator'] else 'no'}, optimize-epilogue "
+                      f"{'yes' if data[key]['new_converts_the_accumulator'] else 'no'}.", ""]
+            if old_name != "baseline":   # Triton's own optimize_epilogue (the default pipeline) between the two
                 default = compile_kernel(spec, target, config=cfg)
                 rd = report.from_compile(default)
                 rd.variant = "baseline (Triton's own pass)"
                 data[key]["triton_default"] = rd.to_json()
-                layouts = {
-                    "no-optimize-epilogue": stored_layouts(c.old),
-                    "triton": stored_layouts(default),
-                    "optimize-epilogue": stored_layouts(c.new),
-                }
+                layouts = {"no-optimize-epilogue": stored_layouts(c.old), "triton": stored_layouts(default),
+                           "optimize-epilogue": stored_layouts(c.new)}
                 data[key]["stored_layouts"] = layouts
                 lines += [report.render_table([ra, rd, rb]), ""]
-                lines += [
-                    f"Store widths on {target}: Triton's own pass {rd.metrics()['global store widths']} from "
-                    f"{layouts['triton']}; irlab's optimize-epilogue {rb.metrics()['global store widths']} from "
-                    f"{layouts['optimize-epilogue']}; with neither, {ra.metrics()['global store widths']} from "
-                    f"{layouts['no-optimize-epilogue']}.",
-                    "",
-                ]
+                lines += [f"Store widths on {target}: Triton's own pass {rd.metrics()['global store widths']} from "
+                          f"{layouts['triton']}; irlab's optimize-epilogue {rb.metrics()['global store widths']} from "
+                          f"{layouts['optimize-epilogue']}; with neither, {ra.metrics()['global store widths']} from "
+                          f"{layouts['no-optimize-epilogue']}.", ""]
             else:
                 lines += [report.render_diff(ra, rb, markdown=True), ""]
             lines += _summary(ra, rb) + [""]
@@ -92,21 +78,15 @@ def static_part(targets, configs) -> tuple[list[str], dict]:
 def epilogue_convert(ttgir: str) -> bool:
     """Whether the TTGIR after the main loop converts a value out of an MMA layout (the epilogue's
     trip through shared memory that OPTIMIZE_EPILOGUE removes)."""
-    after_loop = ttgir[ttgir.rfind("scf.yield") :]
+    after_loop = ttgir[ttgir.rfind("scf.yield"):]
     return re.search(r"ttg\.convert_layout .*#mma\d*> -> tensor<[^>]*#blocked", after_loop) is not None
 
 
 def stored_layouts(res) -> str:
     """The layouts the kernel's global stores write from (``linear``, ``amd_mfma``, ``blocked``)."""
     from irlab import ir
-
-    kinds = sorted(
-        {
-            o.value.type.layout.kind
-            for o in ir.parse(res.text("ttgir", locations=False)).walk()
-            if o.name in ("tt.store", "amdg.buffer_store") and o.value.type.layout is not None
-        }
-    )
+    kinds = sorted({o.value.type.layout.kind for o in ir.parse(res.text("ttgir", locations=False)).walk()
+                    if o.name in ("tt.store", "amdg.buffer_store") and o.value.type.layout is not None})
     return " and ".join(f"the {k} layout" for k in kinds) or "no tensor store"
 
 
@@ -114,28 +94,17 @@ def _summary(a, b) -> list[str]:
     ma, mb = a.metrics(), b.metrics()
     lds = "LDS bytes" if "LDS bytes" in ma else "shared bytes"
     occ = "waves/EU" if "waves/EU" in ma else "occupancy"
-    return [
-        f"Summary: {lds} {ma[lds]} -> {mb[lds]}; stores {ma['global store widths']} -> "
-        f"{mb['global store widths']}; {occ} {ma[occ]} -> {mb[occ]}; instructions "
-        f"{ma['instructions (kernel)']} -> {mb['instructions (kernel)']}."
-    ]
+    return [f"Summary: {lds} {ma[lds]} -> {mb[lds]}; stores {ma['global store widths']} -> "
+            f"{mb['global store widths']}; {occ} {ma[occ]} -> {mb[occ]}; instructions "
+            f"{ma['instructions (kernel)']} -> {mb['instructions (kernel)']}."]
 
 
 def main(argv=None) -> int:
     return variant_experiment(
-        argv,
-        __doc__,
-        "optimize_epilogue",
-        "epilogue",
-        "Experiment: OPTIMIZE_EPILOGUE",
-        static_part,
-        STATIC_CONFIGS,
-        "gemm_fp16",
-        "optimize-epilogue",
-        SHAPES,
+        argv, __doc__, "optimize_epilogue", "epilogue", "Experiment: OPTIMIZE_EPILOGUE", static_part, STATIC_CONFIGS,
+        "gemm_fp16", "optimize-epilogue", SHAPES,
         "the tutorial GEMM, baseline vs optimize-epilogue, over its config space (the tutorial's autotune list at "
-        "num_stages 2-5 and irlab's configs), against Triton's tuned best",
-    )
+        "num_stages 2-5 and irlab's configs), against Triton's tuned best")
 
 
 if __name__ == "__main__":

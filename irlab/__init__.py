@@ -6,7 +6,6 @@ The documented entry points are public here, each loaded when first used: compil
 ``Insert``), the pass API (``ModulePass``, ``PassContext``, ``register``, ``run_pass``, ...) and the
 kernel description a user writes for their own kernels (``KernelSpec``, ``TileConfig``,
 ``Problem``). How the packages depend on each other: docs/architecture.md."""
-
 import importlib as _importlib
 import importlib.util as _util
 import sys as _sys
@@ -25,9 +24,9 @@ def _map_checkout_folders() -> None:
     for sub in ("passes", "experiments"):
         name, folder = f"{__name__}.{sub}", here.parent / sub
         if name in _sys.modules or (here / sub).is_dir() or not (folder / "__init__.py").is_file():
-            continue  # installed (the folder is inside the package), or not a checkout
+            continue   # installed (the folder is inside the package), or not a checkout
         spec = _util.spec_from_file_location(name, folder / "__init__.py", submodule_search_locations=[str(folder)])
-        assert spec is not None and spec.loader is not None  # a .py file always has a source loader
+        assert spec is not None and spec.loader is not None   # a .py file always has a source loader
         module = _util.module_from_spec(spec)
         _sys.modules[name] = module
         spec.loader.exec_module(module)
@@ -44,21 +43,10 @@ _EXPORTS = {
     "jit_variant": "bridge.jit",
     "run_pass": "bridge.pass_runner",
     **dict.fromkeys(("Drop", "Insert", "Variant"), "passkit.variant"),
-    **dict.fromkeys(
-        (
-            "Diagnostic",
-            "ModulePass",
-            "PassContext",
-            "PassError",
-            "PassRejected",
-            "PassResult",
-            "PassServices",
-            "option",
-        ),
-        "passkit.pass_api",
-    ),
+    **dict.fromkeys(("Diagnostic", "ModulePass", "PassContext", "PassError", "PassRejected", "PassResult",
+                     "PassServices", "option"), "passkit.pass_api"),
     **dict.fromkeys(("get_pass", "make_pass", "register"), "passkit.registry"),
-    **dict.fromkeys(("check", "region"), "program.marks"),  # a program's marks for irlab run / ab-model
+    **dict.fromkeys(("check", "region"), "program.marks"),   # a program's marks for irlab run / ab-model
 }
 
 __all__ = sorted(_EXPORTS) + ["__version__"]

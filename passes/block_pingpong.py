@@ -40,7 +40,6 @@ used; a loop that would break one of these is left alone with the reason. The CT
 spelled as the installed Triton's AMD passes spell it (``ttg.barrier local`` in 3.9,
 ``gpu.barrier`` in 3.6), the sched-barrier masks likewise (:mod:`irlab.analysis.amdgpu_sched`).
 """
-
 from __future__ import annotations
 
 import re
@@ -58,27 +57,25 @@ from irlab.ir.types import tensor_text
 from irlab.passkit.pass_api import ModulePass, PassContext, option
 from irlab.passkit.registry import register
 
-HIGH, LOW = 1, 0  # s_setprio levels: a warp in its dot cluster runs at HIGH
+HIGH, LOW = 1, 0   # s_setprio levels: a warp in its dot cluster runs at HIGH
 
 
 @dataclass(eq=False)
 class New:
     """A scheduling op the plan inserts (a pin, a priority, a barrier), by the text it prints as."""
-
     text: str
 
 
 @dataclass
 class Gemm:
     """A loop the schedule applies to, with the ops it arranges."""
-
     loop: Operation
     dot: Operation
     gloads: list
     lloads: list
     lstores: list
     tile: pp.Tile
-    warps: int | None  # None where the module does not say (no schedule takes it)
+    warps: int | None   # None where the module does not say (no schedule takes it)
     stages: int
 
 
@@ -134,7 +131,7 @@ class PingpongLoop(RewritePattern):
     def match(self, loop: Operation) -> Gemm | str:
         found = pp.collect(loop)
         body = loop.body
-        assert body is not None  # an scf.for always has its body region
+        assert body is not None   # an scf.for always has its body region
         pinned = next((o for o in body.ops if effects(o) & Effect.SCHEDULE), None)
         if pinned is not None:
             return f"the loop is already scheduled: it has {describe(pinned)}"
@@ -144,62 +141,46 @@ class PingpongLoop(RewritePattern):
         if dots > 2:
             return f"not scheduled: the loop has {dots} dots (the schedules take one, upstream also two chained)"
         if dots == 2:
-            return (
-                "not scheduled: two chained dots (upstream's chained-dot schedule, for 4 pipeline stages, is not "
-                "implemented here)"
-            )
+            return ("not scheduled: two chained dots (upstream's chained-dot schedule, for 4 pipeline stages, is not "
+                    "implemented here)")
         if found.scaled_dots:
-            return (
-                "not scheduled: a tt.dot_scaled (upstream's two-cluster schedule for scaled dots with async copies "
-                "is not implemented here)"
-            )
+            return ("not scheduled: a tt.dot_scaled (upstream's two-cluster schedule for scaled dots with async copies "
+                    "is not implemented here)")
         if found.async_copies:
-            return (
-                f"not scheduled: the loop stages operands with direct-to-LDS async copies "
-                f"({describe(found.async_copies[0])}); upstream's schedule for them is not implemented here"
-            )
+            return (f"not scheduled: the loop stages operands with direct-to-LDS async copies "
+                    f"({describe(found.async_copies[0])}); upstream's schedule for them is not implemented here")
         dot = found.dots[0]
         if len(found.global_loads) < 2 or len(found.local_loads) < 2:
-            return (
-                f"not scheduled: {len(found.global_loads)} global load(s) and {len(found.local_loads)} pipelined "
-                "local_load(s) in the loop; the schedules need two of each"
-            )
+            return (f"not scheduled: {len(found.global_loads)} global load(s) and {len(found.local_loads)} pipelined "
+                    "local_load(s) in the loop; the schedules need two of each")
         tile = pp.tile_of(dot)
         if isinstance(tile, str):
             return f"not scheduled: {tile}"
         mem = pp.dot_memory(dot)
         persistent = pp.is_persistent_gemm(body)
-        for name, have, feeding, kind in (
-            ("global load", found.global_loads, mem.global_loads, GLOBAL_LOAD),
-            ("local_load", found.local_loads, mem.local_loads, LOCAL_LOAD),
-            ("local_store", found.local_stores, mem.local_stores, LOCAL_STORE),
-        ):
+        for name, have, feeding, kind in (("global load", found.global_loads, mem.global_loads, GLOBAL_LOAD),
+                                          ("local_load", found.local_loads, mem.local_loads, LOCAL_LOAD),
+                                          ("local_store", found.local_stores, mem.local_stores, LOCAL_STORE)):
             others = [o for o in have if not any(o is f for f in feeding)]
             n, first = pp.non_dot_count(loop, others, kind.ops, persistent)
             if n:
-                assert first is not None  # a nonzero count has counted a first op
-                return (
-                    f"not scheduled: {describe(first)} is a {name} that feeds no dot (the schedule counts on the "
-                    "dot's memory ops alone)"
-                )
+                assert first is not None   # a nonzero count has counted a first op
+                return (f"not scheduled: {describe(first)} is a {name} that feeds no dot (the schedule counts on the "
+                        "dot's memory ops alone)")
         gloads = [o for o in found.global_loads if any(o is f for f in mem.global_loads)]
         lloads = [o for o in found.local_loads if any(o is f for f in mem.local_loads)]
         lstores = [o for o in found.local_stores if any(o is f for f in mem.local_stores)]
         if len(gloads) != 2 or len(lloads) != 2:
-            return (
-                f"not scheduled: the dot is fed by {len(gloads)} global load(s) and {len(lloads)} local_load(s); "
-                "the schedules need two of each"
-            )
+            return (f"not scheduled: the dot is fed by {len(gloads)} global load(s) and {len(lloads)} local_load(s); "
+                    "the schedules need two of each")
         if self.opts.loop_variant_masks == "refuse":
             for g in gloads:
                 mask = g.named_operands().get("mask")
                 arg = pp.loop_variant(mask, loop) if mask is not None else None
                 if arg is not None:
-                    return (
-                        f"not scheduled: the mask of {describe(g)} changes from one iteration to the next (it is "
-                        f"computed from {arg.ref}); upstream refuses such loads since Triton 3.9 "
-                        "(loop_variant_masks=allow schedules them, as 3.6 did)"
-                    )
+                    return (f"not scheduled: the mask of {describe(g)} changes from one iteration to the next (it is "
+                            f"computed from {arg.ref}); upstream refuses such loads since Triton 3.9 "
+                            "(loop_variant_masks=allow schedules them, as 3.6 did)")
         warps = self.ctx.module.num_warps
         stages = self.opts.num_stages or self.inferred_stages(lloads)
         if stages is None:
@@ -241,16 +222,12 @@ class PingpongLoop(RewritePattern):
                 if t.instr[:2] == (16, 16) and t.k_width == 8:
                     return "not scheduled: 16x16 MFMAs with kWidth 8 on a large tile (upstream: known to spill)"
                 return "four"
-            return (
-                f"not scheduled: 8 warps and a {what} tile; two clusters take exactly {pp.MEDIUM_TILE}, four "
-                f"at least {pp.LARGE_TILE}"
-            )
+            return (f"not scheduled: 8 warps and a {what} tile; two clusters take exactly {pp.MEDIUM_TILE}, four "
+                    f"at least {pp.LARGE_TILE}")
         if g.warps == 8:
             return f"not scheduled: 8 warps need 2 pipeline stages, the loop has {g.stages}"
         if g.warps is None:
-            return (
-                "not scheduled: the module does not say its warps (no \"ttg.num-warps\"; the schedules are for 4 and 8)"
-            )
+            return "not scheduled: the module does not say its warps (no \"ttg.num-warps\"; the schedules are for 4 and 8)"
         return f"not scheduled: {g.warps} warps (the schedules are for 4 and 8)"
 
     # --- rewriting -------------------------------------------------------------------------------
@@ -287,11 +264,8 @@ class PingpongLoop(RewritePattern):
         if g.warps == 8:
             self.asymmetric_start(loop, g, rw)
         names = {"one": "one ping-pong cluster", "two": "two ping-pong clusters", "four": "four ping-pong clusters"}
-        self.ctx.remark(
-            f"scheduled the loop as {names[form]} ({g.warps} warps, tile {g.tile.m}x{g.tile.n}x"
-            f"{g.tile.k}, {g.stages} stages)",
-            loop,
-        )
+        self.ctx.remark(f"scheduled the loop as {names[form]} ({g.warps} warps, tile {g.tile.m}x{g.tile.n}x"
+                        f"{g.tile.k}, {g.stages} stages)", loop)
 
     # the three forms, step for step as upstream arranges them
     def one_cluster(self, g: Gemm, p: Plan) -> None:
@@ -362,7 +336,7 @@ class PingpongLoop(RewritePattern):
         p.append(self.pin(0))
 
     def loop_end_barrier(self, p: Plan) -> None:
-        p.at(p.order[-1])  # the yield
+        p.at(p.order[-1])   # the yield
         p.prepend(New(self.barrier))
         p.prepend(self.pin(0))
 
@@ -407,15 +381,11 @@ class PingpongLoop(RewritePattern):
                 offsets = [0, 0]
                 offsets[1 - idx] = i * width
                 v = rw.fresh_name(f"{'ab'[idx]}_view{i}", dot)
-                view = rw.insert_before(
-                    dot,
-                    f"%{v} = ttg.memdesc_subslice {src.ref}[{offsets[0]}, {offsets[1]}] : {src.type} -> {view_type}",
-                    reason="K slice",
-                )[0]
+                view = rw.insert_before(dot, f"%{v} = ttg.memdesc_subslice {src.ref}[{offsets[0]}, {offsets[1]}] : "
+                                             f"{src.type} -> {view_type}", reason="K slice")[0]
                 x = rw.fresh_name(f"{'ab'[idx]}_slice{i}", dot)
-                load = rw.insert_before(
-                    dot, f"%{x} = ttg.local_load %{v} : {view_type} -> {load_type}", reason="K slice"
-                )[0]
+                load = rw.insert_before(dot, f"%{x} = ttg.local_load %{v} : {view_type} -> {load_type}",
+                                        reason="K slice")[0]
                 ops.append((view, load))
             per_operand.append(ops)
         a_type, b_type = str(dot.a.type), str(dot.b.type)
@@ -427,13 +397,8 @@ class PingpongLoop(RewritePattern):
             mapping = {dot.a: per_operand[0][i][1].result, dot.b: per_operand[1][i][1].result}
             if acc is not dot.c:
                 mapping[dot.c] = acc
-            new = rw.clone(
-                dot,
-                before=dot,
-                mapping=mapping,
-                new_type=lambda t: retype.get(str(t)),
-                reason=f"K slice {i} of the dot",
-            )
+            new = rw.clone(dot, before=dot, mapping=mapping, new_type=lambda t: retype.get(str(t)),
+                           reason=f"K slice {i} of the dot")
             dots.append(new)
             acc = new.result
         rw.replace_all_uses(dot.result, acc, reason="the K slices' last dot")
@@ -460,11 +425,9 @@ class PingpongLoop(RewritePattern):
                         return f"{describe(op)} would come before {describe(d)}, which defines {v.ref}"
         old = list(body.ops)
         for i, a in enumerate(old):
-            for b in old[i + 1 :]:
+            for b in old[i + 1:]:
                 if pos[id(b)] < pos[id(a)] and conflict(effects(a), effects(b)) and not separate_memories(a, b):
-                    return (
-                        f"{describe(b)} ({effects(b).describe()}) would cross {describe(a)} ({effects(a).describe()})"
-                    )
+                    return f"{describe(b)} ({effects(b).describe()}) would cross {describe(a)} ({effects(a).describe()})"
         return None
 
     def realize(self, body, order: list, rw) -> None:
@@ -485,27 +448,20 @@ class PingpongLoop(RewritePattern):
     def asymmetric_start(self, loop: Operation, g: Gemm, rw) -> None:
         """Hold the upper half of the workgroup's warps until the lower half is one cluster ahead,
         and the lower half after the loop until the upper half is done."""
-        assert g.warps is not None  # called for 8 warps only
+        assert g.warps is not None   # called for 8 warps only
         lanes = self.ctx.module.module_attributes.get("ttg.threads-per-warp", 64)
         half = (g.warps // 2) * (lanes if isinstance(lanes, int) else 64)
         names = {k: rw.fresh_name(k, loop) for k in ("tid", "c0_i32", f"c{half}_i32", "half", "lower", "upper")}
         tid, c0, ch, hf, lo, hi = names.values()
-        rw.insert_before(
-            loop,
-            "\n".join(
-                [
-                    self.barrier,
-                    f"%{tid} = rocdl.workitem.id.x : i32",
-                    f"%{c0} = arith.constant 0 : i32",
-                    f"%{ch} = arith.constant {half} : i32",
-                    f"%{hf} = arith.divsi %{tid}, %{ch} : i32",
-                    f"%{lo} = arith.cmpi eq, %{hf}, %{c0} : i32",
-                    f"%{hi} = arith.cmpi ne, %{hf}, %{c0} : i32",
-                    f"amdg.cond_barrier %{hi}",
-                ]
-            ),
-            reason="ping-pong: the upper warps start one cluster later",
-        )
+        rw.insert_before(loop, "\n".join([
+            self.barrier,
+            f"%{tid} = rocdl.workitem.id.x : i32",
+            f"%{c0} = arith.constant 0 : i32",
+            f"%{ch} = arith.constant {half} : i32",
+            f"%{hf} = arith.divsi %{tid}, %{ch} : i32",
+            f"%{lo} = arith.cmpi eq, %{hf}, %{c0} : i32",
+            f"%{hi} = arith.cmpi ne, %{hf}, %{c0} : i32",
+            f"amdg.cond_barrier %{hi}"]), reason="ping-pong: the upper warps start one cluster later")
         rw.insert_after(loop, f"amdg.cond_barrier %{lo}", reason="ping-pong: the lower warps wait for the upper")
 
 
@@ -513,7 +469,7 @@ def sliced_memdesc(t, k_dim: int, width: int) -> str:
     """The type of a K slice of shared-memory view ``t``: ``width`` along dimension ``k_dim``, the
     allocation's shape written out (as ``ttg.memdesc_subslice`` prints it)."""
     text = str(t)
-    inner = text[len("!ttg.memdesc<") : -1]
+    inner = text[len("!ttg.memdesc<"):-1]
     parts = split_top_commas(inner)
     shape = list(t.shape)
     alloc = "x".join(str(d) for d in (t.alloc_shape or t.shape))
@@ -531,31 +487,19 @@ FIRST_BARRIERS = ("auto", "s_barrier", "cta")
 @register
 class BlockPingpong(ModulePass):
     name: ClassVar[str] = "block-pingpong"
-    summary: ClassVar[str] = (
-        "AMD's block ping-pong schedule of a pipelined GEMM loop: memory and MFMA clusters of "
-        "two warps per SIMD, with s_setprio, barriers and sched barriers (upstream BlockPingpong)"
-    )
+    summary: ClassVar[str] = ("AMD's block ping-pong schedule of a pipelined GEMM loop: memory and MFMA clusters of "
+                              "two warps per SIMD, with s_setprio, barriers and sched barriers (upstream BlockPingpong)")
 
-    num_stages: int = option(
-        0,
-        "pipeline stages of the loop (0: read them from its shared-memory buffers, whose slot "
-        "count the stream pipeliner makes one less)",
-    )
-    loop_variant_masks: str = option(
-        "refuse",
-        "refuse: leave loops whose global loads are masked by a value that "
-        "changes per iteration (upstream since Triton 3.9); allow: schedule them (3.6)",
-        VARIANT_MASKS,
-    )
+    num_stages: int = option(0, "pipeline stages of the loop (0: read them from its shared-memory buffers, whose slot "
+                             "count the stream pipeliner makes one less)")
+    loop_variant_masks: str = option("refuse", "refuse: leave loops whose global loads are masked by a value that "
+                                     "changes per iteration (upstream since Triton 3.9); allow: schedule them (3.6)",
+                                     VARIANT_MASKS)
 
-    memory_cluster_barrier: str = option(
-        "auto",
-        "the barrier that closes the two-cluster form's first memory "
-        "cluster: s_barrier (rocdl.s.barrier, as Triton 3.6 and upstream main write "
-        "it), cta (the CTA barrier, as Triton 3.9.0 writes it) or auto (what the "
-        "installed Triton's own pass writes)",
-        FIRST_BARRIERS,
-    )
+    memory_cluster_barrier: str = option("auto", "the barrier that closes the two-cluster form's first memory "
+                                         "cluster: s_barrier (rocdl.s.barrier, as Triton 3.6 and upstream main write "
+                                         "it), cta (the CTA barrier, as Triton 3.9.0 writes it) or auto (what the "
+                                         "installed Triton's own pass writes)", FIRST_BARRIERS)
 
     def __post_init__(self):
         if self.num_stages < 0:
@@ -566,9 +510,7 @@ class BlockPingpong(ModulePass):
             ctx.note("no candidate loop: the module has no scf.for")
             return
         if not sched.pins_apply(ctx):
-            ctx.note(
-                f"not scheduled: the ping-pong schedule is AMDGPU's (s_setprio, sched barriers); the module is for "
-                f"{ctx.module.target or 'an unknown target'}"
-            )
+            ctx.note(f"not scheduled: the ping-pong schedule is AMDGPU's (s_setprio, sched barriers); the module is for "
+                     f"{ctx.module.target or 'an unknown target'}")
             return
         ctx.apply_patterns(PingpongLoop(self, ctx))

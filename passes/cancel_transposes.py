@@ -6,7 +6,6 @@ elementwise ops whose other operands are splat constants (``trans(mulf(trans(x),
 to the untransposed shape in place; the transposes are erased once unused. Pairs with a broadcast
 between them, or whose first transpose has other users, are left alone with the reason.
 """
-
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -31,35 +30,25 @@ class CancelPair(RewritePattern):
             return None
         t1, chain = hit
         if any(op.name in BROADCAST for op in chain):
-            return rw.notify_match_failure(
-                t2, f"not removed: {ref(t1)} and {ref(t2)} cancel, but a broadcast between them would change shape"
-            )
+            return rw.notify_match_failure(t2, f"not removed: {ref(t1)} and {ref(t2)} cancel, but a broadcast between "
+                                               "them would change shape")
         if chain and len(t1.result.uses) != 1:
             return rw.notify_match_failure(t2, f"not removed: {ref(t1)} has other users")
         src, moved = t1.src, t1.result.type
         if chain and not (isinstance(src.type, TensorType) and isinstance(moved, TensorType)):
             return rw.notify_match_failure(t2, "not removed: the pair does not transpose tensors")
 
-        def untransposed(t):  # the chain's types: transposed shape and layout -> the source's
+        def untransposed(t):   # the chain's types: transposed shape and layout -> the source's
             if isinstance(t, TensorType) and t.shape == moved.shape and t.encoding_text == moved.encoding_text:
                 return tensor_text(src.type.shape, t.element, src.type.encoding_text)
             return None
 
         final = str(src.type) if not chain else untransposed(chain[-1].result.type)
         if final != str(t2.result.type) or not all(untransposed(op.result.type) for op in chain):
-            return rw.notify_match_failure(
-                t2,
-                f"not removed: {ref(t1)} and {ref(t2)} cancel, but the types around "
-                f"them do not line up ({final} vs {t2.result.type})",
-            )
-        current = rw.retype_chain(
-            chain,
-            t1.result,
-            src,
-            untransposed,
-            "the transposes around it cancel",
-            "the splat constant in the untransposed shape",
-        )
+            return rw.notify_match_failure(t2, f"not removed: {ref(t1)} and {ref(t2)} cancel, but the types around "
+                                               f"them do not line up ({final} vs {t2.result.type})")
+        current = rw.retype_chain(chain, t1.result, src, untransposed, "the transposes around it cancel",
+                                  "the splat constant in the untransposed shape")
         rw.replace_all_uses(t2.result, current, reason="the transposes cancel")
         rw.erase(t2, "cancelling transpose")
         if not t1.result.uses:

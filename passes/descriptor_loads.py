@@ -41,7 +41,6 @@ store's ``make_range`` for its second consumer group, so one shared value is off
 C unwritten; ``examples/ws_gemm.py`` shows it without irlab). Descriptors are built on the device:
 the launch needs ``triton.set_allocator`` (irlab's GPU runner installs one).
 """
-
 from __future__ import annotations
 
 import math
@@ -50,18 +49,8 @@ from typing import ClassVar
 
 from irlab.analysis import divisibility, tma
 from irlab.analysis.accumulator import stored_accumulator
-from irlab.analysis.index_expr import (
-    Unmatched,
-    float_constant,
-    has_bound,
-    int_constant,
-    is_scalar,
-    is_zero,
-    tile_address,
-    tile_bounds,
-    tile_walk,
-    walked_extent,
-)
+from irlab.analysis.index_expr import (Unmatched, float_constant, has_bound, int_constant, is_scalar, is_zero,
+                                       tile_address, tile_bounds, tile_walk, walked_extent)
 from irlab.ir import Effect, Operation, RewriteError, TensorType, Value, describe, effects
 from irlab.ir.queries import derived_from
 from irlab.passkit.pass_api import ModulePass, PassContext, option
@@ -75,42 +64,32 @@ class Refuse(Exception):
 @dataclass
 class Plan:
     """One load (or the store) to rewrite."""
-
     op: Operation
-    base: Value  # the tensor's base pointer
-    extents: tuple  # (Value, Value)
-    pitch: Value  # the row stride (scalar, elements)
-    coords: tuple  # per axis: ('val', Value) | ('int', n) | ('iv', T)
+    base: Value               # the tensor's base pointer
+    extents: tuple            # (Value, Value)
+    pitch: Value              # the row stride (scalar, elements)
+    coords: tuple             # per axis: ('val', Value) | ('int', n) | ('iv', T)
     block: tuple
     elem: str
-    slot: int | None = None  # iter_arg index (loads)
+    slot: int | None = None   # iter_arg index (loads)
 
 
 @register
 class DescriptorLoads(ModulePass):
     name: ClassVar[str] = "descriptor-loads"
     runs_on: ClassVar[tuple] = ("ttir",)
-    summary: ClassVar[str] = (
-        "TTIR: turn a GEMM K loop's masked pointer loads into TMA descriptor loads (and optionally the epilogue store)"
-    )
+    summary: ClassVar[str] = "TTIR: turn a GEMM K loop's masked pointer loads into TMA descriptor loads (and optionally the epilogue store)"
     stage: ClassVar[str] = "ttir"
     cleanup: ClassVar[tuple] = ("canonicalize",)
 
     loads: bool = option(True, "rewrite the K loop's A/B loads into tt.descriptor_load")
     store: bool = option(False, "also rewrite the epilogue's masked tt.store into tt.descriptor_store (TMA store)")
-    store_split: int = option(
-        1,
-        "with store: store the tile as this many column subtiles, each its own TMA store "
-        "of a BM x BN/store_split box (epilogue subtiling, as tutorial 09's EPILOGUE_SUBTILE: "
-        "a smaller staging buffer in shared memory)",
-        choices=(1, 2, 4),
-    )
-    own_coordinates: bool = option(
-        True,
-        "compute each load's tile coordinate in the loop when the kernel also uses "
-        "that value elsewhere (works around Hopper warp specialization's split "
-        "of the tile, which offsets a shared value twice)",
-    )
+    store_split: int = option(1, "with store: store the tile as this many column subtiles, each its own TMA store "
+                                 "of a BM x BN/store_split box (epilogue subtiling, as tutorial 09's EPILOGUE_SUBTILE: "
+                                 "a smaller staging buffer in shared memory)", choices=(1, 2, 4))
+    own_coordinates: bool = option(True, "compute each load's tile coordinate in the loop when the kernel also uses "
+                                         "that value elsewhere (works around Hopper warp specialization's split "
+                                         "of the tile, which offsets a shared value twice)")
 
     def run(self, ctx: PassContext) -> None:
         m = ctx.module
@@ -159,11 +138,9 @@ class DescriptorLoads(ModulePass):
             raise Refuse(f"the loop is not normalized (lower bound {lb}, step {step}; needs 0 and 1)")
         for op in (o for top in loop.body.ops for o in top.walk()):
             if effects(op) & (Effect.WRITE_GLOBAL | Effect.SYNC):
-                raise Refuse(
-                    f"the loop {effects(op).describe()} at {describe(op)}: TMA reads through the async "
-                    f"proxy, and irlab does no alias analysis"
-                )
-        w = tile_walk(loop, ld.ptr)  # K is the walked axis
+                raise Refuse(f"the loop {effects(op).describe()} at {describe(op)}: TMA reads through the async "
+                             f"proxy, and irlab does no alias analysis")
+        w = tile_walk(loop, ld.ptr)   # K is the walked axis
         k, other = (w.address.cols, w.address.rows) if w.axis == 1 else (w.address.rows, w.address.cols)
         if k.start is not None or k.wrap is not None:
             raise Refuse("the K axis has a start offset or a wrap; only range(0, BLOCK_K) is handled")
@@ -184,23 +161,16 @@ class DescriptorLoads(ModulePass):
         acc = stored_accumulator(loop, ld.result)
         if (acc.operand == "a") != (w.axis == 1):
             raise Refuse("the tile is not the dot's A operand (K along axis 1) or B operand (K along axis 0)")
-        if (
-            (fill := float_constant(ld.other) if ld.other is not None else None) is not None
-            and math.copysign(1.0, fill) < 0
-            and not zero_sign_erased(acc)
-        ):
-            raise Refuse(
-                "`other` is -0.0 and TMA fills out-of-bounds elements with +0.0: a product with one of them "
-                "is a zero of the other sign, which can reach the stored accumulator (a zero's sign, and "
-                "what a later division or min/max makes of it); nothing in the epilogue makes every zero +0.0"
-            )
+        if (fill := float_constant(ld.other) if ld.other is not None else None) is not None and \
+                math.copysign(1.0, fill) < 0 and not zero_sign_erased(acc):
+            raise Refuse("`other` is -0.0 and TMA fills out-of-bounds elements with +0.0: a product with one of them "
+                         "is a zero of the other sign, which can reach the stored accumulator (a zero's sign, and "
+                         "what a later division or min/max makes of it); nothing in the epilogue makes every zero +0.0")
         if acc.store.mask is None:
             raise Refuse("the epilogue store has no mask: wrapped rows would be stored")
         if not has_bound(acc.store.mask, 1 - w.axis, other.start, other.wrap):
-            raise Refuse(
-                f"the epilogue store's mask has no `{other.start.ref if other.start else '0'} + range < "
-                f"{other.wrap.ref}` conjunct on output axis {1 - w.axis}; zero-filled rows could be stored"
-            )
+            raise Refuse(f"the epilogue store's mask has no `{other.start.ref if other.start else '0'} + range < "
+                         f"{other.wrap.ref}` conjunct on output axis {1 - w.axis}; zero-filled rows could be stored")
         ocoord = ("val", other.start) if other.start is not None else ("int", 0)
         coords = (ocoord, ("iv", w.step)) if w.axis == 1 else (("iv", w.step), ocoord)
         return Plan(ld, w.address.base, ext, w.pitch, coords, tuple(rtype.shape), str(rtype.element), w.slot)
@@ -235,20 +205,14 @@ class DescriptorLoads(ModulePass):
         pitch, one, desc = (rw.fresh_name(n, anchor) for n in (f"{stem}_pitch", "c1_i64", f"{stem}_desc"))
         block = ctx.services.tensordesc_block(p.block, p.elem)
         # one descriptor per program, not per tile: out of the loops over tiles it does not depend on
-        while (
-            (outer := anchor.parent_op) is not None
-            and is_tile_loop(outer)
-            and all(v.defined_outside(outer) for v in (p.base, p.pitch, *p.extents))
-        ):
+        while (outer := anchor.parent_op) is not None and is_tile_loop(outer) and \
+                all(v.defined_outside(outer) for v in (p.base, p.pitch, *p.extents)):
             anchor = outer
-        rw.insert_before(
-            anchor,
-            f"%{pitch} = arith.extsi {p.pitch.ref} : i32 to i64\n"
-            f"%{one} = arith.constant 1 : i64\n"
-            f"%{desc} = tt.make_tensor_descriptor {p.base.ref}, [{p.extents[0].ref}, "
-            f"{p.extents[1].ref}], [%{pitch}, %{one}] : <{p.elem}>, <{block}>",
-            reason="TMA descriptor",
-        )
+        rw.insert_before(anchor, f"%{pitch} = arith.extsi {p.pitch.ref} : i32 to i64\n"
+                                 f"%{one} = arith.constant 1 : i64\n"
+                                 f"%{desc} = tt.make_tensor_descriptor {p.base.ref}, [{p.extents[0].ref}, "
+                                 f"{p.extents[1].ref}], [%{pitch}, %{one}] : <{p.elem}>, <{block}>",
+                         reason="TMA descriptor")
         return desc, f"tensor<{p.block[0]}x{p.block[1]}x{p.elem}>", block
 
     def coord_refs(self, rw, loop, anchor, p: Plan, shared: set | None = None):
@@ -258,7 +222,7 @@ class DescriptorLoads(ModulePass):
                 if loop is None:
                     refs.append(v.ref)
                     continue
-                assert shared is not None  # a load's rewrite (loop given) always passes its shared set
+                assert shared is not None   # a load's rewrite (loop given) always passes its shared set
                 refs.append(self.own_coordinate(rw, loop, anchor, v, shared).ref)
                 continue
             cst = rw.fresh_name(f"c{v}_i32", anchor)
@@ -266,7 +230,7 @@ class DescriptorLoads(ModulePass):
             if kind == "int":
                 refs.append(f"%{cst}")
                 continue
-            off = rw.fresh_name("k_off", anchor)  # iv * T
+            off = rw.fresh_name("k_off", anchor)   # iv * T
             rw.insert_before(anchor, f"%{off} = arith.muli {loop.induction_var.ref}, %{cst} : i32")
             refs.append(f"%{off}")
         return refs
@@ -274,15 +238,8 @@ class DescriptorLoads(ModulePass):
     def own_coordinate(self, rw, loop, anchor, v, shared: set):
         """The load's coordinate as its own value next to the load (see ``own_coordinates``)."""
         d = v.defining_op
-        if (
-            not self.own_coordinates
-            or d is None
-            or d.regions
-            or len(d.results) != 1
-            or d.dialect != "arith"
-            or not v.defined_outside(loop)
-            or not is_scalar(v)
-        ):
+        if not self.own_coordinates or d is None or d.regions or len(d.results) != 1 or d.dialect != "arith" \
+                or not v.defined_outside(loop) or not is_scalar(v):
             return v
         shared.add(v)
         return rw.clone(d, before=anchor, reason="the load's coordinate, not shared with the epilogue").result
@@ -302,15 +259,11 @@ class DescriptorLoads(ModulePass):
                 return mapping.get(value, value)
             for u in d.operand_uses:
                 own(u.value)
-            anchor[0] = rw.clone(
-                d,
-                after=anchor[0],
-                mapping=mapping,
-                reason="the epilogue's own offsets (not shared with the loads' coordinates)",
-            )
+            anchor[0] = rw.clone(d, after=anchor[0], mapping=mapping,
+                                 reason="the epilogue's own offsets (not shared with the loads' coordinates)")
             return mapping[value]
 
-        for op in (o for top in block.ops[at + 1 :] for o in list(top.walk())):
+        for op in (o for top in block.ops[at + 1:] for o in list(top.walk())):
             for u in list(op.operand_uses):
                 if (new := own(u.value)) is not u.value:
                     rw.set_operand(u, new, "the epilogue's own offsets")
@@ -328,24 +281,13 @@ class DescriptorLoads(ModulePass):
                 for value, offset in self.subtiles(rw, op, op.value, p):
                     if offset:
                         cst, moved = rw.fresh_name(f"c{offset}_i32", op), rw.fresh_name("col", op)
-                        rw.insert_before(
-                            op,
-                            f"%{cst} = arith.constant {offset} : i32\n%{moved} = arith.addi {col}, %{cst} : i32",
-                            reason="the subtile's column",
-                        )
-                    rw.insert_before(
-                        op,
-                        f"tt.descriptor_store %{desc}[{row}, {col if not offset else '%' + moved}], "
-                        f"{value} : !tt.tensordesc<{block}>, {tile}",
-                        reason="TMA store",
-                    )
+                        rw.insert_before(op, f"%{cst} = arith.constant {offset} : i32\n"
+                                             f"%{moved} = arith.addi {col}, %{cst} : i32", reason="the subtile's column")
+                    rw.insert_before(op, f"tt.descriptor_store %{desc}[{row}, {col if not offset else '%' + moved}], "
+                                         f"{value} : !tt.tensordesc<{block}>, {tile}", reason="TMA store")
             else:
-                new = rw.insert_before(
-                    op,
-                    f"%{rw.fresh_name(f'{stem}_tma', op)} = tt.descriptor_load %{desc}[{at}] "
-                    f": !tt.tensordesc<{block}> -> {tile}",
-                    reason="TMA load",
-                )[0]
+                new = rw.insert_before(op, f"%{rw.fresh_name(f'{stem}_tma', op)} = tt.descriptor_load %{desc}[{at}] "
+                                           f": !tt.tensordesc<{block}> -> {tile}", reason="TMA load")[0]
                 rw.replace_all_uses(op.result, new.result, reason="TMA load")
             rw.erase(op, "replaced by a descriptor " + ("store" if loop is None else "load"))
         except RewriteError as e:
@@ -354,20 +296,17 @@ class DescriptorLoads(ModulePass):
         over = f"descriptor over [{p.extents[0].ref}, {p.extents[1].ref}]"
         if loop is None:
             parts = f" as {self.store_split} subtiles of {p.block[0]}x{p.block[1]}" if self.store_split > 1 else ""
-            ctx.remark(
-                f"stores the {p.block[0]}x{p.block[1] * self.store_split} {p.elem} tile through TMA{parts}: {over}", op
-            )
+            ctx.remark(f"stores the {p.block[0]}x{p.block[1] * self.store_split} {p.elem} tile through TMA{parts}: "
+                       f"{over}", op)
             return
         # the pointer iter_arg is now dead: yield it unchanged so canonicalize drops it
         ptr, yld = loop.iter_args[p.slot], loop.body.ops[-1]
         adv = yld.values[p.slot].defining_op
         if not loop.results[p.slot].users and all(u is adv for u in ptr.users):
             rw.set_operand(yld.operand_use("values", p.slot), ptr, "the pointer is no longer used")
-        ctx.remark(
-            f"loads {p.block[0]}x{p.block[1]} {p.elem} tiles through TMA: {over}, coordinates "
-            f"[{', '.join(_coord_text(c) for c in p.coords)}]",
-            op,
-        )
+        ctx.remark(f"loads {p.block[0]}x{p.block[1]} {p.elem} tiles through TMA: {over}, coordinates "
+                   f"[{', '.join(_coord_text(c) for c in p.coords)}]", op)
+
 
     def subtiles(self, rw, anchor, value, p: Plan) -> list[tuple[str, int]]:
         """``(value ref, first column)`` of each of the ``store_split`` column subtiles of the stored
@@ -379,16 +318,12 @@ class DescriptorLoads(ModulePass):
             for ref, first, width in parts:
                 half, rows, elem = width // 2, p.block[0], p.elem
                 r, t, lo, hi = (rw.fresh_name(n, anchor) for n in ("sub", "sub_t", "sub_lo", "sub_hi"))
-                rw.insert_before(
-                    anchor,
-                    f"%{r} = tt.reshape {ref} : tensor<{rows}x{width}x{elem}> -> "
-                    f"tensor<{rows}x2x{half}x{elem}>\n"
-                    f"%{t} = tt.trans %{r} {{order = array<i32: 0, 2, 1>}} : "
-                    f"tensor<{rows}x2x{half}x{elem}> -> tensor<{rows}x{half}x2x{elem}>\n"
-                    f"%{lo}, %{hi} = tt.split %{t} : tensor<{rows}x{half}x2x{elem}> -> "
-                    f"tensor<{rows}x{half}x{elem}>",
-                    reason="epilogue subtiles",
-                )
+                rw.insert_before(anchor, f"%{r} = tt.reshape {ref} : tensor<{rows}x{width}x{elem}> -> "
+                                         f"tensor<{rows}x2x{half}x{elem}>\n"
+                                         f"%{t} = tt.trans %{r} {{order = array<i32: 0, 2, 1>}} : "
+                                         f"tensor<{rows}x2x{half}x{elem}> -> tensor<{rows}x{half}x2x{elem}>\n"
+                                         f"%{lo}, %{hi} = tt.split %{t} : tensor<{rows}x{half}x2x{elem}> -> "
+                                         f"tensor<{rows}x{half}x{elem}>", reason="epilogue subtiles")
                 halves += [(f"%{lo}", first, half), (f"%{hi}", first + half, half)]
             parts = halves
         return [(ref, first) for ref, first, _ in parts]
@@ -422,7 +357,8 @@ def is_tile_loop(op) -> bool:
     if op.name != "scf.for":
         return False
     lb, step = op.lower_bound.defining_op, op.step.defining_op
-    return lb is not None and lb.name == "tt.get_program_id" and step is not None and step.name == "tt.get_num_programs"
+    return lb is not None and lb.name == "tt.get_program_id" and step is not None and \
+        step.name == "tt.get_num_programs"
 
 
 def check_tma(args, base, pitch, elem, extents, shape) -> None:

@@ -14,7 +14,6 @@ conversions to other layouts, sources defined in the loop, and sources that are 
 (a function argument or a loop's iteration value: there is no op to move after, as upstream).
 The price is register pressure: the converted operand stays live across the loop.
 """
-
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -42,40 +41,33 @@ class HoistDotOperandConvert(RewritePattern):
 
     def match_and_rewrite(self, cvt: Operation, rw) -> None:
         if not is_dot_operand_convert(cvt):
-            return None  # not a dot operand: nothing this pass is about
+            return None   # not a dot operand: nothing this pass is about
         loop = cvt.enclosing(LOOP)
         if loop is None:
             return rw.notify_match_failure(cvt, "nothing to do: the conversion is not inside a loop")
         src = cvt.operands[0]
         producer = src.defining_op
         if producer is None:
-            return rw.notify_match_failure(
-                cvt, f"not hoisted: its source {src.ref} is a block argument (no op to move after)"
-            )
+            return rw.notify_match_failure(cvt, f"not hoisted: its source {src.ref} is a block argument (no op to "
+                                                "move after)")
         if loop.is_ancestor_of(producer):
-            return rw.notify_match_failure(
-                cvt, f"not hoisted: its source is computed in the loop, by {describe(producer)}"
-            )
+            return rw.notify_match_failure(cvt, f"not hoisted: its source is computed in the loop, by "
+                                                f"{describe(producer)}")
         left = [a for a in cvt.ancestors() if a.name == LOOP and not a.is_ancestor_of(producer)]
         try:
             rw.move_after(cvt, producer, reason="loop-invariant dot operand")
         except RewriteError as e:
             return rw.notify_match_failure(cvt, f"not hoisted: {str(e).split(': ', 1)[1]}")
         out_of = describe(loop) if len(left) == 1 else f"{len(left)} loops ({describe(loop)} and its enclosing ones)"
-        self.ctx.remark(
-            f"hoisted {describe(cvt)} out of {out_of} to right after {describe(producer)}: the dot "
-            "operand is converted once",
-            cvt,
-        )
+        self.ctx.remark(f"hoisted {describe(cvt)} out of {out_of} to right after {describe(producer)}: the dot "
+                        "operand is converted once", cvt)
 
 
 @register
 class HoistLayoutConversions(ModulePass):
     name: ClassVar[str] = "hoist-layout-conversions"
-    summary: ClassVar[str] = (
-        "move a dot-operand ttg.convert_layout of a loop-invariant tensor out of the loop "
-        "(upstream AMD's HoistLayoutConversions)"
-    )
+    summary: ClassVar[str] = ("move a dot-operand ttg.convert_layout of a loop-invariant tensor out of the loop "
+                              "(upstream AMD's HoistLayoutConversions)")
 
     def run(self, ctx: PassContext) -> None:
         if not any(is_dot_operand_convert(o) and o.enclosing(LOOP) is not None for o in ctx.module.walk()):

@@ -4,7 +4,6 @@ Inserted into a pipeline with ``reparse="always"``, it sends Triton's own printe
 Triton's parser: the check that a module survives Triton's printer-to-parser round trip (which is
 not always faithful) and that irlab's model reprints it byte for byte.
 """
-
 from __future__ import annotations
 
 from typing import ClassVar

@@ -6,7 +6,6 @@ with Triton's own shared-memory allocation deciding which converts go through LD
 ``data["findings"]`` (JSON) and to remarks and warnings; :func:`irlab.report.findings.render_table`
 prints them as a table. The ``cancel-transposes`` pass removes the transpose pairs it reports.
 """
-
 from __future__ import annotations
 
 from typing import ClassVar
@@ -25,10 +24,8 @@ class LdsTransposes(ModulePass):
     rewrites: ClassVar[bool] = False
     summary: ClassVar[str] = "report every shared-memory (LDS) trip and transpose, and flag the redundant ones"
 
-    ask_triton: bool = option(
-        True,
-        "decide which converts go through LDS with Triton's shared-memory allocation (off: report them as undecided)",
-    )
+    ask_triton: bool = option(True, "decide which converts go through LDS with Triton's shared-memory allocation "
+                              "(off: report them as undecided)")
 
     def run(self, ctx: PassContext) -> None:
         result = analyse(ctx.module, ctx.services if self.ask_triton else None)

@@ -28,7 +28,6 @@ It changes no semantics: these are scheduling hints. Refusals: no loop with a do
 already set to another value is overwritten only with ``overwrite=true``. Each loop around a K
 loop that ``loops=k`` leaves alone gets a note saying so.
 """
-
 from __future__ import annotations
 
 from typing import ClassVar, Optional
@@ -38,15 +37,12 @@ from irlab.ir.traits import DOT
 from irlab.passkit.pass_api import ModulePass, PassContext, option
 from irlab.passkit.registry import register
 
-
 @register
 class LoopAttributes(ModulePass):
     name: ClassVar[str] = "loop-attributes"
     runs_on: ClassVar[tuple] = ("ttir", "ttgir")
-    summary: ClassVar[str] = (
-        "set tl.range hints (warp_specialize, num_stages, ...) on the K loops (the innermost "
-        "scf.for around each dot; loops=all: every loop that contains a dot)"
-    )
+    summary: ClassVar[str] = ("set tl.range hints (warp_specialize, num_stages, ...) on the K loops (the innermost "
+                              "scf.for around each dot; loops=all: every loop that contains a dot)")
     stage: ClassVar[str] = "ttir"
 
     warp_specialize: bool = option(False, "add tt.warp_specialize (automatic warp specialization)")
@@ -54,12 +50,9 @@ class LoopAttributes(ModulePass):
     disallow_acc_multi_buffer: bool = option(False, "add tt.disallow_acc_multi_buffer")
     flatten: bool = option(False, "add tt.flatten (fuse the loop nest starting at this loop)")
     overwrite: bool = option(False, "replace a hint the kernel already set to another value")
-    loops: str = option(
-        "k",
-        "which loops get the hints: k, the K loops (an scf.for holding a dot and no loop that "
-        "holds one); all, every scf.for that holds a dot (a persistent kernel's tile loop too)",
-        choices=("k", "all"),
-    )
+    loops: str = option("k", "which loops get the hints: k, the K loops (an scf.for holding a dot and no loop that "
+                             "holds one); all, every scf.for that holds a dot (a persistent kernel's tile loop too)",
+                        choices=("k", "all"))
 
     def __post_init__(self):
         if self.num_stages is not None and self.num_stages < 1:
@@ -89,9 +82,8 @@ class LoopAttributes(ModulePass):
             return
         loops = with_dot
         if self.loops == "k":
-            loops = [
-                op for op in with_dot if not any(_holds_dot(o) for o in op.walk() if o is not op and o.name in _LOOPS)
-            ]
+            loops = [op for op in with_dot
+                     if not any(_holds_dot(o) for o in op.walk() if o is not op and o.name in _LOOPS)]
             for outer in (op for op in with_dot if op not in loops):
                 ctx.note(f"{describe(outer)} holds a K loop: left alone (loops=all puts the hints on it too)", outer)
         for loop in loops:

@@ -26,7 +26,6 @@ takes unmarked prologue loads, for IR where the mark is gone (after buffer-op co
 global load outside loops whose value a ``ttg.local_store`` or ``ttg.local_alloc`` of its block
 stages into shared memory before a loop of that block.
 """
-
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -57,7 +56,7 @@ def is_staged_prologue_load(load: Operation) -> bool:
     if load.enclosing(LOOPS) is not None or load.parent is None:
         return False
     block = load.parent
-    after = block.ops[block.index(load) + 1 :]
+    after = block.ops[block.index(load) + 1:]
     if not any(o.name in LOOPS for o in after):
         return False
     frontier = [load.result]
@@ -79,11 +78,11 @@ def boundary(load: Operation, moving: set) -> tuple[int, str]:
     """Index of the last op before ``load`` in its block that the load must stay below (-1: the
     block's start), and what that op is."""
     block = load.parent
-    assert block is not None  # a load of a function's body sits in a block
+    assert block is not None   # a load of a function's body sits in a block
     address = {id(v) for v in address_operands(load)}
     mine = effects(load)
     at, why = -1, ""
-    for i, o in enumerate(block.ops[: block.index(load)]):
+    for i, o in enumerate(block.ops[:block.index(load)]):
         if any(id(r) in address for r in o.results):
             at, why = i, f"{describe(o)}, which computes its address"
         elif o.name in LOOPS:
@@ -96,7 +95,6 @@ def boundary(load: Operation, moving: set) -> tuple[int, str]:
 @dataclass
 class MoveUpLoads(RewritePattern):
     """In one function, move every selected load up, last to first."""
-
     opts: "MoveUpPrologueLoads"
     ctx: PassContext
     ops: ClassVar[tuple[str, ...]] = FUNCTIONS
@@ -110,39 +108,28 @@ class MoveUpLoads(RewritePattern):
         loads = [o for o in func.walk() if o.name in GLOBAL_LOAD and pick(o)]
         if not loads:
             what = f"carries {MARK}" if self.opts.select == "marked" else "is a prologue load"
-            hint = (
-                (
-                    " (the stream pipeliner's mark is gone once loads become buffer ops: run this pass where "
-                    "Triton runs its own, or select=staged)"
-                )
-                if self.opts.select == "marked"
-                else ""
-            )
+            hint = (" (the stream pipeliner's mark is gone once loads become buffer ops: run this pass where "
+                    "Triton runs its own, or select=staged)") if self.opts.select == "marked" else ""
             return rw.notify_match_failure(func, f"no candidate: no global load in this function {what}{hint}")
         for load in reversed(loads):
             self.move_up(load, rw)
 
     def move_up(self, load: Operation, rw) -> None:
         if load.attr("isVolatile") is True:
-            return self.ctx.note(
-                f"not moved: {describe(load)} is volatile (it orders itself against other threads' memory accesses)",
-                load,
-            )
+            return self.ctx.note(f"not moved: {describe(load)} is volatile (it orders itself against other "
+                                 "threads' memory accesses)", load)
         block = load.parent
-        assert block is not None  # a load found inside the function sits in one of its blocks
+        assert block is not None   # a load found inside the function sits in one of its blocks
         feeding = backward_slice(load, block)
         impure = next((o for o in feeding if not is_pure(o)), None)
         start, why = boundary(load, {id(o) for o in feeding} if impure is None else set())
         movers = [o for o in feeding if block.index(o) > start] + [load]
         stuck = next((o for o in movers[:-1] if not is_pure(o)), None)
         if stuck is not None:
-            return self.ctx.note(
-                f"not moved: {describe(load)} uses a value of {describe(stuck)}, which "
-                f"{what_it_does(stuck)} (only pure address and mask computation moves with "
-                "a load)",
-                load,
-            )
-        if block.ops[start + 1 : start + 1 + len(movers)] == movers:
+            return self.ctx.note(f"not moved: {describe(load)} uses a value of {describe(stuck)}, which "
+                                 f"{what_it_does(stuck)} (only pure address and mask computation moves with "
+                                 "a load)", load)
+        if block.ops[start + 1:start + 1 + len(movers)] == movers:
             where = f"right after {why}" if why else "at the start of its block"
             return self.ctx.note(f"nothing to do: {describe(load)} already sits {where}", load)
         anchor = block.ops[start] if start >= 0 else None
@@ -160,17 +147,11 @@ class MoveUpLoads(RewritePattern):
 @register
 class MoveUpPrologueLoads(ModulePass):
     name: ClassVar[str] = "move-up-prologue-loads"
-    summary: ClassVar[str] = (
-        "move a pipeline's prologue loads (with their address and mask math) as early as "
-        "their block allows (upstream AMD's MoveUpPrologueLoads)"
-    )
+    summary: ClassVar[str] = ("move a pipeline's prologue loads (with their address and mask math) as early as "
+                              "their block allows (upstream AMD's MoveUpPrologueLoads)")
 
-    select: str = option(
-        "marked",
-        f"marked: loads carrying {MARK} (the stream pipeliner's mark), as upstream; "
-        "staged: also unmarked global loads staged into shared memory before a loop",
-        SELECT,
-    )
+    select: str = option("marked", f"marked: loads carrying {MARK} (the stream pipeliner's mark), as upstream; "
+                         "staged: also unmarked global loads staged into shared memory before a loop", SELECT)
 
     def run(self, ctx: PassContext) -> None:
         if not any(o.name in GLOBAL_LOAD for o in ctx.module.walk()):

@@ -34,7 +34,6 @@ store of a running accumulator inside its own loop (unless ``allow_in_loop``), a
 operands carry the blocked layout inside another type (a block pointer, ``!tt.ptr<tensor<...,
 #blocked>>``): moving tensors cannot move that type, and upstream's pass does not match it either.
 """
-
 from __future__ import annotations
 
 import re
@@ -71,43 +70,31 @@ class StoreFromMma(RewritePattern):
         if blocker is not None:
             return rw.notify_match_failure(st, blocker)
         if cvt is None:
-            return None  # not an MMA accumulator's epilogue: nothing to say about this store
+            return None   # not an MMA accumulator's epilogue: nothing to say about this store
         wide, why_not = self.store_layout(st, cvt.src.type)
         if wide and is_layout(cvt.result.type.layout, wide):
-            return None  # already the wide-store exchange (this pass's own, or Triton's)
+            return None   # already the wide-store exchange (this pass's own, or Triton's)
         if st.name in ATOMIC_RMW:
-            return rw.notify_match_failure(
-                st,
-                "refused: the MMA accumulator is stored with an atomic (split-K / "
-                "stream-K epilogue); OPTIMIZE_EPILOGUE applies to plain stores only",
-            )
+            return rw.notify_match_failure(st, "refused: the MMA accumulator is stored with an atomic (split-K / "
+                                               "stream-K epilogue); OPTIMIZE_EPILOGUE applies to plain stores only")
         for op in [cvt] + chain:
             if len(op.result.users) != 1:
-                return rw.notify_match_failure(
-                    op,
-                    f"refused: {describe(op)} has {len(op.result.users)} users; the "
-                    "others would still need the blocked layout",
-                )
+                return rw.notify_match_failure(op, f"refused: {describe(op)} has {len(op.result.users)} users; the "
+                                                   "others would still need the blocked layout")
         if not self.opts.allow_in_loop and not self.is_epilogue(st, cvt.src):
-            return rw.notify_match_failure(
-                st,
-                "refused: the store writes a running accumulator of the loop it is in, "
-                "not an epilogue (allow_in_loop=true to rewrite it anyway)",
-            )
+            return rw.notify_match_failure(st, "refused: the store writes a running accumulator of the loop it is in, "
+                                               "not an epilogue (allow_in_loop=true to rewrite it anyway)")
         blocked, mma = cvt.result.type.layout, cvt.src.type.encoding_text
         carrier = self.layout_carrier(st, chain, blocked)
         if carrier is not None:
             v, what = carrier
-            return rw.notify_match_failure(
-                st,
-                f"refused: {v.ref} is {what}; the pass moves tensors to the MMA "
-                "layout, not the layout inside that type, so the store would keep the "
-                "blocked layout there",
-            )
-        if wide:  # the wide-store layout gets an alias, as Triton prints it (#linear)
+            return rw.notify_match_failure(st, f"refused: {v.ref} is {what}; the pass moves tensors to the MMA "
+                                               "layout, not the layout inside that type, so the store would keep the "
+                                               "blocked layout there")
+        if wide:   # the wide-store layout gets an alias, as Triton prints it (#linear)
             wide = rw.define_alias(wide, "linear")
-        moved = lambda t: relayout(t, blocked, mma)  # noqa: E731
-        stored = (lambda t: relayout(t, blocked, wide)) if wide else moved  # noqa: E731
+        moved = lambda t: relayout(t, blocked, mma)   # noqa: E731
+        stored = (lambda t: relayout(t, blocked, wide)) if wide else moved   # noqa: E731
         # the chain moves to the MMA layout in place; its splats are cloned there
         current = rw.retype_chain(chain, cvt.result, cvt.src, moved, "moved to the MMA layout")
         memo: dict[Value, Value] = {}
@@ -121,17 +108,13 @@ class StoreFromMma(RewritePattern):
 
         def convert(v, new):
             name = rw.fresh_name(f"{v.name}_mma", st)
-            return rw.insert_before(
-                st,
-                f"%{name} = ttg.convert_layout {v.ref} : {v.type} -> {new}",
-                reason="a value of the store's address in the store's layout",
-            )[0].result
+            return rw.insert_before(st, f"%{name} = ttg.convert_layout {v.ref} : {v.type} -> {new}",
+                                    reason="a value of the store's address in the store's layout")[0].result
 
         def to_wide(v, what, reason):
             name = rw.fresh_name(f"{v.name}_{what}", st)
-            return rw.insert_before(
-                st, f"%{name} = ttg.convert_layout {v.ref} : {v.type} -> {with_encoding(v.type, wide)}", reason=reason
-            )[0].result
+            return rw.insert_before(st, f"%{name} = ttg.convert_layout {v.ref} : {v.type} -> "
+                                        f"{with_encoding(v.type, wide)}", reason=reason)[0].result
 
         # the address and mask in the MMA layout (recomputed there, or converted to it), converted on
         # to the wide-store layout on CDNA4 (upstream's form); or built in the store's layout directly
@@ -139,37 +122,24 @@ class StoreFromMma(RewritePattern):
         for name in ("ptr", "offsets", "mask"):
             use = st.operand_use(name) if name in st.named_operands() else None
             if use is not None:
-                new = rw.rematerialize(
-                    use.value,
-                    st,
-                    moved if via_mma else stored,
-                    can_clone,
-                    convert,
-                    memo,
-                    f"address math rematerialized in the {'MMA' if via_mma else 'wide-store'} layout",
-                )
+                new = rw.rematerialize(use.value, st, moved if via_mma else stored, can_clone, convert, memo,
+                                       f"address math rematerialized in the {'MMA' if via_mma else 'wide-store'} layout")
                 if wide and via_mma and new is not use.value:
                     new = to_wide(new, "wide", "the store's address in the wide-store layout")
                 rw.set_operand(use, new)
-        if wide:  # the in-register exchange (v_permlane*_swap) to a layout with 8 consecutive columns a lane
+        if wide:   # the in-register exchange (v_permlane*_swap) to a layout with 8 consecutive columns a lane
             current = to_wide(current, "wide", "exchange columns between lanes for 128-bit stores")
         rw.set_operand(st.operand_use("value"), current, "store the accumulator without the blocked convert")
         rw.retype(st, stored, "store from the MMA layout" if not wide else "store from the wide-store layout")
         rw.erase(cvt, "the epilogue no longer converts the accumulator")
         rw.erase_unused(originals, "the address math is now done in the store's layout")
         what = "pointers" if st.name != "amdg.buffer_store" else "offsets"
-        how = (
-            f"stores from {cvt.src.type.layout.describe()} now"
-            if not wide
-            else f"stores from {cvt.src.type.layout.describe()} through an in-register exchange to Triton's "
-            "wide-store linear layout (8 consecutive columns a lane) now"
-        )
-        self.ctx.remark(
-            f"{how}: removed {describe(cvt)}, moved the store's {what} and mask instead"
-            + (f", and {len(chain)} elementwise op(s)" if chain else "")
-            + (f"; no wide-store layout: {why_not}" if why_not else ""),
-            st,
-        )
+        how = (f"stores from {cvt.src.type.layout.describe()} now" if not wide else
+               f"stores from {cvt.src.type.layout.describe()} through an in-register exchange to Triton's "
+               "wide-store linear layout (8 consecutive columns a lane) now")
+        self.ctx.remark(f"{how}: removed {describe(cvt)}, moved the store's {what} and mask instead"
+                        + (f", and {len(chain)} elementwise op(s)" if chain else "")
+                        + (f"; no wide-store layout: {why_not}" if why_not else ""), st)
 
     @staticmethod
     def layout_carrier(st: Operation, chain: list, blocked) -> tuple | None:
@@ -183,11 +153,8 @@ class StoreFromMma(RewritePattern):
                 if isinstance(t, TensorType) or t is None:
                     continue
                 pointee = t.pointee if isinstance(t, PointerType) else None
-                if (
-                    isinstance(pointee, TensorType)
-                    and pointee.layout is not None
-                    and same_layout(pointee.layout, blocked)
-                ):
+                if isinstance(pointee, TensorType) and pointee.layout is not None \
+                        and same_layout(pointee.layout, blocked):
                     return v, f"a block pointer, !tt.ptr<{pointee}> (tt.make_tensor_ptr; a store with boundaryCheck)"
                 if blocked.alias and re.search(rf"#{re.escape(blocked.alias)}\b", str(t)):
                     return v, f"of type {t}, which names the blocked layout #{blocked.alias} outside a tensor type"
@@ -199,7 +166,7 @@ class StoreFromMma(RewritePattern):
         if self.opts.store_layout == "mma" or acc.layout.kind != "amd_mfma":
             return None, ""
         use = st.operand_use("value")
-        assert use is not None  # every op of STORES has a value operand, which match_and_rewrite traced
+        assert use is not None   # every op of STORES has a value operand, which match_and_rewrite traced
         t = use.value.type
         return mfma_store_layout(acc.layout, t.shape, t.element)
 
@@ -216,7 +183,7 @@ class StoreFromMma(RewritePattern):
                 return (op, list(reversed(chain)), None) if ok else (None, [], None)
             if not is_elementwise(op) or len(chain) >= self.opts.max_chain:
                 return None, [], None
-            tensors = []  # the non-splat tensors it reads, each once (``mulf %a, %a`` reads one)
+            tensors = []   # the non-splat tensors it reads, each once (``mulf %a, %a`` reads one)
             for x in _tensors(op):
                 if not is_splat(x) and all(x is not t for t in tensors):
                     tensors.append(x)
@@ -225,15 +192,9 @@ class StoreFromMma(RewritePattern):
                 if found is None:
                     return None, [], None
                 other = next(x for x in tensors if x is not found)
-                return (
-                    None,
-                    [],
-                    (
-                        f"not rewritten: on the way to the store, {describe(op)} combines the accumulator "
-                        f"with {other.ref}, a tensor in {other.type.encoding_text} that is not a splat (a "
-                        "bias, for example); the pass does not convert it"
-                    ),
-                )
+                return None, [], (f"not rewritten: on the way to the store, {describe(op)} combines the accumulator "
+                                  f"with {other.ref}, a tensor in {other.type.encoding_text} that is not a splat (a "
+                                  "bias, for example); the pass does not convert it")
             chain.append(op)
             v = tensors[0]
 
@@ -274,28 +235,19 @@ class OptimizeEpilogue(ModulePass):
     summary: ClassVar[str] = "store the MMA accumulator from its MMA layout, without a convert_layout through LDS"
 
     allow_in_loop: bool = option(False, "also rewrite stores of a loop's running accumulator inside that loop")
-    rematerialize: bool = option(
-        True,
-        "recompute the store's address and mask math in the MMA layout (else convert "
-        "them, and leave the rest to Triton's remove_layout_conversions)",
-    )
-    store_layout: str = option(
-        "auto",
-        "auto: where Triton 3.9 would (CDNA4's transposed 32x32 or 16x16 MFMA, "
-        "f16/bf16), store from its linear layout of 8 consecutive columns a lane, reached by "
-        "an in-register lane exchange, for 128-bit stores; mma: always from the MMA layout",
-        choices=("auto", "mma"),
-    )
+    rematerialize: bool = option(True, "recompute the store's address and mask math in the MMA layout (else convert "
+                                 "them, and leave the rest to Triton's remove_layout_conversions)")
+    store_layout: str = option("auto", "auto: where Triton 3.9 would (CDNA4's transposed 32x32 or 16x16 MFMA, "
+                               "f16/bf16), store from its linear layout of 8 consecutive columns a lane, reached by "
+                               "an in-register lane exchange, for 128-bit stores; mma: always from the MMA layout",
+                               choices=("auto", "mma"))
     max_chain: int = option(8, "longest chain of elementwise ops between the convert and the store")
-    address: str = option(
-        "direct",
-        "how a wide store's address and mask reach the wide-store layout -- direct: "
-        "built in it (recomputed, or converted from the blocked layout); via-mma: built in the "
-        "MMA layout and converted (#mma -> #linear), upstream's form, whose lit CHECK lines hold "
-        "verbatim; at the end of the AMD pipeline, where irlab's variant runs the pass, Triton "
-        "leaves those converts in place (48-113 more instructions in gemm_fp16 on gfx950)",
-        choices=("direct", "via-mma"),
-    )
+    address: str = option("direct", "how a wide store's address and mask reach the wide-store layout -- direct: "
+                          "built in it (recomputed, or converted from the blocked layout); via-mma: built in the "
+                          "MMA layout and converted (#mma -> #linear), upstream's form, whose lit CHECK lines hold "
+                          "verbatim; at the end of the AMD pipeline, where irlab's variant runs the pass, Triton "
+                          "leaves those converts in place (48-113 more instructions in gemm_fp16 on gfx950)",
+                          choices=("direct", "via-mma"))
 
     def run(self, ctx: PassContext) -> None:
         if not any(o.name in STORES for o in ctx.module.walk()):

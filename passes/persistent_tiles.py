@@ -87,7 +87,6 @@ kernel) the pass refuses and the grid stays; Gluon kernels have no TTIR stage an
 Its correctness on a GPU is checked by ``tests/test_persistent_tiles.py -m gpu`` and ``irlab
 verify``; what it gains, by ``irlab ab`` (``docs/results/persistent_tma/``).
 """
-
 from __future__ import annotations
 
 import re
@@ -117,20 +116,18 @@ class Refuse(Exception):
 class Plan:
     pid: Operation
     ret: Operation
-    moved: list  # the top-level ops that go into the loop, in order
-    factors: list  # cdiv values whose product is the tile count
-    why: str  # the tile count in words, for the remark
-    count: str  # the tile count from the kernel's arguments, for the launch to check its grid
+    moved: list            # the top-level ops that go into the loop, in order
+    factors: list          # cdiv values whose product is the tile count
+    why: str               # the tile count in words, for the remark
+    count: str             # the tile count from the kernel's arguments, for the launch to check its grid
 
 
 @register
 class PersistentTiles(ModulePass):
     name: ClassVar[str] = "persistent-tiles"
     runs_on: ClassVar[tuple] = ("ttir",)
-    summary: ClassVar[str] = (
-        "TTIR: loop a tile-per-program kernel over its tiles (for tile = pid to num_tiles step "
-        "num_programs); launched with grid (min(#SMs, programs), 1, 1) by Launch(grid='persistent')"
-    )
+    summary: ClassVar[str] = ("TTIR: loop a tile-per-program kernel over its tiles (for tile = pid to num_tiles step "
+                              "num_programs); launched with grid (min(#SMs, programs), 1, 1) by Launch(grid='persistent')")
     stage: ClassVar[str] = "ttir"
     launch: ClassVar[str] = "persistent"
 
@@ -155,12 +152,9 @@ class PersistentTiles(ModulePass):
         except RewriteError as e:
             ctx.warning(f"could not rewrite: {e}", plan.pid)
             return
-        ctx.remark(
-            f"the per-tile work now loops over tiles {plan.pid.result.ref} .. {plan.why} - 1 in steps of "
-            "tt.get_num_programs x; launch it with grid (min(#SMs, programs), 1, 1) "
-            "(Launch(grid='persistent'))",
-            plan.pid,
-        )
+        ctx.remark(f"the per-tile work now loops over tiles {plan.pid.result.ref} .. {plan.why} - 1 in steps of "
+                   "tt.get_num_programs x; launch it with grid (min(#SMs, programs), 1, 1) "
+                   "(Launch(grid='persistent'))", plan.pid)
 
     # --- matching --------------------------------------------------------------------------------
     def plan(self, fn: Operation) -> Plan:
@@ -168,14 +162,12 @@ class PersistentTiles(ModulePass):
         if len(region.blocks) != 1:
             early = [b.ops[-1] for b in region.blocks[:-1] if b.ops and b.ops[-1].name == "tt.return"]
             if early:
-                raise Refuse(
-                    f"the kernel returns early, at {describe(early[0])}: some programs end before the "
-                    "others' work, and a return inside a loop over tiles would end every later tile too",
-                    early[0],
-                )
+                raise Refuse(f"the kernel returns early, at {describe(early[0])}: some programs end before the "
+                             "others' work, and a return inside a loop over tiles would end every later tile too",
+                             early[0])
             raise Refuse("the function has several blocks (unstructured control flow)", fn)
         block = region.entry
-        assert block is not None  # the region has exactly one block (checked above)
+        assert block is not None   # the region has exactly one block (checked above)
         ret = block.ops[-1] if block.ops else None
         if ret is None or ret.name != "tt.return" or ret.operands:
             raise Refuse("the function body does not end in a tt.return without a value", ret or fn)
@@ -193,32 +185,22 @@ class PersistentTiles(ModulePass):
             # the type: ignores below: after `e == Effect.ALL` mypy narrows a Flag to its other named
             # members, leaving out the combined values (python/mypy#21937)
             if e == Effect.ALL or Effect.SYNC in e or Effect.SCHEDULE in e:  # type: ignore[operator]
-                raise Refuse(
-                    f"{describe(op)} {what_it_does(op)}: a loop over tiles would change what it orders or "
-                    "how often it runs",
-                    op,
-                )
+                raise Refuse(f"{describe(op)} {what_it_does(op)}: a loop over tiles would change what it orders or "
+                             "how often it runs", op)
             if Effect.WRITE_GLOBAL in e and op.name != "tt.store":  # type: ignore[operator]
-                raise Refuse(
-                    f"{describe(op)} writes global memory other than by tt.store (a descriptor store: run "
-                    "persistent-tiles before descriptor-loads)",
-                    op,
-                )
+                raise Refuse(f"{describe(op)} writes global memory other than by tt.store (a descriptor store: run "
+                             "persistent-tiles before descriptor-loads)", op)
             if e & (Effect.READ_SHARED | Effect.WRITE_SHARED):  # type: ignore[operator]
                 raise Refuse(f"{describe(op)} {what_it_does(op)}", op)
         if not pids:
             raise Refuse("the kernel reads no program id: there is no tile per program", fn)
         for p in pids:
             if _axis(p) != "x":
-                raise Refuse(
-                    f"the program id is read along {_axis(p)}; only a 1-D grid (axis x) is handled: "
-                    "programs along y and z would do work a loop over the x tiles never does",
-                    p,
-                )
+                raise Refuse(f"the program id is read along {_axis(p)}; only a 1-D grid (axis x) is handled: "
+                             "programs along y and z would do work a loop over the x tiles never does", p)
         if len(pids) > 1:
-            raise Refuse(
-                f"the kernel reads the program id {len(pids)} times; only one tt.get_program_id x is handled", pids[1]
-            )
+            raise Refuse(f"the kernel reads the program id {len(pids)} times; only one tt.get_program_id x is handled",
+                         pids[1])
         pid = pids[0]
         if pid.parent is not block:
             raise Refuse("the program id is read inside a region", pid)
@@ -240,7 +222,8 @@ class PersistentTiles(ModulePass):
         first = counts[0]
         for st, c in zip(stores[1:], counts[1:]):
             if [f for f, _ in c] != [f for f, _ in first]:
-                raise Refuse(f"the stores do not agree on the number of tiles ({_product(first)} vs {_product(c)})", st)
+                raise Refuse("the stores do not agree on the number of tiles "
+                             f"({_product(first)} vs {_product(c)})", st)
         factors = [f for f, _ in first]
         for cmp in uses.compares:
             self.tile_bound(cmp, pid.result, factors, hoisted)
@@ -251,29 +234,22 @@ class PersistentTiles(ModulePass):
         """Every store writes the tile at the same coordinates: the starts that move with the program
         id are one value per axis (a store at other coordinates, ``(pid - num_tiles) * T`` say, is
         work of programs other than the tile's)."""
-        starts = [
-            {t.axis: t.start for t in pointer_terms(st.ptr)[1] if t.start is not None and _depends_on(t.start, pid)}
-            for st in stores
-        ]
+        starts = [{t.axis: t.start for t in pointer_terms(st.ptr)[1] if t.start is not None and
+                   _depends_on(t.start, pid)} for st in stores]
         for st, s in zip(stores[1:], starts[1:]):
             for axis, v in s.items():
                 if starts[0].get(axis) is not v:
                     other = starts[0].get(axis)
-                    raise Refuse(
-                        f"the stores write tiles at different coordinates along axis {axis} ({v.ref} vs "
-                        f"{other.ref if other is not None else 'none'}): not one tile per program",
-                        st,
-                    )
+                    raise Refuse(f"the stores write tiles at different coordinates along axis {axis} ({v.ref} vs "
+                                 f"{other.ref if other is not None else 'none'}): not one tile per program", st)
 
     def tile_bound(self, cmp: Operation, pid: Value, factors: list, hoisted: list) -> None:
         """A compare of a value computed from the program id must be a tile's bound ``c * T +
         range(T) < B`` whose ``cdiv(B, T)`` is one of the tile counts: it tells the tile's own
         elements from those past the tensor's edge, and nothing else."""
-        why = (
-            f"{describe(cmp)} compares a value computed from the program id and is not a tile's bound "
-            "`c * T + range(T) < B` with cdiv(B, T) among the tile counts: a decision keyed to the program id "
-            "beyond picking its tile"
-        )
+        why = (f"{describe(cmp)} compares a value computed from the program id and is not a tile's bound "
+               "`c * T + range(T) < B` with cdiv(B, T) among the tile counts: a decision keyed to the program id "
+               "beyond picking its tile")
         try:
             b = bound(cmp.result)
         except Unmatched:
@@ -291,15 +267,12 @@ class PersistentTiles(ModulePass):
         for cdiv, _ in factors:
             add = cdiv.defining_op.lhs.defining_op
             size = int_constant(cdiv.defining_op.rhs)
-            assert size is not None  # _find_cdiv matched this divisor to the tile's size
+            assert size is not None   # _find_cdiv matched this divisor to the tile's size
             limit = add.lhs if int_constant(add.rhs) == size - 1 else add.rhs
             text = _argument_expr(limit, fn)
             if text is None:
-                raise Refuse(
-                    f"the tile count's bound {limit.ref} is not computed from the kernel's arguments: a "
-                    "launch could not check that its grid is the tile count",
-                    cdiv.defining_op,
-                )
+                raise Refuse(f"the tile count's bound {limit.ref} is not computed from the kernel's arguments: a "
+                             "launch could not check that its grid is the tile count", cdiv.defining_op)
             parts.append(f"cdiv({text}, {size})")
         return " * ".join(parts)
 
@@ -312,7 +285,8 @@ class PersistentTiles(ModulePass):
             if op is pid or op is ret:
                 continue
             uses = {u.value for o in op.walk() for u in o.operand_uses}
-            depends = any(v is pid.result or (v.defining_op is not None and v.defining_op in inside) for v in uses)
+            depends = any(v is pid.result or (v.defining_op is not None and v.defining_op in inside)
+                          for v in uses)
             if op.regions or effects(op) != Effect.NONE or depends:
                 moved.append(op)
                 inside.add(op)
@@ -331,19 +305,15 @@ class PersistentTiles(ModulePass):
         except Unmatched as e:
             raise Refuse(f"the store's pointer is not a tile address: {e}", st) from None
         if _depends_on(base, pid):
-            raise Refuse(
-                f"the store's base pointer {base.ref} moves with the program id (not a tile of a "
-                "program-independent tensor): the tile count is not derivable",
-                st,
-            )
+            raise Refuse(f"the store's base pointer {base.ref} moves with the program id (not a tile of a "
+                         "program-independent tensor): the tile count is not derivable", st)
         by_axis = {}
         for t in terms:
             if t.axis in by_axis:
                 raise Refuse(f"two index terms vary along axis {t.axis} of the store", st)
             by_axis[t.axis] = t
-        if sorted(by_axis) != list(range(ptype.rank)) or tuple(by_axis[a].size for a in sorted(by_axis)) != tuple(
-            ptype.shape
-        ):
+        if sorted(by_axis) != list(range(ptype.rank)) or \
+                tuple(by_axis[a].size for a in sorted(by_axis)) != tuple(ptype.shape):
             raise Refuse("the store's index ranges do not span its tile", st)
         factors = []
         for axis in sorted(by_axis):
@@ -355,22 +325,16 @@ class PersistentTiles(ModulePass):
             if t.wrap is not None:
                 raise Refuse(f"the store's index along axis {axis} wraps (% {t.wrap.ref})", st)
             if _times_constant(t.start) != t.size:
-                raise Refuse(
-                    f"the store's tile start {t.start.ref} along axis {axis} is not a multiple of the tile "
-                    f"size {t.size} (c * {t.size})",
-                    st,
-                )
+                raise Refuse(f"the store's tile start {t.start.ref} along axis {axis} is not a multiple of the tile "
+                             f"size {t.size} (c * {t.size})", st)
             limit = self.mask_bound(st, axis, t)
             if _depends_on(limit, pid):
                 raise Refuse(f"the mask bound {limit.ref} moves with the program id", st)
             cdiv = _find_cdiv(limit, t.size, hoisted)
             if cdiv is None:
-                raise Refuse(
-                    f"the kernel does not compute cdiv({limit.ref}, {t.size}) (({limit.ref} + {t.size - 1}) "
-                    f"/ {t.size}), the number of tiles along axis {axis}: the tile count is not derivable "
-                    "in the kernel",
-                    st,
-                )
+                raise Refuse(f"the kernel does not compute cdiv({limit.ref}, {t.size}) (({limit.ref} + {t.size - 1}) "
+                             f"/ {t.size}), the number of tiles along axis {axis}: the tile count is not derivable "
+                             "in the kernel", st)
             factors.append((cdiv, f"cdiv({limit.ref}, {t.size})"))
         if not factors:
             raise Refuse("the store's tile does not move with the program id (not a per-tile store)", st)
@@ -386,9 +350,8 @@ class PersistentTiles(ModulePass):
                 continue
             if b.index.axis == axis and b.index.plain and b.index.start is term.start and b.index.size == term.size:
                 return b.limit
-        raise Refuse(
-            f"the store's mask has no `{term.start.ref} + range({term.size}) < bound` conjunct on axis {axis}", st
-        )
+        raise Refuse(f"the store's mask has no `{term.start.ref} + range({term.size}) < bound` conjunct on axis "
+                     f"{axis}", st)
 
     # --- rewriting -------------------------------------------------------------------------------
     def rewrite(self, ctx: PassContext, p: Plan) -> Operation:
@@ -398,12 +361,8 @@ class PersistentTiles(ModulePass):
         tiles = p.factors[0]
         for f in p.factors[1:]:
             tiles = b.muli(tiles, f, name="num_tiles", reason="the number of tiles")
-        attrs: dict[str, str | bool] = {
-            MARKER: True,
-            TILE_COUNT_ATTR: string_attr(p.count),
-            "tt.flatten": self.flatten,
-            "tt.warp_specialize": self.warp_specialize,
-        }
+        attrs: dict[str, str | bool] = {MARKER: True, TILE_COUNT_ATTR: string_attr(p.count),
+                                        "tt.flatten": self.flatten, "tt.warp_specialize": self.warp_specialize}
         loop = b.for_(p.pid.result, tiles, nprog, attributes=attrs, iv_name="tile", reason="the loop over tiles")
         anchor = loop.yield_op
         for op in reversed(p.moved):
@@ -475,7 +434,7 @@ def _argument_expr(value: Value, fn: Operation, depth: int = 0) -> str | None:
         return None
     if isinstance(value, BlockArgument):
         entry = fn.regions[0].entry
-        assert entry is not None  # the plan accepted a function body of one block
+        assert entry is not None   # the plan accepted a function body of one block
         args = entry.arguments
         return f"arg{args.index(value)}" if value in args else None
     if (c := int_constant(value)) is not None:

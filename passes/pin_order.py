@@ -44,7 +44,6 @@ What the pins force, and what they do not:
 * NVIDIA has no such pin (ptxas schedules SASS itself): there the pass reorders the TTGIR and
   warns that nothing is pinned.
 """
-
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -59,49 +58,17 @@ from irlab.passkit.registry import register
 
 KINDS = {t.name: t for t in (GLOBAL_LOAD, LOCAL_LOAD, LOCAL_STORE, DOT, ASYNC_COPY)}
 LOOPS = ("scf.for", "scf.while")
-ORDERING = Effect.SYNC | Effect.SCHEDULE  # what a refusal names last: the op that orders the others
+ORDERING = Effect.SYNC | Effect.SCHEDULE   # what a refusal names last: the op that orders the others
 # ops a selector cannot name: a terminator ends the body and stays last; an op with regions (a
 # loop, a branch, a function) is not one of the single ops of an innermost loop body
-BRANCHES = (
-    "cf.br",
-    "cf.cond_br",
-    "cf.switch",
-    "llvm.br",
-    "llvm.cond_br",
-    "llvm.switch",
-    "llvm.indirectbr",
-    "llvm.resume",
-    "llvm.unreachable",
-    "ub.unreachable",
-)
+BRANCHES = ("cf.br", "cf.cond_br", "cf.switch", "llvm.br", "llvm.cond_br", "llvm.switch", "llvm.indirectbr",
+            "llvm.resume", "llvm.unreachable", "ub.unreachable")
 TERMINATOR_ENDINGS = ("yield", "return", "condition", "terminator", "in_parallel")
-REGION_OPS = (
-    "scf.for",
-    "scf.while",
-    "scf.if",
-    "scf.execute_region",
-    "scf.index_switch",
-    "scf.forall",
-    "scf.parallel",
-    "scf.reduce",
-    "tt.reduce",
-    "tt.scan",
-    "tt.map_elementwise",
-    "tt.func",
-    "func.func",
-    "llvm.func",
-    "gpu.func",
-    "gpu.module",
-    "gpu.launch",
-    "gpu.warp_execute_on_lane_0",
-    "gpu.all_reduce",
-    "ttg.warp_specialize",
-    "ttg.warp_specialize.partitions",
-    "ttg.mask",
-    "nvws.warp_group",
-    "module",
-    "builtin.module",
-)
+REGION_OPS = ("scf.for", "scf.while", "scf.if", "scf.execute_region", "scf.index_switch", "scf.forall",
+              "scf.parallel", "scf.reduce", "tt.reduce", "tt.scan", "tt.map_elementwise", "tt.func", "func.func",
+              "llvm.func", "gpu.func", "gpu.module", "gpu.launch", "gpu.warp_execute_on_lane_0", "gpu.all_reduce",
+              "ttg.warp_specialize", "ttg.warp_specialize.partitions", "ttg.mask", "nvws.warp_group", "module",
+              "builtin.module")
 
 
 def unorderable(name: str) -> str | None:
@@ -116,9 +83,8 @@ def unorderable(name: str) -> str | None:
 @dataclass(frozen=True)
 class Selector:
     """One entry of ``order``: the ops of a kind (or an op name), or the ``index``-th of them."""
-
     text: str
-    names: Collection[str]  # a kind's Trait, or the one op name
+    names: Collection[str]   # a kind's Trait, or the one op name
     index: int | None
 
     @classmethod
@@ -133,10 +99,8 @@ class Selector:
                 raise ValueError(f"order: {kind!r} is {why}")
             names = (kind,)
         else:
-            raise ValueError(
-                f"order: unknown selector {text.strip()!r}; a kind ({', '.join(KINDS)}) or an op name "
-                "(amdg.buffer_load), with an optional :k"
-            )
+            raise ValueError(f"order: unknown selector {text.strip()!r}; a kind ({', '.join(KINDS)}) or an op name "
+                             "(amdg.buffer_load), with an optional :k")
         try:
             index = int(idx) if idx else None
         except ValueError:
@@ -185,9 +149,8 @@ def plan(body, groups: list[list[Operation]]) -> tuple[list[Operation], list[Ope
             stuck = next((p for p in late if not is_pure(p) or p in wanted), None)
             if stuck is not None:
                 why = "" if stuck in wanted else f" and which cannot move up with it ({effects(stuck).describe()})"
-                raise RewriteError(
-                    f"{describe(op)} uses a value of {describe(stuck)}, which the order puts after it{why}"
-                )
+                raise RewriteError(f"{describe(op)} uses a value of {describe(stuck)}, which the order puts after "
+                                   f"it{why}")
             for p in late:
                 order.remove(p)
             at = order.index(op)
@@ -227,38 +190,32 @@ def check_order(old: list[Operation], new: list[Operation], moving=()) -> str | 
                 return f"{describe(op)} would come before {describe(d)}, which defines {v.ref}"
     for i, a in enumerate(old):
         ea = effects(a)
-        for b in old[i + 1 :]:
+        for b in old[i + 1:]:
             if pos[id(b)] < pos[id(a)]:
                 eb = effects(b)
                 if conflict(ea, eb):
                     mover, other = (b, a) if b in moving and a not in moving else (a, b)
-                    if (
-                        (mover in moving) == (other in moving)
-                        and effects(mover) & ORDERING
-                        and not effects(other) & ORDERING
-                    ):
+                    if (mover in moving) == (other in moving) and effects(mover) & ORDERING \
+                            and not effects(other) & ORDERING:
                         mover, other = other, mover
-                    return (
-                        f"{describe(mover)} ({effects(mover).describe()}) would cross {describe(other)}, "
-                        f"which {what_it_does(other)}"
-                    )
+                    return (f"{describe(mover)} ({effects(mover).describe()}) would cross {describe(other)}, "
+                            f"which {what_it_does(other)}")
     return None
 
 
 @dataclass
 class PinLoopOrder(RewritePattern):
     """In an innermost loop where every selector finds its ops, put them in order and pin it."""
-
     opts: "PinOrder"
     ctx: PassContext
     ops: ClassVar[tuple[str, ...]] = ("scf.for",)
-    done: set = field(default_factory=set)  # loops already ordered: indices refer to the body before
+    done: set = field(default_factory=set)   # loops already ordered: indices refer to the body before
 
     def match_and_rewrite(self, loop: Operation, rw) -> None:
         if id(loop) in self.done:
             return None
         body = loop.body
-        assert body is not None  # an scf.for always has its body region
+        assert body is not None   # an scf.for always has its body region
         if any(x.name in LOOPS for x in loop.walk() if x is not loop):
             return rw.notify_match_failure(loop, "not an innermost loop (it contains another loop)")
         groups = [s.select(body) for s in self.opts.selectors]
@@ -266,9 +223,8 @@ class PinLoopOrder(RewritePattern):
         if missing:
             s = missing[0]
             have = sum(o.name in s.names for o in body.ops)
-            return rw.notify_match_failure(
-                loop, f"not reordered: no op matches {s.text!r} in this loop body (it has {have} op(s) of that kind)"
-            )
+            return rw.notify_match_failure(loop, f"not reordered: no op matches {s.text!r} in this loop body "
+                                                 f"(it has {have} op(s) of that kind)")
         flat = [op for g in groups for op in g]
         twice = next((op for op in flat if flat.count(op) > 1), None)
         if twice is not None:
@@ -284,17 +240,14 @@ class PinLoopOrder(RewritePattern):
         self.done.add(id(loop))
         try:
             moved = self.realize(body, new, rw)
-        except RewriteError as e:  # check_order and the rewriter apply the same rules: a bug if reached
+        except RewriteError as e:   # check_order and the rewriter apply the same rules: a bug if reached
             raise PassError(f"pin-order: the rewriter refused a move the order check allowed: {e}") from None
         pins = self.pin(body, groups, rw) if self.opts.pin != "none" else 0
         if not moved and not pins:
-            return rw.notify_match_failure(
-                loop, "nothing to do: the body is in that order" + (" and pinned" if self.opts.pin != "none" else "")
-            )
-        said = ", ".join(
-            f"{s.text} ({describe(g[0]) if len(g) == 1 else f'{len(g)} ops'})"
-            for s, g in zip(self.opts.selectors, groups)
-        )
+            return rw.notify_match_failure(loop, "nothing to do: the body is in that order"
+                                                 + (" and pinned" if self.opts.pin != "none" else ""))
+        said = ", ".join(f"{s.text} ({describe(g[0]) if len(g) == 1 else f'{len(g)} ops'})"
+                         for s, g in zip(self.opts.selectors, groups))
         extra = f", {len(carried)} producer(s) moved up with them" if carried else ""
         pinned = f"; {pins} rocdl.sched.barrier {self.opts.mask} pin(s)" if pins else ""
         self.ctx.remark(f"ordered {said}: {moved} op(s) moved{extra}{pinned}", loop)
@@ -313,11 +266,9 @@ class PinLoopOrder(RewritePattern):
     def pin(self, body, groups, rw) -> int:
         if not sched.pins_apply(self.ctx):
             if not any(d.severity == "warning" for d in self.ctx.diagnostics):
-                self.ctx.warning(
-                    f"nothing pinned: scheduling pins are AMDGPU's; the module is for "
-                    f"{self.ctx.module.target or 'an unknown target'}, whose assembler schedules "
-                    "freely (the TTGIR order is all this pass sets there)"
-                )
+                self.ctx.warning(f"nothing pinned: scheduling pins are AMDGPU's; the module is for "
+                                 f"{self.ctx.module.target or 'an unknown target'}, whose assembler schedules "
+                                 "freely (the TTGIR order is all this pass sets there)")
             return 0
         added = 0
         for g in groups[:-1]:
@@ -336,22 +287,13 @@ class PinOrder(ModulePass):
     runs_on: ClassVar[tuple] = ("ttgir",)
     summary: ClassVar[str] = "order chosen ops of a loop body and pin the order through the AMDGPU scheduler"
 
-    order: str = option(
-        "",
-        "selectors in the wanted order, e.g. global_load:0,local_load,global_load:1,dot "
-        f"(kinds: {', '.join(KINDS)}, or an op name; :k picks the k-th)",
-    )
-    pin: str = option(
-        "sched-barrier",
-        "sched-barrier: a rocdl.sched.barrier after each selector's ops (AMD); none: reorder the TTGIR only",
-        ("sched-barrier", "none"),
-    )
-    mask: int = option(
-        0,
-        "instruction classes allowed across the pins (AMDGPU sched_barrier mask; 0: nothing, "
-        "and each pin ends a scheduling region)",
-    )
-    if TYPE_CHECKING:  # set by __post_init__, not an option: declared here for the checker only
+    order: str = option("", "selectors in the wanted order, e.g. global_load:0,local_load,global_load:1,dot "
+                        f"(kinds: {', '.join(KINDS)}, or an op name; :k picks the k-th)")
+    pin: str = option("sched-barrier", "sched-barrier: a rocdl.sched.barrier after each selector's ops (AMD); "
+                      "none: reorder the TTGIR only", ("sched-barrier", "none"))
+    mask: int = option(0, "instruction classes allowed across the pins (AMDGPU sched_barrier mask; 0: nothing, "
+                       "and each pin ends a scheduling region)")
+    if TYPE_CHECKING:   # set by __post_init__, not an option: declared here for the checker only
         selectors: tuple[Selector, ...]
 
     def __post_init__(self):

@@ -26,7 +26,6 @@ is active (``proton.start(backend="instrumentation")``), and Triton aborts the p
 of a dialect it has not loaded: outside that, the pass refuses. ``irlab profile --scopes`` runs it
 inside Proton's session.
 """
-
 from __future__ import annotations
 
 import re
@@ -45,7 +44,6 @@ _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*$")
 @dataclass(frozen=True)
 class OpScope:
     """``NAME=OP#K``: the K-th op named OP."""
-
     name: str
     op: str
     index: int
@@ -61,9 +59,8 @@ def parse_scopes(text: str) -> tuple[list[str], list[OpScope]]:
             continue
         name, eq, sel = part.partition("=")
         if not eq:
-            raise ValueError(
-                f"scopes: {part!r} is neither {' nor '.join(BUILTIN)} nor NAME=OP[#K] (e.g. cvt=ttg.convert_layout#0)"
-            )
+            raise ValueError(f"scopes: {part!r} is neither {' nor '.join(BUILTIN)} nor NAME=OP[#K] (e.g. "
+                             "cvt=ttg.convert_layout#0)")
         op, _, k = sel.partition("#")
         if not _NAME.match(name) or "." not in op:
             raise ValueError(f"scopes: {part!r}: NAME must be a plain word and OP a full op name (ttg.local_load)")
@@ -86,11 +83,8 @@ def record(kind: str, name: str) -> str:
 
 def k_loop(func: Operation) -> tuple[Operation | None, int]:
     """The first ``scf.for`` of ``func`` whose own body holds a dot, and how many such loops there are."""
-    loops = [
-        op
-        for op in func.walk()
-        if op.name == "scf.for" and op.body is not None and any(o.name in DOT for o in op.body.ops)
-    ]
+    loops = [op for op in func.walk() if op.name == "scf.for" and op.body is not None
+             and any(o.name in DOT for o in op.body.ops)]
     return (loops[0] if loops else None), len(loops)
 
 
@@ -109,11 +103,9 @@ class ProtonScopes(ModulePass):
 
     def run(self, ctx: PassContext) -> None:
         if not ctx.services.proton_dialect_active():
-            raise PassError(
-                "proton-scopes writes proton.record ops, and Triton loads the proton dialect only while "
-                "Proton's instrumentation is active (Triton aborts on an unloaded dialect): run it through "
-                "`irlab profile --scopes ...`"
-            )
+            raise PassError("proton-scopes writes proton.record ops, and Triton loads the proton dialect only while "
+                            "Proton's instrumentation is active (Triton aborts on an unloaded dialect): run it through "
+                            "`irlab profile --scopes ...`")
         builtin, op_scopes = parse_scopes(self.scopes)
         funcs = [op for op in ctx.module.walk() if op.name == "tt.func"]
         if not funcs:
@@ -143,7 +135,7 @@ class ProtonScopes(ModulePass):
             done.append("kloop")
             ctx.remark(f"kloop: {describe(loop)}", loop)
         if "epilogue" in builtin:
-            assert loop.block is not None  # a loop found inside the function sits in one of its blocks
+            assert loop.block is not None   # a loop found inside the function sits in one of its blocks
             last = loop.block.ops[-1]
             rw.insert_after(after, record("start", "epilogue"), "proton-scopes: epilogue starts")
             rw.insert_before(last, record("end", "epilogue"), "proton-scopes: epilogue ends")
@@ -156,9 +148,8 @@ class ProtonScopes(ModulePass):
         for s in op_scopes:
             ops = [o for o in func.walk() if o.name == s.op]
             if not -len(ops) <= s.index < len(ops):
-                ctx.warning(
-                    f"scope {s.name}: the function has {len(ops)} {s.op} op(s), no #{s.index}: not marked", func
-                )
+                ctx.warning(f"scope {s.name}: the function has {len(ops)} {s.op} op(s), no #{s.index}: not marked",
+                            func)
                 continue
             op = ops[s.index]
             if op.block is not None and op.block.ops[-1] is op:

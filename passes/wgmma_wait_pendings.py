@@ -19,7 +19,6 @@ Hypothesis space, and why the pass only ever lowers P:
 
 Run at the end of TTGIR: ``Insert("wgmma-wait-pendings", at="end", options={"pendings": 0})``.
 """
-
 from __future__ import annotations
 
 from typing import ClassVar
@@ -56,11 +55,8 @@ class WgmmaWaitPendings(ModulePass):
                 ctx.note(f"{describe(w)} already has pendings = {have}", w)
                 continue
             if self.pendings > have:
-                ctx.note(
-                    f"refused: raising pendings {have} -> {self.pendings} would let the next copies overwrite a "
-                    f"tile a wgmma may still read (Triton chose {have} = buffers - prefetch distance)",
-                    w,
-                )
+                ctx.note(f"refused: raising pendings {have} -> {self.pendings} would let the next copies overwrite a "
+                         f"tile a wgmma may still read (Triton chose {have} = buffers - prefetch distance)", w)
                 continue
             ctx.rewriter.set_attribute(w, "pendings", f"{self.pendings} : i32", reason="wgmma wait depth")
             ctx.remark(f"pendings {have} -> {self.pendings} on {describe(w)}", w)

@@ -29,7 +29,6 @@ weights of an int4 GEMM, ``w + k // 8``). Such accesses are reported as not chec
 that folds the addresses -- unless the folded term is then scaled by a value known only at run
 time (``(offs_m % M) * stride_cm``), which no backend can prove adjacent.
 """
-
 from __future__ import annotations
 
 import os
@@ -44,44 +43,39 @@ from irlab.ir.types import PointerType, ScalarType
 
 # op name -> (kind, what holds the layout: "value" operand, "result", or the pointer/offset operand)
 ACCESS_OPS = {
-    "tt.store": ("store", "value"),
-    "amdg.buffer_store": ("store", "value"),
-    "tt.load": ("load", "result"),
-    "amdg.buffer_load": ("load", "result"),
-    "amdg.buffer_load_to_local": ("load", "offsets"),
-    "ttg.async_copy_global_to_local": ("load", "src"),
+    "tt.store": ("store", "value"), "amdg.buffer_store": ("store", "value"),
+    "tt.load": ("load", "result"), "amdg.buffer_load": ("load", "result"),
+    "amdg.buffer_load_to_local": ("load", "offsets"), "ttg.async_copy_global_to_local": ("load", "src"),
 }
 
 
-Position = tuple[str, int, int]  # (file name, line, column) in the kernel's source
+Position = tuple[str, int, int]        # (file name, line, column) in the kernel's source
 
 
 @dataclass
 class Access:
     """A global access of the TTGIR and the most bytes one lane may move in one instruction for it
     (None: not bounded, its layout is not modelled or it is scalar)."""
-
     op: Operation
     kind: str
     limit: int | None
     why: str
-    chains: frozenset = frozenset()  # the position chains its location stands for (innermost first)
+    chains: frozenset = frozenset()   # the position chains its location stands for (innermost first)
 
 
 @dataclass
 class Instruction:
-    index: int  # line number in the ISA text (1-based)
+    index: int           # line number in the ISA text (1-based)
     text: str
-    kind: str  # load | store
+    kind: str            # load | store
     bytes: int
-    chain: tuple = ()  # its .loc: (file, line, column), then the call sites it was inlined at
+    chain: tuple = ()    # its .loc: (file, line, column), then the call sites it was inlined at
 
 
 @dataclass
 class Skipped:
     """An instruction the check did not judge, and why. ``placeable``: the reason is that its line
     info names no single op (a recompile with one location per op can settle it)."""
-
     instr: Instruction
     why: str
     placeable: bool = False
@@ -95,10 +89,8 @@ class Violation:
 
     def __str__(self):
         ops = "; ".join(f"{a.op.name} (TTGIR line {a.op.line}): {a.why}" for a in self.against[:3])
-        return (
-            f"ISA line {self.instr.index}: `{self.instr.text}` moves {self.instr.bytes} B per lane, but the "
-            f"{self.instr.kind} it comes from allows at most {self.limit} B ({ops})"
-        )
+        return (f"ISA line {self.instr.index}: `{self.instr.text}` moves {self.instr.bytes} B per lane, but the "
+                f"{self.instr.kind} it comes from allows at most {self.limit} B ({ops})")
 
 
 @dataclass
@@ -123,24 +115,17 @@ class Report:
         return [s for s in self.skipped if s.placeable]
 
     def summary(self) -> str:
-        head = (
-            f"access widths ({self.isa}): {self.checked} global access instruction(s) checked, "
-            f"{self.unchecked} not checked, {len(self.violations)} too wide"
-        )
+        head = (f"access widths ({self.isa}): {self.checked} global access instruction(s) checked, "
+                f"{self.unchecked} not checked, {len(self.violations)} too wide")
         why: dict[str, int] = {}
         for s in self.skipped:
             why[s.why] = why.get(s.why, 0) + 1
-        return "\n".join(
-            [head]
-            + [f"  {v}" for v in self.violations]
-            + [f"  not checked ({n}): {w}" for w, n in why.items()]
-            + [f"  note: {n}" for n in self.notes]
-        )
+        return "\n".join([head] + [f"  {v}" for v in self.violations]
+                         + [f"  not checked ({n}): {w}" for w, n in why.items()] + [f"  note: {n}" for n in self.notes])
 
 
 # ------------------------------------------------------------------------------------------------
 # TTGIR
-
 
 def accesses(module: Module) -> list[Access]:
     out = []
@@ -157,44 +142,18 @@ def accesses(module: Module) -> list[Access]:
         limit, why = _limit(op, t)
         folding = _folding_address_op(op)
         if limit is not None and folding is not None:
-            limit, why = (
-                None,
-                (
-                    f"its address math folds addresses ({folding.name}, TTGIR line {folding.line}); "
-                    "the backend may merge a lane's separate elements"
-                ),
-            )
-        chains = (
-            frozenset(
-                tuple((os.path.basename(f), line, col) for f, line, col in chain)
-                for chain in position_chains(module, op.loc)
-            )
-            if op.loc
-            else frozenset()
-        )
+            limit, why = None, (f"its address math folds addresses ({folding.name}, TTGIR line {folding.line}); "
+                                "the backend may merge a lane's separate elements")
+        chains = frozenset(tuple((os.path.basename(f), line, col) for f, line, col in chain)
+                           for chain in position_chains(module, op.loc)) if op.loc else frozenset()
         out.append(Access(op, kind, limit, why, chains))
     return out
 
 
 # address math after which two different elements may have neighbouring (or equal) addresses
-FOLDING = GLOBAL_LOAD | {
-    "arith.divsi",
-    "arith.divui",
-    "arith.remsi",
-    "arith.remui",
-    "arith.shrsi",
-    "arith.shrui",
-    "arith.floordivsi",
-    "arith.ceildivsi",
-    "arith.ceildivui",
-    "arith.minsi",
-    "arith.minui",
-    "arith.maxsi",
-    "arith.maxui",
-    "arith.select",
-    "tt.gather",
-    "tt.histogram",
-}
+FOLDING = GLOBAL_LOAD | {"arith.divsi", "arith.divui", "arith.remsi", "arith.remui", "arith.shrsi", "arith.shrui",
+                         "arith.floordivsi", "arith.ceildivsi", "arith.ceildivui", "arith.minsi", "arith.minui",
+                         "arith.maxsi", "arith.maxui", "arith.select", "tt.gather", "tt.histogram"}
 
 
 def _folding_address_op(op: Operation) -> Operation | None:
@@ -210,13 +169,13 @@ def _folding_address_op(op: Operation) -> Operation | None:
             continue
         seen.add(id(v))
         d = v.defining_op
-        if d is None:  # a loop-carried value: what enters the loop and what each iteration yields
+        if d is None:      # a loop-carried value: what enters the loop and what each iteration yields
             loop = getattr(getattr(v, "block", None), "parent_op", None)
             if loop is not None and loop.name == "scf.for" and getattr(v, "index", 0) >= 1:
                 work.extend(_carried(loop, v.index - 1))
             continue
         if d.name == "tt.splat" or not isinstance(v.type, TensorType):
-            continue  # one value for every element: it moves them together, never onto each other
+            continue       # one value for every element: it moves them together, never onto each other
         if d.name in FOLDING and d is not op:
             return d
         if d.name == "arith.muli" and not any(_is_constant(x) for x in d.operands):
@@ -266,10 +225,8 @@ def _limit(op: Operation, t) -> tuple[int | None, str]:
     run = widest_lane_run(t)
     if run is None or elem is None:
         return None, f"layout {t.encoding_text} not modelled"
-    return run.length * elem, (
-        f"{t.encoding_text} gives each lane at most {run.length} consecutive element(s) of "
-        f"{elem} B (along dim {run.dim} of {'x'.join(map(str, t.shape))})"
-    )
+    return run.length * elem, (f"{t.encoding_text} gives each lane at most {run.length} consecutive element(s) of "
+                               f"{elem} B (along dim {run.dim} of {'x'.join(map(str, t.shape))})")
 
 
 # ------------------------------------------------------------------------------------------------
@@ -285,26 +242,10 @@ _INLINED = re.compile(r"inlined_at\s+(\d+)\s+(\d+)\s+(\d+)")
 _ASM_BEGIN = ("// begin inline asm", ";;#ASMSTART")
 _ASM_END = ("// end inline asm", ";;#ASMEND")
 _PTX_ACCESS = re.compile(r"\b(ld|st)\.global((?:\.[\w:]+)*)")
-_PTX_CP_ASYNC = re.compile(
-    r"\bcp\.async\.(?:ca|cg)\.shared\.global\S*\s+\[[^\]]*\],\s*\[[^\]]*\],\s*(0x[0-9a-fA-F]+|\d+)"
-)
+_PTX_CP_ASYNC = re.compile(r"\bcp\.async\.(?:ca|cg)\.shared\.global\S*\s+\[[^\]]*\],\s*\[[^\]]*\],\s*(0x[0-9a-fA-F]+|\d+)")
 _AMD_ACCESS = re.compile(r"^\s*((?:global|buffer|flat)_(load|store)_\w+)")
-_AMD_BYTES = (
-    ("b128", 16),
-    ("dwordx4", 16),
-    ("b96", 12),
-    ("dwordx3", 12),
-    ("b64", 8),
-    ("dwordx2", 8),
-    ("b32", 4),
-    ("dword", 4),
-    ("b16", 2),
-    ("short", 2),
-    ("ubyte", 1),
-    ("sbyte", 1),
-    ("byte", 1),
-    ("b8", 1),
-)
+_AMD_BYTES = (("b128", 16), ("dwordx4", 16), ("b96", 12), ("dwordx3", 12), ("b64", 8), ("dwordx2", 8),
+              ("b32", 4), ("dword", 4), ("b16", 2), ("short", 2), ("ubyte", 1), ("sbyte", 1), ("byte", 1), ("b8", 1))
 
 
 def _ptx_bytes(suffix: str) -> int | None:
@@ -400,7 +341,6 @@ def code_lines(isa_text: str, isa: str) -> list[str]:
 # ------------------------------------------------------------------------------------------------
 # the check
 
-
 def _names(chain: tuple, op_chain: tuple) -> bool:
     """Whether an instruction's position chain names an op's: the same positions, from the
     innermost out, as far as the instruction's line info goes (PTX writes one call site)."""
@@ -418,7 +358,7 @@ def _judge(rep: Report, ins: Instruction, against: list[Access], placed: bool) -
         a = unbounded[0]
         rep.skipped.append(Skipped(ins, f"{a.op.name} (TTGIR line {a.op.line}): {a.why}"))
         return
-    limits = [a.limit for a in against if a.limit is not None]  # every one: none is unbounded
+    limits = [a.limit for a in against if a.limit is not None]     # every one: none is unbounded
     low, high = min(limits), max(limits)
     if ins.bytes > high:
         rep.checked += 1
@@ -427,13 +367,8 @@ def _judge(rep: Report, ins: Instruction, against: list[Access], placed: bool) -
         rep.checked += 1
     else:
         what = "names" if placed else "names no op; the kernel has"
-        rep.skipped.append(
-            Skipped(
-                ins,
-                f"its line info {what} {len(against)} global {ins.kind}s that allow {low} to {high} B per lane",
-                placeable=True,
-            )
-        )
+        rep.skipped.append(Skipped(ins, f"its line info {what} {len(against)} global {ins.kind}s that allow "
+                                        f"{low} to {high} B per lane", placeable=True))
 
 
 def check(ttgir: Module, isa_text: str, isa: str, identified: dict | None = None) -> Report:
@@ -460,16 +395,14 @@ def check(ttgir: Module, isa_text: str, isa: str, identified: dict | None = None
 # ------------------------------------------------------------------------------------------------
 # one location per access op
 
-
 @dataclass
 class Relocation:
     """TTGIR text in which access op ``ops[k]`` has the location line ``base + k * stride``, a
     line no op of the kernel's source has: the line info of code compiled from it names the op."""
-
     text: str
     ops: list
     base: int
-    stride: int = 100  # room for the lines LLVM counts up inside an op's inline assembly
+    stride: int = 100     # room for the lines LLVM counts up inside an op's inline assembly
 
     def op_at(self, line: int):
         k = (line - self.base) // self.stride

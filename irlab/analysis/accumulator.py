@@ -8,7 +8,6 @@ kernel reloaded wrapped rows) needs that whole path to know which output rows th
 and whether they are stored. :func:`stored_accumulator` finds it or raises
 :class:`~irlab.analysis.index_expr.Unmatched` saying where the path leaves the simple form.
 """
-
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -19,27 +18,18 @@ from irlab.ir.queries import is_elementwise
 from .index_expr import Unmatched, uniform
 
 # single-operand elementwise ops an epilogue applies to the accumulator before storing it
-EPILOGUE_OPS = (
-    "arith.truncf",
-    "arith.extf",
-    "arith.mulf",
-    "arith.addf",
-    "arith.maxnumf",
-    "arith.maximumf",
-    "arith.minnumf",
-    "arith.minimumf",
-    "tt.fp_to_fp",
-)
+EPILOGUE_OPS = ("arith.truncf", "arith.extf", "arith.mulf", "arith.addf", "arith.maxnumf", "arith.maximumf",
+                "arith.minnumf", "arith.minimumf", "tt.fp_to_fp")
 _MAX_CHAIN = 8
 
 
 @dataclass(frozen=True)
 class StoredAccumulator:
     dot: Operation
-    operand: str  # "a" or "b": which dot operand the tile is
-    slot: int  # the accumulator's iter_arg index
-    store: Operation  # the tt.store after the loop
-    chain: tuple = ()  # the elementwise ops from the loop's result to the store, in order
+    operand: str        # "a" or "b": which dot operand the tile is
+    slot: int           # the accumulator's iter_arg index
+    store: Operation    # the tt.store after the loop
+    chain: tuple = ()   # the elementwise ops from the loop's result to the store, in order
 
 
 def stored_accumulator(loop: Operation, tile: Value, through: tuple = EPILOGUE_OPS) -> StoredAccumulator:
@@ -66,9 +56,8 @@ def stored_accumulator(loop: Operation, tile: Value, through: tuple = EPILOGUE_O
         u = value.users[0]
         if u.name == "tt.store" and u.value is value:
             return StoredAccumulator(dot, "a" if dot.a is tile else "b", slot, u, tuple(chain))
-        if not (
-            u.name in through and is_elementwise(u) and all(w is value or uniform(w) is not None for w in u.operands)
-        ):
+        if not (u.name in through and is_elementwise(u) and all(w is value or uniform(w) is not None
+                                                                for w in u.operands)):
             raise Unmatched(f"the accumulator reaches {describe(u)}, not only elementwise ops and a tt.store")
         chain.append(u)
         value = u.result

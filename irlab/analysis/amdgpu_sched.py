@@ -20,7 +20,6 @@ keyword set in 3.9's (``rocdl.sched.barrier none``, ``rocdl.sched.group.barrier 
 0``, ``valu|mfma_wmma``). :func:`mask_text` writes either; a pass asks its services which one the installed Triton's parser
 reads (``ctx.services.sched_masks_are_keywords()``).
 """
-
 from __future__ import annotations
 
 import math
@@ -29,36 +28,13 @@ from irlab.ir import Operation, TensorType, describe
 from irlab.ir.traits import GLOBAL_LOAD
 
 # llvm.amdgcn.sched_barrier / sched_group_barrier masks (LLVM AMDGPUUsage)
-MASKS = {
-    "alu": 0x1,
-    "valu": 0x2,
-    "salu": 0x4,
-    "mfma": 0x8,
-    "vmem": 0x10,
-    "vmem_read": 0x20,
-    "vmem_write": 0x40,
-    "ds": 0x80,
-    "ds_read": 0x100,
-    "ds_write": 0x200,
-    "trans": 0x400,
-    "ldsdma": 0x800,
-}
+MASKS = {"alu": 0x1, "valu": 0x2, "salu": 0x4, "mfma": 0x8, "vmem": 0x10, "vmem_read": 0x20, "vmem_write": 0x40,
+         "ds": 0x80, "ds_read": 0x100, "ds_write": 0x200, "trans": 0x400, "ldsdma": 0x800}
 ALL_MASK_BITS = sum(MASKS.values())
 # the same bits as keywords of MLIR's ROCDL SchedGroupMask (Triton 3.9)
-KEYWORDS = {
-    0x1: "non_mem_non_sideeffect",
-    0x2: "valu",
-    0x4: "salu",
-    0x8: "mfma_wmma",
-    0x10: "all_vmem",
-    0x20: "vmem_read",
-    0x40: "vmem_write",
-    0x80: "all_ds",
-    0x100: "ds_read",
-    0x200: "ds_write",
-    0x400: "transcendental",
-    0x800: "ldsdma",
-}
+KEYWORDS = {0x1: "non_mem_non_sideeffect", 0x2: "valu", 0x4: "salu", 0x8: "mfma_wmma", 0x10: "all_vmem",
+            0x20: "vmem_read", 0x40: "vmem_write", 0x80: "all_ds", 0x100: "ds_read", 0x200: "ds_write",
+            0x400: "transcendental", 0x800: "ldsdma"}
 
 
 def mask_text(mask: int, keywords: bool) -> str:
@@ -190,7 +166,6 @@ def ds_reads_bound(dot: Operation) -> int | None:
 # ------------------------------------------------------------------------------------------------
 # pinning a sunk global load (interleave-global-loads' ``pin`` option)
 
-
 def is_pinned(body, load: Operation, dot: Operation, mode: str) -> bool:
     """Whether ``load`` (mode ``barriers``) or ``dot`` (mode ``groups``) already carries its pins."""
     if mode == "barriers":
@@ -202,10 +177,8 @@ def is_pinned(body, load: Operation, dot: Operation, mode: str) -> bool:
 
 def warn_not_amd(ctx, op: Operation, what: str) -> None:
     """One warning per run: scheduling pins are AMDGPU ops, and this module is for another target."""
-    message = (
-        f"not pinned: {what} writes AMDGPU scheduling barriers; the module is for "
-        f"{ctx.module.target or 'an unknown target'} (its assembler schedules freely)"
-    )
+    message = (f"not pinned: {what} writes AMDGPU scheduling barriers; the module is for "
+               f"{ctx.module.target or 'an unknown target'} (its assembler schedules freely)")
     if not any(d.message == message for d in ctx.diagnostics):
         ctx.warning(message, op)
 
@@ -230,25 +203,18 @@ def pin_sunk_load(ctx, rw, body, load: Operation, dot: Operation, mode: str, mfm
             rw.insert_before(load, sched_barrier(0, keywords=keywords), reason="pin the sunk load")
         if not is_pin(body.ops[body.index(load) + 1], 0):
             rw.insert_after(load, sched_barrier(0, keywords=keywords), reason="pin the sunk load")
-        ctx.remark(
-            f"pinned {describe(load)} with rocdl.sched.barrier 0 before and after it: nothing "
-            "crosses them (each also ends a scheduling region)",
-            load,
-        )
+        ctx.remark(f"pinned {describe(load)} with rocdl.sched.barrier 0 before and after it: nothing "
+                   "crosses them (each also ends a scheduling region)", load)
         return
-    earlier = [x for x in body.ops[: body.index(load)] if x.name in GLOBAL_LOAD]
+    earlier = [x for x in body.ops[:body.index(load)] if x.name in GLOBAL_LOAD]
     counts = [vmem_reads(x) for x in earlier + [load]]
     known = [c for c in counts if c is not None]
     n_mfma, n_ds = mfmas(dot), ds_reads_bound(dot)
     if len(known) < len(counts) or n_mfma is None or n_ds is None:
-        unknown = [describe(x) for x, c in zip(earlier + [load], counts) if c is None] + (
-            [describe(dot)] if n_mfma is None or n_ds is None else []
-        )
-        ctx.warning(
-            f"not pinned: cannot estimate the machine instructions of {', '.join(unknown)} (a "
-            "blocked global load and an amd_mfma dot are needed for the group sizes)",
-            load,
-        )
+        unknown = [describe(x) for x, c in zip(earlier + [load], counts) if c is None] + \
+            ([describe(dot)] if n_mfma is None or n_ds is None else [])
+        ctx.warning(f"not pinned: cannot estimate the machine instructions of {', '.join(unknown)} (a "
+                    "blocked global load and an amd_mfma dot are needed for the group sizes)", load)
         return
     first, sunk = sum(known[:-1]), known[-1]
     before = round(mfma_before * n_mfma)
@@ -257,14 +223,7 @@ def pin_sunk_load(ctx, rw, body, load: Operation, dot: Operation, mode: str, mfm
     groups += [("mfma", before, f"{before} of {n_mfma} MFMAs")] if before else []
     groups += [("vmem_read", sunk, describe(load))]
     groups += [("mfma", n_mfma - before, "the other MFMAs")] if n_mfma - before else []
-    rw.insert_after(
-        dot,
-        "\n".join(group_barrier(MASKS[k], n, keywords=keywords) for k, n, _ in groups),
-        reason="pin the talk's schedule",
-    )
+    rw.insert_after(dot, "\n".join(group_barrier(MASKS[k], n, keywords=keywords) for k, n, _ in groups), reason="pin the talk's schedule")
     said = ", ".join(f"{n} x {k} ({why})" for k, n, why in groups)
-    ctx.remark(
-        f"pinned the schedule with {len(groups)} rocdl.sched.group.barrier after {describe(dot)}: "
-        f"{said}; counts estimated from the layouts",
-        dot,
-    )
+    ctx.remark(f"pinned the schedule with {len(groups)} rocdl.sched.group.barrier after {describe(dot)}: "
+               f"{said}; counts estimated from the layouts", dot)

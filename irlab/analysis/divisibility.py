@@ -15,7 +15,6 @@ aborts Triton 3.6's coalescing pass (a non-monotonic lattice join) and is read a
 :func:`read` returns what Triton assumes and whether that reading can be trusted as a proof:
 zero and negative hints are not divisors of anything real, so they are never trusted.
 """
-
 from __future__ import annotations
 
 import re
@@ -26,10 +25,10 @@ from irlab.ir.attributes import Dense, Keyword
 
 @dataclass(frozen=True)
 class Divisibility:
-    value: int  # the divisor Triton's axis analysis assumes (1 where it ignores the hint)
-    written: str  # the attribute as the IR wrote it, for messages
-    trusted: bool  # the reading proves ``value`` divides the argument
-    why: str = ""  # how Triton reads a form that is not a plain positive integer
+    value: int          # the divisor Triton's axis analysis assumes (1 where it ignores the hint)
+    written: str        # the attribute as the IR wrote it, for messages
+    trusted: bool       # the reading proves ``value`` divides the argument
+    why: str = ""       # how Triton reads a form that is not a plain positive integer
 
     def proves(self, divisor: int) -> bool:
         return self.trusted and self.value % divisor == 0
@@ -44,53 +43,30 @@ def read(attr) -> Divisibility:
     if isinstance(attr, Dense):
         first = attr.splat if attr.splat is not None else _first_int(attr.text)
         if not isinstance(first, int) or isinstance(first, bool):
-            return Divisibility(1, written, True, "a dense attribute without an integer first element; Triton reads 1")
+            return Divisibility(1, written, True, "a dense attribute without an integer first element; "
+                                                  "Triton reads 1")
         attr = first
-    if isinstance(attr, bool):  # an i1 IntegerAttr
+    if isinstance(attr, bool):   # an i1 IntegerAttr
         return Divisibility(int(attr), written, attr, "an i1 integer: Triton reads true as 1 and false as 0")
     if not isinstance(attr, int):
-        kind = (
-            "a keyword"
-            if isinstance(attr, Keyword)
-            else "a string"
-            if isinstance(attr, str)
-            else "a float"
-            if isinstance(attr, float)
-            else "an array"
-            if isinstance(attr, list)
-            else f"a {type(attr).__name__}"
-        )
-        return Divisibility(
-            1,
-            written,
-            True,
-            f"Triton ignores {kind} tt.divisibility (it reads only integer and dense integer attributes) and assumes 1",
-        )
+        kind = "a keyword" if isinstance(attr, Keyword) else "a string" if isinstance(attr, str) else \
+            "a float" if isinstance(attr, float) else "an array" if isinstance(attr, list) else \
+            f"a {type(attr).__name__}"
+        return Divisibility(1, written, True, f"Triton ignores {kind} tt.divisibility (it reads only integer "
+                                              f"and dense integer attributes) and assumes 1")
     if attr > 0:
         return Divisibility(attr, written, True)
     if attr == 0:
-        return Divisibility(
-            0,
-            written,
-            False,
-            "a divisibility of 0 divides nothing; Triton 3.6 treats the argument as divisible by anything, 3.9 as 1",
-        )
-    return Divisibility(
-        attr,
-        written,
-        False,
-        "a negative divisibility; Triton zero-extends it (-16 : i32 reads "
-        "as 4294967280, a multiple of 16) and 3.6 aborts on a negative i64",
-    )
+        return Divisibility(0, written, False, "a divisibility of 0 divides nothing; Triton 3.6 treats the argument "
+                                               "as divisible by anything, 3.9 as 1")
+    return Divisibility(attr, written, False, "a negative divisibility; Triton zero-extends it (-16 : i32 reads "
+                                              "as 4294967280, a multiple of 16) and 3.6 aborts on a negative i64")
 
 
 def arguments(fn) -> dict[str, Divisibility]:
     """``{argument name: Divisibility}`` for the arguments of ``fn`` that carry ``tt.divisibility``."""
-    return {
-        name: read(attrs["tt.divisibility"])
-        for name, attrs in fn.argument_attributes().items()
-        if "tt.divisibility" in attrs
-    }
+    return {name: read(attrs["tt.divisibility"]) for name, attrs in fn.argument_attributes().items()
+            if "tt.divisibility" in attrs}
 
 
 def _first_int(text: str) -> int | None:

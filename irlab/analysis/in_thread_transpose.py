@@ -36,7 +36,6 @@ max(min(16 / perPhase, K / vec), 1)``, with 64 banks on CDNA4; of the WMMA: ``ve
 128 bits, 32 banks, the instruction's 16 rows in place of 16). All layout arithmetic is done
 here in Python; Triton's verifier checks the result when the rewritten IR is handed back.
 """
-
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -45,8 +44,8 @@ from irlab.ir import BlockArgument, MemDescType, Operation, OpResult, TensorType
 from irlab.ir.attributes import same_layout
 from irlab.ir.traits import ASYNC_COPY, GLOBAL_LOAD, LOCAL_LOAD, SHARED_VIEW
 
-VIEW = "ttg.memdesc_index"  # the one shared-memory view the network follows (a slot of a multi-buffer)
-DS_BITS = 64  # upstream widens a lane's K run to one ds_write_b64
+VIEW = "ttg.memdesc_index"   # the one shared-memory view the network follows (a slot of a multi-buffer)
+DS_BITS = 64        # upstream widens a lane's K run to one ds_write_b64
 
 
 class Refused(Exception):
@@ -60,14 +59,13 @@ class Refused(Exception):
 @dataclass
 class Operand:
     """One dot operand's LDS network, as upstream's pass finds it from a ``local_load``."""
-
-    root: Operation  # the dot-operand local_load
-    op_idx: int  # 0: A, 1: B
-    k_dim: int  # the operand's K dimension (A: 1, B: 0)
-    writes: list[Operation] = field(default_factory=list)  # local_alloc / local_store (with data)
-    buffers: list = field(default_factory=list)  # every memdesc value of the network
-    ops: list[Operation] = field(default_factory=list)  # every op of the network
-    loads: list[Operation] = field(default_factory=list)  # the tt.loads the writes store
+    root: Operation                      # the dot-operand local_load
+    op_idx: int                          # 0: A, 1: B
+    k_dim: int                           # the operand's K dimension (A: 1, B: 0)
+    writes: list[Operation] = field(default_factory=list)    # local_alloc / local_store (with data)
+    buffers: list = field(default_factory=list)              # every memdesc value of the network
+    ops: list[Operation] = field(default_factory=list)       # every op of the network
+    loads: list[Operation] = field(default_factory=list)     # the tt.loads the writes store
 
     @property
     def name(self) -> str:
@@ -77,17 +75,15 @@ class Operand:
 @dataclass(frozen=True)
 class Plan:
     """What the rewrite writes for one operand (layouts as text, inline)."""
-
     operand: Operand
-    blocked: str  # the loads' new blocked layout
-    linear: str  # the in-register transpose's result layout
-    shared: str  # the buffers' new rotating shared layout
-    k_per_lane: int  # elements a lane now holds along K
+    blocked: str          # the loads' new blocked layout
+    linear: str           # the in-register transpose's result layout
+    shared: str           # the buffers' new rotating shared layout
+    k_per_lane: int       # elements a lane now holds along K
 
 
 # --------------------------------------------------------------------------------------------------
 # finding the network
-
 
 def _dot_layout(load: Operation):
     t = load.result.type if load.results else None
@@ -119,51 +115,37 @@ def find_operand(load: Operation) -> Operand:
         if writes and all(_transposed(w) for w in writes):
             raise Refused(None, "already rewritten: every write is fed by amdg.in_thread_transpose")
         if not operand.writes:
-            raise Refused(load, "not rewritten: no local_alloc or local_store writes the buffers this local_load reads")
+            raise Refused(load, "not rewritten: no local_alloc or local_store writes the buffers this local_load "
+                                "reads")
         for w in writes:
             _check_write(operand, w)
     except Refused as r:
         if r.op is not None and r.op.name in ("tt.func", "func.func"):
-            raise Refused(load, r.reason) from None  # say it at the read, not at the function's first line
+            raise Refused(load, r.reason) from None   # say it at the read, not at the function's first line
         raise
     if not operand.loads:
-        raise Refused(
-            load,
-            f"not rewritten: no global load feeds the LDS writes of operand {operand.name} "
-            "(in-thread transpose widens a global load's layout; data computed in registers is left "
-            "alone, as upstream does)",
-        )
+        raise Refused(load, f"not rewritten: no global load feeds the LDS writes of operand {operand.name} "
+                            "(in-thread transpose widens a global load's layout; data computed in registers is left "
+                            "alone, as upstream does)")
     first = operand.loads[0].result.type
     if not isinstance(first, TensorType) or first.rank != 2 or first.layout is None:
         raise Refused(operand.loads[0], "not rewritten: the global load is not a 2-D tensor in a layout")
     for other in operand.loads[1:]:
         t = other.result.type
-        if not (
-            isinstance(t, TensorType)
-            and t.shape == first.shape
-            and str(t.element) == str(first.element)
-            and same_layout(t.layout, first.layout)
-        ):
-            raise Refused(
-                other,
-                f"not rewritten: the global loads of operand {operand.name} differ in type "
-                f"({first} and {other.result.type}); one new layout cannot fit both",
-            )
+        if not (isinstance(t, TensorType) and t.shape == first.shape and str(t.element) == str(first.element)
+                and same_layout(t.layout, first.layout)):
+            raise Refused(other, f"not rewritten: the global loads of operand {operand.name} differ in type "
+                                 f"({first} and {other.result.type}); one new layout cannot fit both")
     if k_room(first, operand.k_dim) < 2:
-        raise Refused(
-            operand.loads[0],
-            f"not rewritten: operand {operand.name}'s K = {first.shape[operand.k_dim]} "
-            "leaves a lane fewer than 2 elements along K after the load's lanes and "
-            "warps take their share (nothing to transpose in registers)",
-        )
+        raise Refused(operand.loads[0], f"not rewritten: operand {operand.name}'s K = {first.shape[operand.k_dim]} "
+                                        "leaves a lane fewer than 2 elements along K after the load's lanes and "
+                                        "warps take their share (nothing to transpose in registers)")
     for v in operand.buffers:
         enc = v.type.layout if isinstance(v.type, MemDescType) else None
         if enc is None or enc.kind != "swizzled_shared":
             what = enc.kind if enc is not None else "no layout irlab reads"
-            raise Refused(
-                _op_of(v) or load,
-                f"not rewritten: a buffer of operand {operand.name} ({v.ref}) is in {what}, not swizzled_shared",
-            )
+            raise Refused(_op_of(v) or load, f"not rewritten: a buffer of operand {operand.name} ({v.ref}) is in "
+                                             f"{what}, not swizzled_shared")
     return operand
 
 
@@ -173,20 +155,14 @@ def _check_write(operand: Operand, w: Operation) -> None:
     lay = t.layout if isinstance(t, TensorType) else None
     if lay is None or lay.kind != "blocked":
         what = lay.kind if lay is not None else "no layout"
-        raise Refused(
-            w,
-            f"not rewritten: {w.name} writes operand {operand.name} from a {what} layout (in-thread "
-            "transpose starts from a blocked layout)",
-        )
+        raise Refused(w, f"not rewritten: {w.name} writes operand {operand.name} from a {what} layout (in-thread "
+                         "transpose starts from a blocked layout)")
     order = lay.get("order")
     if not isinstance(order, (list, tuple)) or len(order) != 2:
         raise Refused(w, "not rewritten: the written value is not 2-D")
     if order[0] == operand.k_dim:
-        raise Refused(
-            w,
-            f"not rewritten: operand {operand.name} is written K-contiguous already (its layout's "
-            f"fastest dimension is {order[0]}, K): no transpose to remove",
-        )
+        raise Refused(w, f"not rewritten: operand {operand.name} is written K-contiguous already (its layout's "
+                         f"fastest dimension is {order[0]}, K): no transpose to remove")
     if any(x != 1 for x in (lay.get("CTAsPerCGA") or [1])):
         raise Refused(w, "not rewritten: the layout spans more than one CTA")
     for v in _defs(data, set()):
@@ -232,17 +208,11 @@ def _walk_network(operand: Operand) -> None:
             elif op.name == "ttg.local_dealloc" or op.name in LOCAL_LOAD:
                 src = op.operands[0]
             elif op.name in ASYNC_COPY:
-                raise Refused(
-                    op,
-                    f"not rewritten: operand {operand.name}'s buffer is filled by {op.name}, a copy "
-                    "straight from global memory into LDS: the data never passes through registers",
-                )
+                raise Refused(op, f"not rewritten: operand {operand.name}'s buffer is filled by {op.name}, a copy "
+                                  "straight from global memory into LDS: the data never passes through registers")
             else:
-                raise Refused(
-                    op,
-                    f"not rewritten: {op.name} uses operand {operand.name}'s buffer; irlab knows "
-                    "local_alloc, local_store, memdesc_index, local_load and local_dealloc",
-                )
+                raise Refused(op, f"not rewritten: {op.name} uses operand {operand.name}'s buffer; irlab knows "
+                                  "local_alloc, local_store, memdesc_index, local_load and local_dealloc")
             if src is not None:
                 for v in _defs(src, seen_back):
                     _add_buffer(operand, v)
@@ -250,11 +220,8 @@ def _walk_network(operand: Operand) -> None:
                     if d is not None and d.name in ("ttg.local_alloc", VIEW):
                         nxt.append(d)
                     elif d is not None and d.name in SHARED_VIEW:
-                        raise Refused(
-                            op,
-                            f"not rewritten: operand {operand.name} is read through {d.name}, a view "
-                            "in-thread transpose does not follow (only memdesc_index)",
-                        )
+                        raise Refused(op, f"not rewritten: operand {operand.name} is read through {d.name}, a view "
+                                          "in-thread transpose does not follow (only memdesc_index)")
             if out is not None:
                 _add_buffer(operand, out)
                 users, carried = _uses(out, seen_fwd)
@@ -302,16 +269,12 @@ def _defs(v, seen: set) -> list:
             return _defs(_yielded(owner.body, k), seen) + _defs(_at(owner.init_args, k), seen) + [v]
         if owner.name == "scf.while" and len(owner.regions) == 2:
             if v.block is owner.regions[0].entry:
-                return (
-                    _defs(_at(owner.operands, v.index), seen)
-                    + _defs(_yielded(owner.regions[1].entry, v.index), seen)
-                    + [v]
-                )
+                return (_defs(_at(owner.operands, v.index), seen)
+                        + _defs(_yielded(owner.regions[1].entry, v.index), seen) + [v])
             cond = _last(owner.regions[0].entry)
             return _defs(_at(cond.operands, v.index + 1) if cond is not None else None, seen) + [v]
-        raise Refused(
-            owner, f"not rewritten: {v.ref} is an argument of {owner.name}, control flow irlab does not follow"
-        )
+        raise Refused(owner, f"not rewritten: {v.ref} is an argument of {owner.name}, control flow irlab does not "
+                             "follow")
     if v is None:
         return []
     raise Refused(None, f"not rewritten: {v.ref} is defined outside the module")
@@ -347,11 +310,8 @@ def _uses(v, seen: set) -> tuple[list, list]:
                 elif parent is not None and parent.name == "scf.while":
                     follow(parent.regions[0].entry.arguments[i])
                 elif parent is None or parent.name != "scf.if":
-                    raise Refused(
-                        user,
-                        f"not rewritten: the buffer is yielded from {parent.name if parent else '?'}, "
-                        "control flow irlab does not follow",
-                    )
+                    raise Refused(user, f"not rewritten: the buffer is yielded from {parent.name if parent else '?'}, "
+                                        "control flow irlab does not follow")
             continue
         if user.name == "scf.for":
             for i, x in enumerate(user.init_args):
@@ -393,7 +353,6 @@ def _at(values, i):
 
 # --------------------------------------------------------------------------------------------------
 # layouts
-
 
 def k_room(t: TensorType, k_dim: int) -> int:
     """Elements a lane can hold along K once the layout's lanes and warps along K have their share
@@ -454,10 +413,10 @@ def blocked_bases(shape, spt, tpw, wpc, order) -> dict[str, list]:
     for kind, counts in (("register", spt), ("lane", tpw), ("warp", wpc)):
         for d in order:
             extend(kind, counts[d], d)
-    for d in order:  # the tensor is larger than the tile: repeat in registers
+    for d in order:                          # the tensor is larger than the tile: repeat in registers
         if shape[d] > size[d]:
             extend("register", shape[d] // size[d], d)
-    for kind in bases:  # the tile is larger than the tensor: broadcast
+    for kind in bases:                       # the tile is larger than the tensor: broadcast
         bases[kind] = [[x if x < shape[i] else 0 for i, x in enumerate(b)] for b in bases[kind]]
     return bases
 
@@ -497,21 +456,16 @@ def _prod(xs) -> int:
 
 
 def linear_text(bases: dict[str, list]) -> str:
-    parts = ", ".join(
-        f"{k} = [{', '.join('[' + ', '.join(map(str, b)) + ']' for b in bases[k])}]"
-        for k in ("register", "lane", "warp")
-    )
+    parts = ", ".join(f"{k} = [{', '.join('[' + ', '.join(map(str, b)) + ']' for b in bases[k])}]"
+                      for k in ("register", "lane", "warp"))
     return f"#ttg.linear<{{{parts}, block = []}}>"
 
 
 def blocked_text(spt, tpw, wpc, order) -> str:
     def ints(xs):
         return "[" + ", ".join(map(str, xs)) + "]"
-
-    return (
-        f"#ttg.blocked<{{sizePerThread = {ints(spt)}, threadsPerWarp = {ints(tpw)}, warpsPerCTA = {ints(wpc)}, "
-        f"order = {ints(order)}}}>"
-    )
+    return (f"#ttg.blocked<{{sizePerThread = {ints(spt)}, threadsPerWarp = {ints(tpw)}, warpsPerCTA = {ints(wpc)}, "
+            f"order = {ints(order)}}}>")
 
 
 def rotating_shared(operand: Operand) -> str:
@@ -539,15 +493,13 @@ def rotating_shared(operand: Operand) -> str:
         max_phase = max(min(rows // per_phase, inner // vec), 1)
     else:
         vec = k_width
-        banks = 64 if mma.get("version") == 4 else 32  # CDNA4 has twice the LDS banks
+        banks = 64 if mma.get("version") == 4 else 32   # CDNA4 has twice the LDS banks
         per_phase = max(1, (banks * 32 // bits) // inner)
         max_phase = max(min(16 // per_phase, inner // vec), 1)
         if instr and instr[0] == 4:
             max_phase = 4
-    return (
-        f"#ttg.amd_rotating_shared<{{vec = {vec}, perPhase = {per_phase}, maxPhase = {max_phase}, order = "
-        f"[{order[0]}, {order[1]}]}}>"
-    )
+    return f"#ttg.amd_rotating_shared<{{vec = {vec}, perPhase = {per_phase}, maxPhase = {max_phase}, order = " \
+           f"[{order[0]}, {order[1]}]}}>"
 
 
 def plan(operand: Operand) -> Plan:
@@ -565,13 +517,9 @@ def plan(operand: Operand) -> Plan:
     k = operand.k_dim
     spt[k] = min(k_room(t, k), max(1, DS_BITS // bits))
     new_tpw, new_wpc = build_blocked(t.shape, spt, order, _prod(wpc), _prod(tpw))
-    return Plan(
-        operand,
-        blocked_text(spt, new_tpw, new_wpc, order),
-        linear_text(transposed_bases(t.shape, spt, new_tpw, new_wpc, order)),
-        rotating_shared(operand),
-        spt[k],
-    )
+    return Plan(operand, blocked_text(spt, new_tpw, new_wpc, order),
+                linear_text(transposed_bases(t.shape, spt, new_tpw, new_wpc, order)),
+                rotating_shared(operand), spt[k])
 
 
 def operand_writes(module) -> list[dict]:
@@ -585,30 +533,15 @@ def operand_writes(module) -> list[dict]:
         try:
             operand = find_operand(op)
             plan(operand)
-            entry = {
-                "op": op,
-                "operand": operand.name,
-                "op_idx": operand.op_idx,
-                "applies": True,
-                "why": "",
-                "writes": operand.writes,
-                "loads": operand.loads,
-            }
+            entry = {"op": op, "operand": operand.name, "op_idx": operand.op_idx, "applies": True, "why": "",
+                     "writes": operand.writes, "loads": operand.loads}
         except Refused as r:
             if r.op is None:
                 continue
             t = op.result.type
             idx = t.layout.get("opIdx")
-            entry = {
-                "op": op,
-                "operand": "A" if idx == 0 else "B",
-                "op_idx": idx,
-                "applies": False,
-                "why": r.reason,
-                "at": r.op,
-                "writes": [],
-                "loads": [],
-            }
+            entry = {"op": op, "operand": "A" if idx == 0 else "B", "op_idx": idx, "applies": False,
+                     "why": r.reason, "at": r.op, "writes": [], "loads": []}
         key = (entry["op_idx"], tuple(id(w) for w in entry["writes"]))
         if entry["applies"] and key in done:
             continue

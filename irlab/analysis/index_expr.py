@@ -8,7 +8,6 @@ uniform step each iteration. The recognizers here return those pieces as frozen 
 raise :class:`Unmatched` saying what they found instead. Nothing here rewrites; passes decide
 what the terms allow (``descriptor-loads`` turns them into TMA descriptors).
 """
-
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -16,7 +15,7 @@ from dataclasses import dataclass
 from irlab.ir import BlockArgument, TensorType, Value, describe
 from irlab.ir.queries import constant_value
 
-_MAX_DEPTH = 16  # ops walked back from one value before giving up (front-end chains are short)
+_MAX_DEPTH = 16   # ops walked back from one value before giving up (front-end chains are short)
 
 
 class Unmatched(Exception):
@@ -26,14 +25,12 @@ class Unmatched(Exception):
 @dataclass(frozen=True)
 class Const:
     """An integer constant (a scalar ``arith.constant`` or a splat ``dense<n>``)."""
-
     value: int
 
 
 @dataclass(frozen=True)
 class Scalar:
     """A scalar SSA value, or a tensor that is a ``tt.splat`` of it."""
-
     value: Value
 
 
@@ -43,13 +40,12 @@ Uniform = Const | Scalar
 @dataclass(frozen=True)
 class AxisTerm:
     """``((start + range(size)) [% wrap]) * scale * strides[0] * ...`` varying along ``axis``."""
-
     axis: int
     size: int
-    start: Value | None = None  # scalar; None means 0
-    wrap: Value | None = None  # scalar bound of ``% wrap``; None when not wrapped
-    scale: int = 1  # constant factor
-    strides: tuple = ()  # scalar Values multiplying the index
+    start: Value | None = None      # scalar; None means 0
+    wrap: Value | None = None       # scalar bound of ``% wrap``; None when not wrapped
+    scale: int = 1                  # constant factor
+    strides: tuple = ()             # scalar Values multiplying the index
 
     @property
     def unit(self) -> bool:
@@ -65,7 +61,6 @@ class AxisTerm:
 @dataclass(frozen=True)
 class TileAddress:
     """``splat(base) + rows + cols`` of a 2-D tile: ``rows`` varies along axis 0, ``cols`` along 1."""
-
     base: Value
     rows: AxisTerm
     cols: AxisTerm
@@ -74,7 +69,6 @@ class TileAddress:
 @dataclass(frozen=True)
 class Bound:
     """``arith.cmpi slt, index, splat(limit)``."""
-
     index: AxisTerm
     limit: Value
 
@@ -84,9 +78,8 @@ class TileWalk:
     """A tile a loop loads through a carried pointer (iter_arg ``slot``), moving it ``step``
     elements along ``axis`` per iteration; its rows are ``pitch`` elements apart, its columns
     contiguous."""
-
     slot: int
-    address: TileAddress  # of the pointer the loop starts from
+    address: TileAddress    # of the pointer the loop starts from
     pitch: Value
     axis: int
     step: int
@@ -95,7 +88,6 @@ class TileWalk:
 @dataclass(frozen=True)
 class LoopPointer:
     """A pointer carried by an ``scf.for`` in iter_arg ``slot``, yielded as ``tt.addptr(ptr, step)``."""
-
     slot: int
     init: Value
     step: Uniform
@@ -367,11 +359,8 @@ def tile_bounds(mask: Value, address: TileAddress) -> tuple[Value, Value]:
     bounds: dict[int, Value] = {}
     for c in conjuncts(mask):
         b = bound(c)
-        if (
-            b.index.axis in bounds
-            or not b.index.plain
-            or b.index.start is not (address.rows, address.cols)[b.index.axis].start
-        ):
+        if b.index.axis in bounds or not b.index.plain or \
+                b.index.start is not (address.rows, address.cols)[b.index.axis].start:
             raise Unmatched("the mask is not exactly `start + range < bound` on each axis")
         bounds[b.index.axis] = b.limit
     if set(bounds) != {0, 1}:

@@ -29,23 +29,13 @@ any IR:
 
 Findings are plain dicts (JSON); ``op`` entries keep a reference to the op under ``_op``.
 """
-
 from __future__ import annotations
 
 from irlab.analysis.in_thread_transpose import operand_writes
 from irlab.ir import BlockArgument, MemDescType, Operation, OpResult, TensorType
 from irlab.ir.queries import is_elementwise, is_splat
-from irlab.ir.traits import (
-    ASYNC_COPY,
-    BROADCAST,
-    DOT,
-    GLOBAL_LOAD,
-    LAYOUT_CONVERSION,
-    LOCAL_LOAD,
-    LOCAL_STORE,
-    SHARED_VIEW,
-    TRANSPOSE,
-)
+from irlab.ir.traits import (ASYNC_COPY, BROADCAST, DOT, GLOBAL_LOAD, LAYOUT_CONVERSION, LOCAL_LOAD, LOCAL_STORE,
+                             SHARED_VIEW, TRANSPOSE)
 
 CONVERT = "ttg.convert_layout"
 
@@ -73,15 +63,8 @@ def ref(op: Operation) -> str:
 
 
 def _finding(kind: str, op: Operation, detail: str, **extra) -> dict:
-    return {
-        "kind": kind,
-        "op": ref(op),
-        "line": op.line,
-        "location": op.location(),
-        "detail": detail,
-        "_op": op,
-        **extra,
-    }
+    return {"kind": kind, "op": ref(op), "line": op.line, "location": op.location(), "detail": detail,
+            "_op": op, **extra}
 
 
 def scratch_converts(module, services) -> tuple[set | None, str]:
@@ -94,10 +77,9 @@ def scratch_converts(module, services) -> tuple[set | None, str]:
     if not converts:
         return set(), ""
     from irlab import ir
-
     try:
         annotated = services.allocate_shared_memory(str(module), module.target)
-    except Exception as e:  # the service says what Triton reported
+    except Exception as e:   # the service says what Triton reported
         return None, str(e)[:300]
     copies = [op for op in ir.parse(annotated, "<allocated copy>").walk() if op.name == CONVERT]
     if len(copies) != len(converts):
@@ -117,16 +99,13 @@ def analyse(module, services=None) -> dict:
     findings += transposable_writes(module)
     for i, f in enumerate(findings, 1):
         f["id"] = i
-    return {
-        "findings": findings,
-        "summary": {k: sum(1 for f in findings if f["kind"] == k) for k in dict.fromkeys(f["kind"] for f in findings)},
-        "lds_decided_by": "Triton's shared-memory allocation" if scratch is not None else f"layout kinds only ({why})",
-    }
+    return {"findings": findings,
+            "summary": {k: sum(1 for f in findings if f["kind"] == k) for k in dict.fromkeys(f["kind"] for f in findings)},
+            "lds_decided_by": "Triton's shared-memory allocation" if scratch is not None else f"layout kinds only ({why})"}
 
 
 # --------------------------------------------------------------------------------------------------
 # shared-memory trips
-
 
 def buffer_root(v, depth=0):
     """The allocation a memory-descriptor value points into (through views and values carried by
@@ -177,7 +156,7 @@ def buffer_roots(v, seen=None) -> list:
             for r in op.regions:
                 add(_nth(_last(r.entry), v.index))
         elif op.name == "scf.while" and op.regions:
-            add(_nth(_last(op.regions[0].entry), v.index + 1))  # scf.condition(%c) %forwarded...
+            add(_nth(_last(op.regions[0].entry), v.index + 1))   # scf.condition(%c) %forwarded...
     elif isinstance(v, BlockArgument):
         owner = v.block.parent_op
         if owner is not None and owner.name == "scf.for" and v.index >= 1:
@@ -229,7 +208,7 @@ def _trips(module, scratch, why, findings) -> list[dict]:
             for root in buffer_roots(op.dst):
                 buffer(root)["writes"].append(op)
         elif n in LOCAL_LOAD or n in DOT:
-            for v in op.operands[:1] if n in LOCAL_LOAD else op.operands[:2]:
+            for v in (op.operands[:1] if n in LOCAL_LOAD else op.operands[:2]):
                 if isinstance(v.type, MemDescType):
                     for root in buffer_roots(v):
                         entry = buffer(root)
@@ -247,16 +226,8 @@ def _trips(module, scratch, why, findings) -> list[dict]:
             kind, what = "lds-round-trip", "a register value written to LDS and read back into registers"
         else:
             kind, what = "lds-staging", "global data staged in LDS (pipelined load) and read into registers"
-        trips.append(
-            _trip(
-                kind,
-                what,
-                writes,
-                reads + mma,
-                transposes,
-                str(entry["root"].result.type) if entry["root"].results else "",
-            )
-        )
+        trips.append(_trip(kind, what, writes, reads + mma, transposes,
+                           str(entry["root"].result.type) if entry["root"].results else ""))
     # old syntax: convert_layout to a shared-encoded tensor (write), shared views, convert back (read)
     for op in ops:
         if op.name != CONVERT or not op.results:
@@ -266,17 +237,9 @@ def _trips(module, scratch, why, findings) -> list[dict]:
             views: list[Operation] = []
             _old_syntax_reads(op.result, reads, views)
             if reads:
-                trips.append(
-                    _trip(
-                        "lds-round-trip",
-                        "a register value converted into shared memory and back (old "
-                        "syntax: a convert to a #shared encoding is an LDS write)",
-                        [op],
-                        reads,
-                        views,
-                        str(op.result.type),
-                    )
-                )
+                trips.append(_trip("lds-round-trip", "a register value converted into shared memory and back (old "
+                                   "syntax: a convert to a #shared encoding is an LDS write)", [op], reads, views,
+                                   str(op.result.type)))
     for n, t in enumerate(trips, 1):
         t["trip"] = n
         findings.append(_finding(t["kind"], t["_writes"][0], f"trip #{n}: {t['detail']}", trip=n))
@@ -284,18 +247,18 @@ def _trips(module, scratch, why, findings) -> list[dict]:
             across_k = non_k_contiguous(r)
             if across_k:
                 findings.append(_finding("lds-non-k-contiguous", r, f"trip #{n}: {ref(r)} {across_k}", trip=n))
-    for op in ops:  # converts through LDS scratch (decided by Triton)
+    for op in ops:   # converts through LDS scratch (decided by Triton)
         if op.name != CONVERT or not op.results:
             continue
         src, dst = op.src.type, op.result.type
         if is_shared_tensor(src) or is_shared_tensor(dst):
-            continue  # old-syntax LDS write/read, reported as a trip
+            continue   # old-syntax LDS write/read, reported as a trip
         if scratch is None:
             kind, decided = "convert-undecided", f"undecided ({why})"
         elif id(op) in scratch:
             kind, decided = "convert-through-lds", "through LDS scratch (Triton allocated it shared memory)"
         else:
-            continue  # register-only or warp-shuffle conversion: no LDS
+            continue   # register-only or warp-shuffle conversion: no LDS
         findings.append(_finding(kind, op, f"{ref(op)} {_layout_text(src)} -> {_layout_text(dst)}: {decided}"))
     return trips
 
@@ -310,13 +273,8 @@ def non_k_contiguous(read: Operation) -> str | None:
         return None
     dst, src = read.result.type, read.operands[0].type
     lay = dst.layout if isinstance(dst, TensorType) else None
-    if (
-        not isinstance(dst, TensorType)
-        or lay is None
-        or lay.kind != "dot_op"
-        or not isinstance(src, MemDescType)
-        or src.layout is None
-    ):
+    if not isinstance(dst, TensorType) or lay is None or lay.kind != "dot_op" or not isinstance(src, MemDescType) \
+            or src.layout is None:
         return None
     rank, op_idx = len(dst.shape), lay.get("opIdx")
     order = src.layout.params.get("order")
@@ -326,30 +284,17 @@ def non_k_contiguous(read: Operation) -> str | None:
     if order[0] == k:
         return None
     name = "A" if op_idx == 0 else "B"
-    return (
-        f"reads dot operand {name} (opIdx {op_idx}) from a shared layout of order {list(order)}: its fastest "
-        f"dimension is {order[0]}, not K (dim {k}) -- a non-K-contiguous operand, read with a transposing LDS "
-        "read or narrow reads"
-    )
+    return (f"reads dot operand {name} (opIdx {op_idx}) from a shared layout of order {list(order)}: its fastest "
+            f"dimension is {order[0]}, not K (dim {k}) -- a non-K-contiguous operand, read with a transposing LDS "
+            "read or narrow reads")
 
 
 def _trip(kind, what, writes, reads, transposes, buffer_text) -> dict:
-    t = {
-        "kind": kind,
-        "write": [ref(w) for w in writes],
-        "read": [ref(r) for r in reads],
-        "through": [ref(v) for v in transposes],
-        "buffer": buffer_text,
-        "_writes": writes,
-        "_reads": reads,
-        "_transposes": transposes,
-    }
-    t["detail"] = (
-        f"{what}: {', '.join(t['write'])} -> "
-        + (f"[{', '.join(t['through'])}] -> " if transposes else "")
-        + f"{', '.join(t['read'])}"
-        + (f" (buffer {buffer_text})" if buffer_text else "")
-    )
+    t = {"kind": kind, "write": [ref(w) for w in writes], "read": [ref(r) for r in reads],
+         "through": [ref(v) for v in transposes], "buffer": buffer_text,
+         "_writes": writes, "_reads": reads, "_transposes": transposes}
+    t["detail"] = (f"{what}: {', '.join(t['write'])} -> " + (f"[{', '.join(t['through'])}] -> " if transposes else "")
+                   + f"{', '.join(t['read'])}" + (f" (buffer {buffer_text})" if buffer_text else ""))
     return t
 
 
@@ -374,93 +319,45 @@ def transposable_writes(module) -> list[dict]:
             continue
         read, writes, loads = e["op"], e["writes"], e["loads"]
         lay = loads[0].result.type.layout
-        out.append(
-            _finding(
-                "in-thread-transposable",
-                writes[0] if writes else read,
-                f"operand {e['operand']} (read by {ref(read)}) is loaded from global memory with its "
-                f"fastest dimension {lay.order[0]} (not K) and written to LDS by "
-                f"{', '.join(ref(w) for w in writes)}: an LDS access across K that in-thread "
-                "transpose removes (a K x M/N tile a lane, transposed in registers, written "
-                "K-contiguous; the in-thread-transpose pass)",
-                operand=e["operand"],
-                op_idx=e["op_idx"],
-            )
-        )
+        out.append(_finding("in-thread-transposable", writes[0] if writes else read,
+                            f"operand {e['operand']} (read by {ref(read)}) is loaded from global memory with its "
+                            f"fastest dimension {lay.order[0]} (not K) and written to LDS by "
+                            f"{', '.join(ref(w) for w in writes)}: an LDS access across K that in-thread "
+                            "transpose removes (a K x M/N tile a lane, transposed in registers, written "
+                            "K-contiguous; the in-thread-transpose pass)",
+                            operand=e["operand"], op_idx=e["op_idx"]))
     return out
 
 
 # --------------------------------------------------------------------------------------------------
 # transposes
 
-
 def _transposes(module, scratch, findings):
     for op in module.walk():
         n = op.name
         if n == "tt.trans" and op.results:
             shared = is_shared_tensor(op.src.type)
-            why = (
-                "shared-to-shared: only the addresses change (old syntax)"
-                if shared
-                else "on registers: lowers to nothing, the result layout is the permuted source layout"
-            )
-            findings.append(
-                _finding(
-                    "transpose",
-                    op,
-                    f"{ref(op)} order {_order_text(op)}: free view -- {why}",
-                    classification="free view",
-                )
-            )
+            why = ("shared-to-shared: only the addresses change (old syntax)" if shared else
+                   "on registers: lowers to nothing, the result layout is the permuted source layout")
+            findings.append(_finding("transpose", op, f"{ref(op)} order {_order_text(op)}: free view -- {why}",
+                                     classification="free view"))
             users = op.result.users
             # on registers, a convert right after the transpose moves the data the transpose avoided moving
-            if (
-                len(users) == 1
-                and users[0].name == CONVERT
-                and not shared
-                and not is_shared_tensor(users[0].result.type)
-            ):
-                findings.append(
-                    _finding(
-                        "transpose-then-convert",
-                        op,
-                        f"{ref(op)} is immediately converted by "
-                        f"{ref(users[0])}: the data moves in the convert; the transpose could be "
-                        "folded into it",
-                    )
-                )
+            if len(users) == 1 and users[0].name == CONVERT and not shared and not is_shared_tensor(users[0].result.type):
+                findings.append(_finding("transpose-then-convert", op, f"{ref(op)} is immediately converted by "
+                                         f"{ref(users[0])}: the data moves in the convert; the transpose could be "
+                                         "folded into it"))
         elif n == "ttg.memdesc_trans":
-            findings.append(
-                _finding(
-                    "transpose",
-                    op,
-                    f"{ref(op)} order {_order_text(op)}: free view -- permutes shared-memory offsets, no data moves",
-                    classification="free view",
-                )
-            )
+            findings.append(_finding("transpose", op, f"{ref(op)} order {_order_text(op)}: free view -- permutes "
+                                     "shared-memory offsets, no data moves", classification="free view"))
         elif op.name == CONVERT and op.results:
             s, d = getattr(op.src.type, "layout", None), getattr(op.result.type, "layout", None)
-            if (
-                s is not None
-                and d is not None
-                and s.kind == d.kind == "blocked"
-                and s.order
-                and d.order
-                and s.order != d.order
-            ):
-                where = (
-                    "through LDS"
-                    if scratch is not None and id(op) in scratch
-                    else ("in registers/shuffles" if scratch is not None else "LDS use undecided")
-                )
-                findings.append(
-                    _finding(
-                        "transpose",
-                        op,
-                        f"{ref(op)} changes layout order {s.order} -> {d.order}: a data-moving transpose ({where})",
-                        classification="data movement",
-                    )
-                )
+            if s is not None and d is not None and s.kind == d.kind == "blocked" and s.order and d.order \
+                    and s.order != d.order:
+                where = "through LDS" if scratch is not None and id(op) in scratch else (
+                    "in registers/shuffles" if scratch is not None else "LDS use undecided")
+                findings.append(_finding("transpose", op, f"{ref(op)} changes layout order {s.order} -> {d.order}: a "
+                                         f"data-moving transpose ({where})", classification="data movement"))
 
 
 def cancelling_pair(t2: Operation):
@@ -491,13 +388,8 @@ def cancelling_pairs(module) -> list[dict]:
             continue
         t1, chain = hit
         between = f" across {len(chain)} elementwise/broadcast op(s)" if chain else ""
-        out.append(
-            _finding(
-                "cancelling-transposes",
-                t2,
-                f"{ref(t1)} and {ref(t2)} cancel{between}; the cancel-transposes pass removes such pairs",
-            )
-        )
+        out.append(_finding("cancelling-transposes", t2, f"{ref(t1)} and {ref(t2)} cancel{between}; the "
+                            "cancel-transposes pass removes such pairs"))
     return out
 
 
@@ -513,16 +405,10 @@ def _absorbable(trips, findings):
                 continue
             which, other = (a, b) if a["_transposes"] else (b, a)
             t = which["_transposes"][0]
-            findings.append(
-                _finding(
-                    "absorbable-trip",
-                    t,
-                    f"trips #{a['trip']} and #{b['trip']} are on one value "
-                    f"chain ({link}); the transpose {ref(t)} in trip #{which['trip']} could be done by "
-                    f"trip #{other['trip']}'s write and read, saving a trip through LDS",
-                    trips=[a["trip"], b["trip"]],
-                )
-            )
+            findings.append(_finding("absorbable-trip", t, f"trips #{a['trip']} and #{b['trip']} are on one value "
+                                     f"chain ({link}); the transpose {ref(t)} in trip #{which['trip']} could be done by "
+                                     f"trip #{other['trip']}'s write and read, saving a trip through LDS",
+                                     trips=[a["trip"], b["trip"]]))
 
 
 def _linked(reads, writes) -> str | None:
@@ -537,11 +423,8 @@ def _linked(reads, writes) -> str | None:
             for u in v.uses:
                 if id(u.op) in targets:
                     return "joined by elementwise ops"
-                if (
-                    (is_elementwise(u.op) or u.op.name in BROADCAST or u.op.name == CONVERT)
-                    and u.op.results
-                    and id(u.op) not in seen
-                ):
+                if (is_elementwise(u.op) or u.op.name in BROADCAST or u.op.name == CONVERT) and u.op.results \
+                        and id(u.op) not in seen:
                     seen.add(id(u.op))
                     frontier.append(u.op.result)
     # a fragment hides the values in between; fall back to program order (same block, or top level)

@@ -15,7 +15,6 @@ Memory ops of the loop that feed no dot must not exist (a persistent GEMM's epil
 may hold some in its then-branch). The tile size is M x N x K x bits of A's element; 8-warp
 schedules slice the dot along K.
 """
-
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -24,12 +23,12 @@ from irlab.ir import BlockArgument, Operation, TensorType
 from irlab.ir.traits import ASYNC_COPY, GLOBAL_LOAD, LOCAL_LOAD, LOCAL_STORE
 
 # tile sizes (M x N x K x bits of A's element) where upstream's schedules apply
-MIN_TILE = 262144  # 32 x 128 x 64 x 16
-SMALL_TILE = 16777216  # 128 x 128 x 64 x 16: the largest for one cluster (4 warps)
-MEDIUM_TILE = 33554432  # two clusters (8 warps), exactly this size
-LARGE_TILE = 67108864  # 256 x 256 x 64 x 16 and up: four clusters (8 warps)
+MIN_TILE = 262144          # 32 x 128 x 64 x 16
+SMALL_TILE = 16777216      # 128 x 128 x 64 x 16: the largest for one cluster (4 warps)
+MEDIUM_TILE = 33554432     # two clusters (8 warps), exactly this size
+LARGE_TILE = 67108864      # 256 x 256 x 64 x 16 and up: four clusters (8 warps)
 
-DOT_OP = "tt.dot"  # the plain dot (the DOT trait also holds the scaled and warp-group ones)
+DOT_OP = "tt.dot"               # the plain dot (the DOT trait also holds the scaled and warp-group ones)
 SCALED_DOT_OP = "tt.dot_scaled"
 INDEX = "ttg.memdesc_index"
 
@@ -37,11 +36,10 @@ INDEX = "ttg.memdesc_index"
 @dataclass
 class LoopOps:
     """The ops of one loop (nested ones included) that the schedule moves or counts."""
-
     loop: Operation
     global_loads: list = field(default_factory=list)
     async_copies: list = field(default_factory=list)
-    local_loads: list = field(default_factory=list)  # only those reading a buffer the loop carries
+    local_loads: list = field(default_factory=list)    # only those reading a buffer the loop carries
     local_stores: list = field(default_factory=list)
     dots: list = field(default_factory=list)
     scaled_dots: list = field(default_factory=list)
@@ -103,7 +101,6 @@ def closest(value, names, seen=None) -> list:
 @dataclass
 class DotMemory:
     """The memory ops that feed one dot."""
-
     local_loads: list
     local_stores: list
     global_loads: list

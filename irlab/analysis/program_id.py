@@ -24,7 +24,6 @@ computed from it, and sorts each such use:
 
 Values loaded from memory are data, not the program id, even from an address computed from it.
 """
-
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -48,8 +47,8 @@ class KeyedWork(Exception):
 
 @dataclass
 class ProgramIdSlice:
-    values: set = field(default_factory=set)  # every value computed from the program id
-    compares: list = field(default_factory=list)  # the arith.cmpi ops among their users, in order
+    values: set = field(default_factory=set)        # every value computed from the program id
+    compares: list = field(default_factory=list)    # the arith.cmpi ops among their users, in order
 
 
 def is_mask(value: Value) -> bool:
@@ -63,7 +62,7 @@ def program_id_slice(fn: Operation, pid: Value) -> ProgramIdSlice:
     module's docstring)."""
     s = ProgramIdSlice(values={pid})
     changed = True
-    while changed:  # loop-carried values reach earlier ops through the yield
+    while changed:                      # loop-carried values reach earlier ops through the yield
         changed = False
         for op in fn.walk():
             if op is fn:
@@ -107,11 +106,8 @@ def _follow(op: Operation, uses: list, s: ProgramIdSlice) -> list:
         _no_masks(op, masks)
         return list(op.results) + [a for r in op.regions for b in r.blocks for a in b.arguments]
     if op.regions or effects(op) != Effect.NONE:
-        raise KeyedWork(
-            f"{describe(op)} reads a value computed from the program id; only index, address, mask "
-            "and data computation is followed",
-            op,
-        )
+        raise KeyedWork(f"{describe(op)} reads a value computed from the program id; only index, address, mask "
+                        "and data computation is followed", op)
     return _pure(op, uses, masks, s)
 
 
@@ -128,11 +124,8 @@ def _pure(op: Operation, uses: list, masks: list, s: ProgramIdSlice) -> list:
         if name == "arith.select":
             _only_slots(op, masks, ("condition",), "a select's condition")
         elif name != "arith.andi" and name not in _MASK_SHAPE:
-            raise KeyedWork(
-                f"{describe(op)} computes with a mask that depends on the program id (only a conjunction "
-                "of masks, or a mask used as a load's, store's or select's condition, is followed)",
-                op,
-            )
+            raise KeyedWork(f"{describe(op)} computes with a mask that depends on the program id (only a conjunction "
+                            "of masks, or a mask used as a load's, store's or select's condition, is followed)", op)
     if any(is_mask(r) for r in op.results) and name != "arith.andi" and name not in _MASK_SHAPE:
         raise KeyedWork(f"{describe(op)} makes a condition from the program id other than by a compare", op)
     return list(op.results)
@@ -161,3 +154,4 @@ def _only_slots(op: Operation, masks: list, slots: tuple, what: str) -> None:
 def _no_masks(op: Operation, masks: list) -> None:
     if masks:
         raise KeyedWork(f"{describe(op)} computes with a mask that depends on the program id", op)
+

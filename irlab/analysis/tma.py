@@ -14,7 +14,6 @@ one to the shared-memory swizzle width and issues several copies per tile (3.6 a
 
 Each check raises :class:`Violation` naming the constraint and the numbers.
 """
-
 from __future__ import annotations
 
 from irlab.ir.queries import memory_hints
@@ -22,20 +21,10 @@ from irlab.ir.queries import memory_hints
 from .divisibility import Divisibility
 
 # element types a descriptor can carry, by their TTIR spelling, and their size in bytes
-ELEMENT_BYTES = {
-    "i8": 1,
-    "f8E4M3FN": 1,
-    "f8E5M2": 1,
-    "i16": 2,
-    "f16": 2,
-    "bf16": 2,
-    "i32": 4,
-    "f32": 4,
-    "i64": 8,
-    "f64": 8,
-}
-BOX_MAX = 256  # elements per box dimension
-ALIGN = 16  # bytes: inner box, global address, global strides
+ELEMENT_BYTES = {"i8": 1, "f8E4M3FN": 1, "f8E5M2": 1, "i16": 2, "f16": 2, "bf16": 2,
+                 "i32": 4, "f32": 4, "i64": 8, "f64": 8}
+BOX_MAX = 256       # elements per box dimension
+ALIGN = 16          # bytes: inner box, global address, global strides
 
 
 class Violation(Exception):
@@ -60,29 +49,23 @@ def check_box(shape, element: str) -> None:
         raise Violation(f"inner box {inner} B is not a multiple of {ALIGN} B ({tile})")
     for axis, n in enumerate(shape):
         if n > BOX_MAX:
-            raise Violation(
-                f"box dimension {axis} has {n} > {BOX_MAX} elements, the TMA box limit (Triton would "
-                f"split the tile into several boxes; that path is not checked here)"
-            )
+            raise Violation(f"box dimension {axis} has {n} > {BOX_MAX} elements, the TMA box limit (Triton would "
+                            f"split the tile into several boxes; that path is not checked here)")
 
 
 def check_base(name: str, hint: Divisibility) -> None:
     """The global address ``name`` (a pointer argument) proven 16-byte aligned."""
     if not hint.proves(ALIGN):
-        raise Violation(
-            f"the base pointer {name} is not known to be {ALIGN}-byte aligned "
-            f"({_hint_text(hint)}); TMA needs a {ALIGN}-byte aligned global address"
-        )
+        raise Violation(f"the base pointer {name} is not known to be {ALIGN}-byte aligned "
+                        f"({_hint_text(hint)}); TMA needs a {ALIGN}-byte aligned global address")
 
 
 def check_stride(name: str, hint: Divisibility, element: str) -> None:
     """The row pitch ``name`` (an integer argument, in elements) proven a multiple of 16 bytes."""
     nbytes = element_bytes(element)
     if not (hint.trusted and hint.value * nbytes % ALIGN == 0):
-        raise Violation(
-            f"the row pitch {name} x {nbytes} B is not known to be a multiple of {ALIGN} B "
-            f"({_hint_text(hint)}); TMA needs {ALIGN}-byte multiples for every stride but the last"
-        )
+        raise Violation(f"the row pitch {name} x {nbytes} B is not known to be a multiple of {ALIGN} B "
+                        f"({_hint_text(hint)}); TMA needs {ALIGN}-byte multiples for every stride but the last")
 
 
 def _hint_text(hint: Divisibility) -> str:
@@ -112,8 +95,6 @@ def check_copy_hints(op) -> None:
     asked = memory_hints(op)
     if asked:
         words = ", ".join("isVolatile" if k == "volatile" else f"{k} {v}" for k, v in asked.items())
-        raise Violation(
-            f"the {op.name.split('.')[-1]} asks for {words}; a TMA copy would not carry it exactly "
-            f"(Triton 3.6 drops cache and eviction hints on descriptor loads, 3.9 rejects cache "
-            f"modifiers there, and no TMA copy is volatile)"
-        )
+        raise Violation(f"the {op.name.split('.')[-1]} asks for {words}; a TMA copy would not carry it exactly "
+                        f"(Triton 3.6 drops cache and eviction hints on descriptor loads, 3.9 rejects cache "
+                        f"modifiers there, and no TMA copy is volatile)")

@@ -7,7 +7,6 @@ into a traceback. Writes that must not be cut in half -- one line of a results f
 and its manifest entry -- run inside :func:`deferred`: a SIGINT that arrives meanwhile takes effect
 when the write is done.
 """
-
 from __future__ import annotations
 
 import contextlib
@@ -17,7 +16,7 @@ import sys
 import threading
 from typing import Iterator
 
-INTERRUPTED = 130  # the exit status of a command stopped by SIGINT (128 + 2, as shells report it)
+INTERRUPTED = 130   # the exit status of a command stopped by SIGINT (128 + 2, as shells report it)
 
 
 def exit_interrupted() -> None:
@@ -55,7 +54,7 @@ def stopping_on_interrupt():
     previous = signal.getsignal(signal.SIGINT)
     stop_on_interrupt()
     yield
-    if signal.getsignal(signal.SIGINT) is _stop:  # not interrupted (the first SIGINT leaves SIG_IGN)
+    if signal.getsignal(signal.SIGINT) is _stop:   # not interrupted (the first SIGINT leaves SIG_IGN)
         signal.signal(signal.SIGINT, previous)
 
 

@@ -7,7 +7,6 @@ crash leaves either the old file or the new one -- where the target is a regular
 device, a FIFO or standard output is written in place and a symbolic link written through
 (:mod:`irlab.base.outpaths`).
 """
-
 from __future__ import annotations
 
 import dataclasses

@@ -13,7 +13,6 @@ output folder or file cannot be written (``--out`` on a read-only folder, a fold
 a file that is a folder), by creating and removing a probe where the result will go: permission
 bits do not tell (root writes through them; a read-only mount refuses even root).
 """
-
 from __future__ import annotations
 
 import os
@@ -50,16 +49,10 @@ def kind(path: str | Path) -> str | None:
         mode = os.stat(path).st_mode
     except FileNotFoundError:
         return None
-    except NotADirectoryError:  # a parent is a file: nothing can be there
+    except NotADirectoryError:   # a parent is a file: nothing can be there
         return None
-    for test, name in (
-        (stat.S_ISREG, "file"),
-        (stat.S_ISDIR, "folder"),
-        (stat.S_ISCHR, "character device"),
-        (stat.S_ISBLK, "block device"),
-        (stat.S_ISFIFO, "FIFO"),
-        (stat.S_ISSOCK, "socket"),
-    ):
+    for test, name in ((stat.S_ISREG, "file"), (stat.S_ISDIR, "folder"), (stat.S_ISCHR, "character device"),
+                       (stat.S_ISBLK, "block device"), (stat.S_ISFIFO, "FIFO"), (stat.S_ISSOCK, "socket")):
         if test(mode):
             return name
     return "special file"

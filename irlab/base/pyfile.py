@@ -4,7 +4,6 @@ line or in ``[tool.irlab]``, for kernels and variants alike.
 A file is imported once per process (a kernel file can also hold the variants that go with it),
 with its folder on ``sys.path`` while it loads so that it can import its neighbours.
 """
-
 from __future__ import annotations
 
 import importlib.util
@@ -12,7 +11,7 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
-_MODULES: dict[str, ModuleType] = {}  # resolved path -> module
+_MODULES: dict[str, ModuleType] = {}     # resolved path -> module
 
 
 def split_ref(ref: str) -> tuple[str, str] | None:
@@ -45,7 +44,7 @@ def exec_file(path: Path, name: str, what: str, error: type[Exception]) -> Modul
     first on ``sys.path`` while it runs; ``error`` (naming ``what`` the file was meant to be) if it
     fails, the half-made module forgotten. An ``error`` the file raises itself passes unchanged."""
     spec = importlib.util.spec_from_file_location(name, path)
-    if spec is None or spec.loader is None:  # a suffix Python does not load (.txt, none)
+    if spec is None or spec.loader is None:   # a suffix Python does not load (.txt, none)
         raise error(f"cannot load {what} {path}: not a Python source file")
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
@@ -65,6 +64,7 @@ def exec_file(path: Path, name: str, what: str, error: type[Exception]) -> Modul
         if added:
             sys.path.remove(folder)
     return module
+
 
 
 def pick(found: list, path: str, name: str, kind: str, plural: str, error: type[Exception]):

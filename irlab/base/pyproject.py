@@ -2,7 +2,6 @@
 asking for it (the executor, the folders of timing methods): found in the nearest
 ``pyproject.toml`` from a folder up, and read leniently, because a file that is not TOML is the
 business of the commands that read the rest of the table (``irlab golden`` reads it strictly)."""
-
 from __future__ import annotations
 
 import os
@@ -24,7 +23,7 @@ def irlab_table(start: Path | None = None) -> tuple[Path, dict] | None:
 def _read(path: Path) -> tuple[Path, dict] | None:
     try:
         import tomllib
-    except ModuleNotFoundError:  # Python 3.10
+    except ModuleNotFoundError:   # Python 3.10
         try:
             import tomli as tomllib
         except ModuleNotFoundError:

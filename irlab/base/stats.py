@@ -24,7 +24,6 @@ apart by less than that in a few cells, with the interval excluding no change
 (``docs/results/calibration_aa``), an effect of where buffers and graphs sit rather than of
 the code. No compiler change is decided on less, so nothing below it is called.
 """
-
 from __future__ import annotations
 
 import math
@@ -53,7 +52,6 @@ def spread(xs: list[float]) -> float:
 # ------------------------------------------------------------------------------------------------
 # round order
 
-
 def round_orders(labels: list[str], seed: int = 0):
     """An endless sequence of round orders: each an independent uniformly random permutation of
     ``labels``. Independence is what the interval assumes; randomness is what turns a position
@@ -70,7 +68,6 @@ def round_orders(labels: list[str], seed: int = 0):
 # ------------------------------------------------------------------------------------------------
 # the interval
 
-
 @lru_cache(maxsize=None)
 def _signed_rank_counts(n: int) -> tuple[int, ...]:
     """How many of the 2**n sign patterns of ranks 1..n give each rank sum T+ = 0 .. n(n+1)/2."""
@@ -83,7 +80,7 @@ def _signed_rank_counts(n: int) -> tuple[int, ...]:
     return tuple(counts)
 
 
-EXACT_UP_TO = 80  # rounds up to which the rank distribution is counted exactly; beyond, its normal limit
+EXACT_UP_TO = 80   # rounds up to which the rank distribution is counted exactly; beyond, its normal limit
 
 
 def signed_rank_depth(n: int, level: float = LEVEL) -> int:
@@ -93,8 +90,8 @@ def signed_rank_depth(n: int, level: float = LEVEL) -> int:
     ``n`` rounds cannot give an interval at that level (n < 6 at 95%)."""
     tail = (1 - level) / 2
     if n <= EXACT_UP_TO:
-        counts, total, below, c = _signed_rank_counts(n), 2**n, 0, 0
-        for t, k in enumerate(counts):  # c - 1 = the largest t with P(T+ <= t) <= tail
+        counts, total, below, c = _signed_rank_counts(n), 2 ** n, 0, 0
+        for t, k in enumerate(counts):   # c - 1 = the largest t with P(T+ <= t) <= tail
             below += k
             if below / total > tail:
                 break
@@ -113,7 +110,7 @@ def signed_rank_coverage(n: int, level: float = LEVEL) -> float:
     if n > EXACT_UP_TO:
         return level
     counts = _signed_rank_counts(n)
-    return 1 - 2 * sum(counts[:c]) / 2**n
+    return 1 - 2 * sum(counts[:c]) / 2 ** n
 
 
 def _walsh_averages(xs: list[float]) -> list[float]:
@@ -141,11 +138,11 @@ MIN_EFFECT = 0.0025
 
 @dataclass(frozen=True)
 class RatioEstimate:
-    ratio: float  # time ratio to the baseline (Hodges-Lehmann, back from log scale)
-    low: float | None  # 95% interval; None below MIN_ROUNDS (ranking only)
+    ratio: float                  # time ratio to the baseline (Hodges-Lehmann, back from log scale)
+    low: float | None             # 95% interval; None below MIN_ROUNDS (ranking only)
     high: float | None
     rounds: int
-    floor: float | None = None  # the A/A noise floor of the same run, as |ratio - 1|; None: none measured
+    floor: float | None = None    # the A/A noise floor of the same run, as |ratio - 1|; None: none measured
 
     @property
     def ranking_only(self) -> bool:
@@ -189,22 +186,14 @@ class RatioEstimate:
         return RatioEstimate(self.ratio, self.low, self.high, self.rounds, floor)
 
     def to_json(self) -> dict:
-        return {
-            "ratio": self.ratio,
-            "ci95": None if self.low is None else [self.low, self.high],
-            "ci_half_width": self.half_width,
-            "rounds": self.rounds,
-            "excludes_1": self.excludes_one,
-            "aa_floor": self.floor,
-            "called": self.called,
-            "ranking_only": self.ranking_only,
-            "verdict": self.verdict,
-        }
+        return {"ratio": self.ratio, "ci95": None if self.low is None else [self.low, self.high],
+                "ci_half_width": self.half_width, "rounds": self.rounds, "excludes_1": self.excludes_one,
+                "aa_floor": self.floor, "called": self.called, "ranking_only": self.ranking_only,
+                "verdict": self.verdict}
 
 
-def ratio_estimate(
-    variant_times: list[float], baseline_times: list[float], floor: float | None = None, level: float = LEVEL
-) -> RatioEstimate:
+def ratio_estimate(variant_times: list[float], baseline_times: list[float], floor: float | None = None,
+                   level: float = LEVEL) -> RatioEstimate:
     """The variant/baseline time ratio from one time per round each (same round, same index)."""
     if len(variant_times) != len(baseline_times):
         raise ValueError("variant and baseline need one time per round each")
@@ -214,18 +203,15 @@ def ratio_estimate(
     est, lo, hi = hodges_lehmann(logs, level)
     if len(logs) < MIN_ROUNDS:
         lo = hi = None
-    return RatioEstimate(
-        math.exp(est), None if lo is None else math.exp(lo), None if hi is None else math.exp(hi), len(logs), floor
-    )
+    return RatioEstimate(math.exp(est), None if lo is None else math.exp(lo), None if hi is None else math.exp(hi),
+                         len(logs), floor)
 
 
 # ------------------------------------------------------------------------------------------------
 # absolute times
 
-
-def bootstrap_median_ci(
-    values: list[float], resamples: int = 4000, level: float = LEVEL, seed: int = 0
-) -> tuple[float, float]:
+def bootstrap_median_ci(values: list[float], resamples: int = 4000, level: float = LEVEL,
+                        seed: int = 0) -> tuple[float, float]:
     """Percentile bootstrap interval of the median of ``values`` (an entry's time per launch over
     its rounds; ratios use the signed-rank interval above)."""
     if len(values) < 2:

@@ -1,5 +1,4 @@
-""" "Did you mean" for the names a user types: commands, options, variants, passes, kernels."""
-
+""""Did you mean" for the names a user types: commands, options, variants, passes, kernels."""
 from __future__ import annotations
 
 import difflib

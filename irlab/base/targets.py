@@ -8,7 +8,6 @@ equal to its name (``Target.parse("cuda:90") == "cuda:90"``), which keeps JSON f
 lines plain strings. Whether the installed Triton can compile for a target is the bridge's
 question (:func:`irlab.bridge.compat.check_target`), not this module's.
 """
-
 from __future__ import annotations
 
 import re
@@ -29,8 +28,8 @@ class TargetError(ValueError):
 
 @dataclass(frozen=True, eq=False)
 class Target:
-    family: str  # cuda | hip
-    arch: str  # "90" | "gfx942"
+    family: str          # cuda | hip
+    arch: str            # "90" | "gfx942"
 
     @classmethod
     def parse(cls, text: "str | Target") -> "Target":
@@ -39,17 +38,14 @@ class Target:
             return text
         if not isinstance(text, str):
             family = getattr(text, "backend", None)
-            if family in ("cuda", "hip"):  # a triton GPUTarget
+            if family in ("cuda", "hip"):   # a triton GPUTarget
                 return cls(family, str(text.arch))
             raise TargetError(f"not a target: {text!r}")
         m = _TARGET_RE.match(text.strip())
         if not m:
             guess = _guess(text)
-            raise TargetError(
-                f"bad target {text!r}"
-                + (f" (did you mean {guess!r}?)" if guess else "")
-                + ": expected cuda:<sm> (e.g. cuda:90) or hip:<gfx arch> (e.g. hip:gfx942)"
-            )
+            raise TargetError(f"bad target {text!r}" + (f" (did you mean {guess!r}?)" if guess else "") +
+                              ": expected cuda:<sm> (e.g. cuda:90) or hip:<gfx arch> (e.g. hip:gfx942)")
         return cls("cuda", m.group(2)) if m.group(1) else cls("hip", m.group(4))
 
     # --- names ---------------------------------------------------------------------------------
@@ -114,7 +110,6 @@ class Target:
     def gpu_target(self):
         """Triton's ``GPUTarget`` for this target."""
         from triton.backends.compiler import GPUTarget
-
         return GPUTarget(self.family, self.capability if self.is_nvidia else self.arch, self.warp_size)
 
 
@@ -148,7 +143,6 @@ def current_target() -> Target | None:
     """The target of the GPU this process can launch on, or None on a machine without one."""
     try:
         from triton.runtime.driver import driver
-
         return Target.parse(driver.active.get_current_target())
     except Exception:
         return None

@@ -8,7 +8,6 @@ fails in either prints ``my_kernel.py:36:15: input and other must have equal red
 dimensions`` (or ``my_kernel.py:30: in bind: KeyError: 'Q'``) instead of forty lines of someone
 else's stack.
 """
-
 from __future__ import annotations
 
 import functools
@@ -16,20 +15,16 @@ import os
 import sysconfig
 from pathlib import Path
 
-_MAX_LINE = 400  # a compact reason longer than this is cut (the whole text stays in the JSON records)
+_MAX_LINE = 400   # a compact reason longer than this is cut (the whole text stays in the JSON records)
 
 
 @functools.lru_cache(maxsize=1)
 def _library_roots() -> tuple[str, ...]:
     """Folders whose code is not the user's: irlab itself, the standard library, installed packages."""
-    package = Path(__file__).resolve().parent.parent  # irlab, and in a checkout its passes/ and experiments/
-    roots = {str(package)} | {
-        str(package.parent / sub)
-        for sub in ("passes", "experiments")
-        if (package.parent / sub / "__init__.py").is_file()
-    }
+    package = Path(__file__).resolve().parent.parent   # irlab, and in a checkout its passes/ and experiments/
+    roots = {str(package)} | {str(package.parent / sub) for sub in ("passes", "experiments")
+                              if (package.parent / sub / "__init__.py").is_file()}
     import site
-
     paths = [sysconfig.get_paths().get(key) for key in ("stdlib", "platstdlib", "purelib", "platlib")]
     for path in paths + [site.getusersitepackages()]:
         if path:
@@ -72,7 +67,6 @@ def _jit_function_of(e: BaseException):
     the JIT functions alive in the process, a user's file first."""
     import gc
     from triton.runtime import jit
-
     src = getattr(e, "src", None)
     kind = getattr(jit, "JITCallable", None) or jit.JITFunction
     if not isinstance(src, str):
@@ -172,7 +166,7 @@ def user_error(e: BaseException) -> str | None:
     Type: message`` for an exception raised in the user's Python -- or None when ``e`` did not
     come from the user's code."""
     in_child = getattr(e, "located_in_child", None)
-    if in_child:  # raised in a child process, placed there (bridge/containment.py)
+    if in_child:   # raised in a child process, placed there (bridge/containment.py)
         return in_child
     located = compilation_error_at(e) or diagnostic_at(e)
     if located:
@@ -206,11 +200,7 @@ def compact_reason(e: BaseException) -> str:
     if _is_compilation_error(e):
         inner = _innermost_compilation_error(e)
         node = getattr(inner, "node", None)
-        at = (
-            f"at {node.lineno}:{node.col_offset}: "
-            if node is not None and getattr(node, "lineno", None) is not None
-            else ""
-        )
+        at = f"at {node.lineno}:{node.col_offset}: " if node is not None and getattr(node, "lineno", None) is not None else ""
         return _cut(f"{name}: {at}{_error_text(inner)}")
     return _cut(f"{name}: {_one_line(str(e))}")
 

@@ -14,7 +14,6 @@ kept, and its temporary files go to a folder of its own. When the parent stops e
 error) :class:`Workers` kills every child it started together with anything the child started
 (``ptxas``) and removes their temporary folders, before the exception leaves the ``with``.
 """
-
 from __future__ import annotations
 
 import io
@@ -35,24 +34,21 @@ from typing import Callable, Iterable, Iterator, TypeVar
 from . import interrupts
 
 POLL_S = 0.02
-FAILED = 70  # a child's exit status when the job raised instead of returning
+FAILED = 70   # a child's exit status when the job raised instead of returning
 
 
 @dataclass
 class Crashed:
     """A job whose process died without an answer: killed by a signal, or exited early."""
 
-    how: str  # "killed by SIGABRT", "exited with status 70"
-    signal: str | None  # "SIGABRT", or None for an exit status
-    message: str  # the last meaningful line it wrote to stderr
-    tail: list[str] = field(default_factory=list)  # the last lines it wrote
+    how: str                      # "killed by SIGABRT", "exited with status 70"
+    signal: str | None            # "SIGABRT", or None for an exit status
+    message: str                  # the last meaningful line it wrote to stderr
+    tail: list[str] = field(default_factory=list)   # the last lines it wrote
 
     def __str__(self) -> str:
-        return (
-            f"the compile process was {self.how}: {self.message}"
-            if self.signal
-            else f"the compile process {self.how}: {self.message}"
-        )
+        return f"the compile process was {self.how}: {self.message}" if self.signal else \
+            f"the compile process {self.how}: {self.message}"
 
     def to_json(self) -> dict:
         return {"how": self.how, "signal": self.signal, "message": self.message, "tail": self.tail}
@@ -74,7 +70,7 @@ def last_message(text: str) -> str:
     for ln in reversed(lines):
         if _COMPILER.search(ln):
             return ln
-    frames = [m for m in map(_FRAME.match, after.splitlines()) if m]  # innermost first
+    frames = [m for m in map(_FRAME.match, after.splitlines()) if m]   # innermost first
     stdlib = sysconfig.get_paths()["stdlib"]
     frame = next((m for m in frames if not m["file"].startswith(stdlib)), frames[0] if frames else None)
     where = f" (in {Path(frame['file']).name}:{frame['line']}, {frame['fn']})" if frame else ""
@@ -100,9 +96,8 @@ def _die_with_parent(parent: int) -> None:
     """Linux: the kernel kills this child if the parent dies (even by SIGKILL)."""
     try:
         import ctypes
-
-        ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG
-    except Exception:  # not Linux: the parent's cleanup is all there is
+        ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL))   # PR_SET_PDEATHSIG
+    except Exception:   # not Linux: the parent's cleanup is all there is
         pass
     if os.getppid() != parent:
         os._exit(1)
@@ -119,7 +114,7 @@ def _child(fn: Callable, job, answer: Path, log: Path, scratch: str, parent: int
         signal.signal(signal.SIGINT, signal.SIG_DFL)
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         tempfile.tempdir = os.environ["TMPDIR"] = scratch
-        os.environ["IRLAB_STDERR_SPOOL"] = scratch  # stderr captures stay readable if it dies (bridge/containment.py)
+        os.environ["IRLAB_STDERR_SPOOL"] = scratch   # stderr captures stay readable if it dies (bridge/containment.py)
         fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         os.dup2(fd, 1)
         os.dup2(fd, 2)
@@ -128,7 +123,6 @@ def _child(fn: Callable, job, answer: Path, log: Path, scratch: str, parent: int
         sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), line_buffering=True)
         sys.stderr = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), line_buffering=True, errors="backslashreplace")
         import faulthandler
-
         faulthandler.enable(file=sys.stderr)
         result = fn(job)
         part = answer.with_suffix(".part")
@@ -138,14 +132,13 @@ def _child(fn: Callable, job, answer: Path, log: Path, scratch: str, parent: int
     except BaseException:
         try:
             import traceback
-
             traceback.print_exc()
             sys.stderr.flush()
         except BaseException:
             pass
     finally:
         containment = sys.modules.get("irlab.bridge.containment")
-        if containment is not None:  # its kept child and that child's folder (in this job's) go first
+        if containment is not None:   # its kept child and that child's folder (in this job's) go first
             containment.shutdown()
         os._exit(code)
 
@@ -165,8 +158,8 @@ class Workers:
 
     def __init__(self, workers: int | None = None):
         self.workers = max(1, workers or os.cpu_count() or 1)
-        self.running: dict[int, int] = {}  # pid -> job index
-        self.scratch: dict[int, str] = {}  # job index -> its temporary folder
+        self.running: dict[int, int] = {}       # pid -> job index
+        self.scratch: dict[int, str] = {}       # job index -> its temporary folder
         self.dir: Path | None = None
 
     def __enter__(self) -> "Workers":
@@ -183,7 +176,7 @@ class Workers:
         """Kill every running child and what it started (its process group), reap them and remove
         their temporary folders."""
         for pid in list(self.running):
-            for kill in (os.killpg, os.kill):  # before the child's setsid, its group is not its own yet
+            for kill in (os.killpg, os.kill):   # before the child's setsid, its group is not its own yet
                 try:
                     kill(pid, signal.SIGKILL)
                 except (ProcessLookupError, PermissionError):
@@ -203,7 +196,7 @@ class Workers:
         while pending or self.running:
             while pending and len(self.running) < self.workers:
                 i = pending.popleft()
-                with interrupts.deferred():  # a child is never started without being recorded
+                with interrupts.deferred():   # a child is never started without being recorded
                     for stream in (sys.stdout, sys.stderr):
                         stream.flush()
                     self.scratch[i] = tempfile.mkdtemp(prefix="irlab-job-")
@@ -236,11 +229,9 @@ class Workers:
                 _remove_empty(scratch)
                 return pickle.loads(answer.read_bytes())
             text = log.read_text(errors="replace") if log.exists() else ""
-            text += "".join(
-                "\n" + p.read_text(errors="replace")  # the stderr capture it died in
-                for p in sorted(scratch.glob("stderr-*"), key=lambda p: p.stat().st_mtime)
-            )
-            shutil.rmtree(scratch, ignore_errors=True)  # what a crashed job left is half-done
+            text += "".join("\n" + p.read_text(errors="replace")    # the stderr capture it died in
+                            for p in sorted(scratch.glob("stderr-*"), key=lambda p: p.stat().st_mtime))
+            shutil.rmtree(scratch, ignore_errors=True)   # what a crashed job left is half-done
             how, sig = _describe(status)
             return Crashed(how, sig, last_message(text), text.splitlines()[-20:])
         finally:
@@ -255,3 +246,4 @@ def _remove_empty(folder: Path) -> None:
             d.rmdir()
         except OSError:
             pass
+

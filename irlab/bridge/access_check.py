@@ -8,7 +8,6 @@ says which op each instruction came from, and the check judges each against that
 it is not (locations changed the code, or the recompile failed), those instructions stay
 undecided, and the report says why.
 """
-
 from __future__ import annotations
 
 from ..analysis import access_width
@@ -33,26 +32,22 @@ def check_compile(res) -> access_width.Report | None:
     relocation = access_width.relocate(module)
     try:
         again = _recompile(relocation.text, res)
-    except Exception as e:  # the report says why the undecided instructions stay so
-        rep.notes.append(
-            f"{len(rep.undecided)} undecided instruction(s) stay so: the recompile with one location "
-            f"per access op failed ({type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''})"
-        )
+    except Exception as e:   # the report says why the undecided instructions stay so
+        rep.notes.append(f"{len(rep.undecided)} undecided instruction(s) stay so: the recompile with one location "
+                         f"per access op failed ({type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''})")
         return rep
     found = access_width.identify(relocation, text, again.asm.get(isa) or "", isa)
     if isinstance(found, str):
         rep.notes.append(f"{len(rep.undecided)} undecided instruction(s) stay so: {found}")
         return rep
     settled = access_width.check(module, text, isa, identified=found)
-    settled.notes.append(
-        f"{len(found)} access instruction(s) placed on their op by a recompile with one location per access op"
-    )
+    settled.notes.append(f"{len(found)} access instruction(s) placed on their op by a recompile with one location "
+                         "per access op")
     return settled
 
 
 def _recompile(text: str, res):
     from .compile import recompile
-
     later = tuple(e for e in res.variant.edits if getattr(e, "stage", None) in _LATER_STAGES)
     variant = Variant(f"{res.variant.name}-relocated", later) if later else None
     return recompile(text, res.target, stage="ttgir", options=dict(res.options or {}), variant=variant)

@@ -42,7 +42,6 @@ spelling changed between versions calls a function here. The differences, 3.6 ->
 When a seam irlab depends on is missing or answers differently, :class:`SeamError` names it and
 the installed version in one line instead of a traceback from deep inside Triton.
 """
-
 from __future__ import annotations
 
 import contextlib
@@ -78,10 +77,8 @@ class SeamError(Exception):
     verifier rejects) mistakes it for one."""
 
     def __init__(self, seam: str, detail: str = ""):
-        super().__init__(
-            f"irlab needs Triton's {seam}, which the installed Triton {TRITON_VERSION} "
-            f"does not provide{': ' + detail if detail else ''}"
-        )
+        super().__init__(f"irlab needs Triton's {seam}, which the installed Triton {TRITON_VERSION} "
+                         f"does not provide{': ' + detail if detail else ''}")
         self.seam = seam
 
 
@@ -97,7 +94,7 @@ def captured_stderr():
     # in a child whose parent reads what it left when it dies (irlab.bridge.containment), the
     # capture is a named file there: an abort inside the capture must not take Triton's message along
     spool = os.environ.get("IRLAB_STDERR_SPOOL")
-    with tempfile.NamedTemporaryFile(dir=spool, prefix="stderr-") if spool else tempfile.TemporaryFile() as tmp:
+    with (tempfile.NamedTemporaryFile(dir=spool, prefix="stderr-") if spool else tempfile.TemporaryFile()) as tmp:
         os.dup2(tmp.fileno(), 2)
         try:
             yield holder
@@ -127,7 +124,8 @@ SEAMS = {
     "launch hook knobs.runtime.launch_exit_hook": "triton.knobs.runtime.launch_exit_hook",
     "pass adder common.add_canonicalizer": "triton._C.libtriton.passes.common.add_canonicalizer",
     "pass adder common.add_cse": "triton._C.libtriton.passes.common.add_cse",
-    "pass adder ttgpuir.add_remove_layout_conversions": "triton._C.libtriton.passes.ttgpuir.add_remove_layout_conversions",
+    "pass adder ttgpuir.add_remove_layout_conversions":
+        "triton._C.libtriton.passes.ttgpuir.add_remove_layout_conversions",
 }
 
 
@@ -181,25 +179,20 @@ def stages_of_hook_call(args: tuple) -> dict:
     """The stage table of the hook's call from ``add_stages`` (``backend, stages, options,
     language, capability``); SeamError when Triton calls the hook some other way."""
     if len(args) != len(_HOOK_ARGS) or not isinstance(args[1], dict):
-        raise SeamError(
-            "stages hook protocol",
-            f"add_stages_inspection_hook was called with {len(args)} argument(s) "
-            f"({', '.join(type(a).__name__ for a in args)}); irlab knows "
-            f"({', '.join(_HOOK_ARGS)}) and, from Triton 3.7, none",
-        )
+        raise SeamError("stages hook protocol",
+                        f"add_stages_inspection_hook was called with {len(args)} argument(s) "
+                        f"({', '.join(type(a).__name__ for a in args)}); irlab knows "
+                        f"({', '.join(_HOOK_ARGS)}) and, from Triton 3.7, none")
     return args[1]
 
 
 def hook_not_called() -> SeamError:
-    return SeamError(
-        "stages hook",
-        "the backend's add_stages never called knobs.runtime.add_stages_inspection_hook, so irlab saw no stage",
-    )
+    return SeamError("stages hook", "the backend's add_stages never called "
+                     "knobs.runtime.add_stages_inspection_hook, so irlab saw no stage")
 
 
 # ------------------------------------------------------------------------------------------------
 # Compile-time knobs
-
 
 @contextlib.contextmanager
 def compile_knobs():
@@ -207,7 +200,6 @@ def compile_knobs():
     ``TRITON_DEFAULT_FP_FUSION`` is unset (3.9), pin that version's own default explicitly, which
     silences the warning without changing what is compiled."""
     from triton import knobs
-
     with knobs.language.scope():
         if hasattr(knobs.language, "fp_fusion_enabled") and os.environ.get("TRITON_DEFAULT_FP_FUSION") is None:
             knobs.language.default_fp_fusion = knobs.language.default_fp_fusion
@@ -229,13 +221,11 @@ def listener(fn):
     """``fn(src, metadata, metadata_group, times, cache_hit)`` as a ``knobs.compilation.listener``
     (keyword-only in 3.6 and 3.9); arguments a later Triton adds are not passed on, and a missing
     one is a SeamError."""
-
     def listen(**kwargs):
         missing = [a for a in LISTENER_ARGS if a not in kwargs]
         if missing:
             raise SeamError("compilation listener", f"called without {', '.join(missing)}")
         return fn(**{a: kwargs[a] for a in LISTENER_ARGS})
-
     listen.__irlab_listener__ = fn
     return listen
 
@@ -257,7 +247,6 @@ class _LaunchSeam:
         called once per launch by every launcher). A plain function someone set there instead
         (tritonparse does) is kept: a chain that calls it, then ``fn``, takes its place."""
         from triton import knobs
-
         current = getattr(knobs.runtime, name)
         if not (hasattr(current, "add") and hasattr(current, "remove") and hasattr(current, "calls")):
             HookChain = resolve("triton.knobs.HookChain", "launch hook chain triton.knobs.HookChain")
@@ -295,20 +284,14 @@ def watching_launches(arguments, enter, exit):
     not used while a launch hook is installed in the process that compiled the kernel), CUDA-graph
     replays, C++ wrappers (``cpp_wrapper``, AOTInductor)."""
     CompiledKernel = resolve("triton.compiler.compiler.CompiledKernel", "compiled kernel CompiledKernel")
-    original = resolve(
-        "triton.compiler.compiler.CompiledKernel.launch_metadata", "launch arguments CompiledKernel.launch_metadata"
-    )
+    original = resolve("triton.compiler.compiler.CompiledKernel.launch_metadata",
+                       "launch arguments CompiledKernel.launch_metadata")
     params = list(inspect.signature(original).parameters)
-    if (
-        params[:3] != ["self", "grid", "stream"]
-        or inspect.signature(original).parameters[params[3]].kind is not inspect.Parameter.VAR_POSITIONAL
-    ):
-        raise SeamError(
-            "launch arguments CompiledKernel.launch_metadata",
-            f"its parameters are now ({', '.join(params)}), not (self, grid, stream, *args)",
-        )
+    if params[:3] != ["self", "grid", "stream"] or inspect.signature(original).parameters[params[3]].kind \
+            is not inspect.Parameter.VAR_POSITIONAL:
+        raise SeamError("launch arguments CompiledKernel.launch_metadata",
+                        f"its parameters are now ({', '.join(params)}), not (self, grid, stream, *args)")
     from triton import knobs
-
     for name in LAUNCH_HOOKS:
         if not hasattr(knobs.runtime, name):
             raise SeamError(f"launch hook knobs.runtime.{name}")
@@ -319,7 +302,7 @@ def watching_launches(arguments, enter, exit):
         if metadata is not None and token is not None:
             try:
                 setattr(metadata, _TOKEN, token)
-            except AttributeError:  # not Triton's LazyDict: the launch stays unrecorded
+            except AttributeError:   # not Triton's LazyDict: the launch stays unrecorded
                 pass
         return metadata
 
@@ -353,7 +336,6 @@ def watching_launches(arguments, enter, exit):
 def _entry_points(module, pattern: str):
     """(owner, name) of each attribute of ``module`` that ``pattern`` names."""
     import fnmatch
-
     owner_name, _, attr = pattern.rpartition(".")
     if not owner_name:
         return [(module, attr)] if callable(getattr(module, attr, None)) else []
@@ -362,12 +344,9 @@ def _entry_points(module, pattern: str):
     else:
         owner = getattr(module, owner_name, None)
         owners = [owner] if inspect.isclass(owner) else []
-    return [
-        (o, name)
-        for o in owners
-        for name, v in list(vars(o).items())
-        if fnmatch.fnmatchcase(name, attr) and (inspect.isfunction(v) or isinstance(v, (staticmethod, classmethod)))
-    ]
+    return [(o, name) for o in owners for name, v in list(vars(o).items())
+            if fnmatch.fnmatchcase(name, attr)
+            and (inspect.isfunction(v) or isinstance(v, (staticmethod, classmethod)))]
 
 
 def _wrapped(raw, purpose: str, enter, exit):
@@ -380,9 +359,8 @@ def _wrapped(raw, purpose: str, enter, exit):
             return fn(*args, **kwargs)
         finally:
             exit()
-
     # a function takes any attribute; mypy's type for functools.wraps' result declares none
-    marked.__irlab_marked__ = fn  # type: ignore[attr-defined]
+    marked.__irlab_marked__ = fn   # type: ignore[attr-defined]
     return type(raw)(marked) if isinstance(raw, (staticmethod, classmethod)) else marked
 
 
@@ -397,7 +375,6 @@ class _MarkOnImport:
         if name not in self.modules or name in self.busy:
             return None
         import importlib.util
-
         self.busy.add(name)
         try:
             spec = importlib.util.find_spec(name)
@@ -411,7 +388,6 @@ class _MarkOnImport:
         def exec_module(module):
             run(module)
             self.mark(module)
-
         loader.exec_module = exec_module
         return spec
 
@@ -423,7 +399,6 @@ def marking_benchmarks(entries, enter, exit):
     later are marked on import. Yields the list of what was marked (``module.attribute``), filled
     as it happens. Everything is restored on exit."""
     import sys
-
     marked: list[str] = []
     undo: list = []
     done: set[str] = set()
@@ -437,9 +412,8 @@ def marking_benchmarks(entries, enter, exit):
                 continue
             for owner, name in _entry_points(module, entry.pattern):
                 raw = vars(owner)[name]
-                if getattr(raw, "__irlab_marked__", None) or getattr(
-                    getattr(raw, "__func__", None), "__irlab_marked__", None
-                ):
+                if getattr(raw, "__irlab_marked__", None) or getattr(getattr(raw, "__func__", None),
+                                                                     "__irlab_marked__", None):
                     continue
                 setattr(owner, name, _wrapped(raw, entry.purpose, enter, exit))
                 undo.append(lambda owner=owner, name=name, raw=raw: setattr(owner, name, raw))
@@ -489,7 +463,6 @@ PASS_HISTORY = {
 
 def _adder_module(namespace: str):
     from triton._C import libtriton
-
     parts = namespace.split(".")
     if parts[0] in ("amd", "nvidia"):
         mod = getattr(getattr(libtriton, parts[0], None), "passes", None)
@@ -513,15 +486,14 @@ def missing_pass_note(name: str) -> str:
     if has_pass(name):
         return ""
     history = PASS_HISTORY.get(name)
-    return f"Triton {TRITON_VERSION} has no pass {name}" + (f" (it exists in {history})" if history else "")
+    return (f"Triton {TRITON_VERSION} has no pass {name}" + (f" (it exists in {history})" if history else ""))
 
 
 def add_allocate_shared_memory(pm, target) -> None:
     """Add the target's shared-memory allocation pass to pass manager ``pm``."""
     from triton._C.libtriton import amd, nvidia
-
     if target.facts.triton_backend == "amd":
-        if _V >= (3, 7):  # (pm, arch) since 3.7
+        if _V >= (3, 7):            # (pm, arch) since 3.7
             amd.passes.ttgpuir.add_allocate_shared_memory(pm, target.arch)
         else:
             amd.passes.ttgpuir.add_allocate_shared_memory(pm)
@@ -538,7 +510,6 @@ def adder_call_failed(qualname: str, args: tuple, error: TypeError) -> SeamError
 
 
 # IR syntax
-
 
 def tensordesc_block(shape, element: str) -> str:
     """The block inside ``!tt.tensordesc<...>`` (and after ``tt.make_tensor_descriptor``'s ``:``)
@@ -559,7 +530,6 @@ def proton_dialect_active() -> bool:
     if registry is not None:
         return any(point == "load-dialects" for point, _backend in getattr(registry, "_callbacks", {}))
     from triton.backends import backends
-
     return any(getattr(getattr(b, "compiler", None), "instrumentation", None) for b in backends.values())
 
 
@@ -567,19 +537,16 @@ def proton_dialect_active() -> bool:
 # ------------------------------------------------------------------------------------------------
 # NVIDIA tools
 
-
 def ptxas_path(capability: int) -> str:
     """The ptxas Triton itself assembles ``capability``'s PTX with (3.6: ptxas-blackwell from
     sm_100 on; 3.9: from sm_90 on, whose PTX ISA 9.4 the plain ptxas rejects)."""
     from triton.backends.nvidia.compiler import get_ptxas
-
     return get_ptxas(capability).path
 
 
 def ptx_version(capability: int) -> int:
     """The PTX version Triton's NVIDIA backend uses for ``capability`` with default options."""
     from triton.backends.nvidia.compiler import get_ptxas, ptx_get_version
-
     return ptx_get_version(get_ptxas(capability).version)
 
 
@@ -604,7 +571,6 @@ NVIDIA_TOOLS = _BundledTools()
 # ------------------------------------------------------------------------------------------------
 # Options, stages, contexts
 
-
 class OptionError(ValueError):
     """A compile option the installed Triton's backend does not have."""
 
@@ -615,13 +581,12 @@ def warm_up(targets) -> None:
     --version``) -- so that compile processes forked afterwards do not each redo them."""
     from triton.runtime.cache import triton_key
     from triton.compiler.compiler import make_backend
-
     triton_key()
     for target in targets:
         try:
             with compile_knobs():
                 make_backend(target.gpu_target()).hash()
-        except Exception:  # a target this Triton cannot compile for: its compiles say so themselves
+        except Exception:   # a target this Triton cannot compile for: its compiles say so themselves
             pass
 
 
@@ -629,7 +594,6 @@ def warm_up(targets) -> None:
 def option_fields(target) -> tuple[str, ...]:
     """The fields of the backend's options dataclass for ``target`` (``CUDAOptions``, ``HIPOptions``)."""
     from triton.compiler.compiler import make_backend
-
     with compile_knobs():
         options = make_backend(target.gpu_target()).parse_options({})
     return tuple(f.name for f in dataclasses.fields(options))
@@ -642,17 +606,14 @@ def check_options(target, options: dict) -> None:
     fields = set(option_fields(target))
     unknown = sorted(set(options) - fields)
     if unknown:
-        raise OptionError(
-            f"Triton {TRITON_VERSION} has no {target.family} compile option(s) "
-            f"{', '.join(unknown)} (its options: {', '.join(sorted(fields))})"
-        )
+        raise OptionError(f"Triton {TRITON_VERSION} has no {target.family} compile option(s) "
+                          f"{', '.join(unknown)} (its options: {', '.join(sorted(fields))})")
 
 
 def mlir_context():
     """An MLIR context with every dialect Triton prints (core, NVIDIA, AMD, and Proton's, whose
     ``proton.record`` instrumentation puts in TTGIR) loaded."""
     from triton._C.libtriton import amd, ir, nvidia, proton
-
     context = ir.context()
     ir.load_dialects(context)
     nvidia.load_dialects(context)
@@ -670,22 +631,17 @@ def check_target(target) -> None:
     from triton.compiler.compiler import make_backend
 
     from ..base.targets import TargetError
-
     try:
         make_backend(target.gpu_target())
     except RuntimeError as e:
         raise SeamError(f"backend for {target}", str(e)) from None
     proc, triple = target.facts.llvm_processor, target.facts.llvm_triple
     if not _llvm_knows(triple, proc):
-        raise TargetError(
-            f"{target}: the installed Triton {TRITON_VERSION} cannot compile for {proc} (its LLVM "
-            "does not know that processor)"
-        )
+        raise TargetError(f"{target}: the installed Triton {TRITON_VERSION} cannot compile for {proc} (its LLVM "
+                          "does not know that processor)")
     if target.facts.assembler == "ptxas" and proc not in _ptxas_archs(ptxas_path(target.capability)):
-        raise TargetError(
-            f"{target}: the installed Triton {TRITON_VERSION} cannot compile for {proc} (the ptxas it "
-            "assembles with does not know it)"
-        )
+        raise TargetError(f"{target}: the installed Triton {TRITON_VERSION} cannot compile for {proc} (the ptxas it "
+                          "assembles with does not know it)")
 
 
 @functools.lru_cache(maxsize=None)
@@ -695,7 +651,7 @@ def _llvm_knows(triple: str, proc: str) -> bool:
     from triton._C.libtriton import llvm
 
     llvm.init_targets()
-    more = (False,) if _V > (3, 6) else ()  # 3.9 adds canonicalize_gep
+    more = (False,) if _V > (3, 6) else ()   # 3.9 adds canonicalize_gep
     with captured_stderr() as err:
         llvm.translate_to_asm("", triple, proc, "", [], False, False, *more)
     return "not a recognized processor" not in "".join(err)
@@ -705,10 +661,8 @@ def _llvm_knows(triple: str, proc: str) -> bool:
 def _ptxas_archs(ptxas: str) -> frozenset:
     """The ``sm_*`` names a ptxas accepts for ``--gpu-name`` (from its ``--help``)."""
     import subprocess
-
     out = subprocess.run([ptxas, "--help"], capture_output=True, text=True).stdout
     return frozenset(re.findall(r"'(sm_\d+)a?'", out))
-
 
 # ------------------------------------------------------------------------------------------------
 # IR text printed by another Triton version (a capture recorded elsewhere)
@@ -725,11 +679,8 @@ def cache_policy_attribute() -> bool:
     attribute (3.9) rather than ``cacheModifier = ...`` keywords (3.6); asked of the parser itself."""
     import tempfile
     from triton._C.libtriton import ir
-
-    text = (
-        "module {\n  tt.func @f(%p: !tt.ptr<f32>) {\n    %v = tt.load %p {cachePolicy = #tt.cache_policy<"
-        "cache_modifier = ca, eviction_policy = evict_last>} : !tt.ptr<f32>\n    tt.return\n  }\n}\n"
-    )
+    text = ("module {\n  tt.func @f(%p: !tt.ptr<f32>) {\n    %v = tt.load %p {cachePolicy = #tt.cache_policy<"
+            "cache_modifier = ca, eviction_policy = evict_last>} : !tt.ptr<f32>\n    tt.return\n  }\n}\n")
     with tempfile.TemporaryDirectory(prefix="irlab-probe-") as d, captured_stderr():
         path = os.path.join(d, "probe.ttir")
         with open(path, "w") as f:
@@ -744,13 +695,10 @@ def _to_policy_attribute(line: str) -> str:
     def repl(m):
         words = dict(re.findall(r"(cacheModifier|evictionPolicy) = (\w+)", m.group(1)))
         policy = {**_POLICY_DEFAULTS, **words}
-        attr = (
-            f"cachePolicy = #tt.cache_policy<cache_modifier = {policy['cacheModifier']}, "
-            f"eviction_policy = {policy['evictionPolicy']}>"
-        )
+        attr = (f"cachePolicy = #tt.cache_policy<cache_modifier = {policy['cacheModifier']}, "
+                f"eviction_policy = {policy['evictionPolicy']}>")
         rest = m.group(2)[2:-1] if m.group(2) else ""
         return f" {{{attr}{', ' + rest if rest else ''}}} : "
-
     return _OLD_POLICY.sub(repl, line, count=1)
 
 
@@ -762,7 +710,6 @@ def _to_policy_keywords(line: str) -> str:
         words = [f" {k} = {v}" for k, v in zip(_POLICY_DEFAULTS, found.groups()) if v != _POLICY_DEFAULTS[k]]
         rest = _POLICY_ATTR.sub("", m.group(1), count=1).rstrip(", ")
         return "".join(words) + (f" {{{rest}}}" if rest else "") + " : "
-
     return _NEW_POLICY.sub(repl, line, count=1)
 
 
@@ -777,6 +724,5 @@ def ir_for_installed(text: str) -> str:
         if "#tt.cache_policy<" not in text:
             return text
         convert = _to_policy_keywords
-    return "\n".join(
-        convert(line) if ("Policy = " in line or "Modifier = " in line) else line for line in text.split("\n")
-    )
+    return "\n".join(convert(line) if ("Policy = " in line or "Modifier = " in line) else line
+                     for line in text.split("\n"))

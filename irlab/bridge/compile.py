@@ -8,7 +8,6 @@ baseline's binary (or the reverse). Nothing irlab compiles here lands in the use
 From Triton 3.7 on the hook's answer (which names the variant) is part of Triton's cache key;
 :mod:`irlab.bridge.jit` builds on that.
 """
-
 from __future__ import annotations
 
 import contextlib
@@ -27,17 +26,8 @@ from triton.compiler.compiler import ASTSource
 
 from ..base.targets import Target
 from . import compat
-from .pipeline import (
-    KernelNotCompilable,
-    PassCall,
-    PassFailed,
-    PipelineError,
-    PipelineSession,
-    Snapshot,
-    VerifierError,
-    check_survives,
-    split_occurrence,
-)
+from .pipeline import (KernelNotCompilable, PassCall, PassFailed, PipelineError, PipelineSession, Snapshot,
+                       VerifierError, check_survives, split_occurrence)
 from .compat import captured_stderr
 from .services import save_rejected
 from .specialize import Specialization, specialize
@@ -62,7 +52,7 @@ class CompileResult:
     stage_seconds: dict
     pipeline: list[PassCall] = field(default_factory=list)
     python_results: list = field(default_factory=list)
-    python_ir: list = field(default_factory=list)  # (pass, IR the pass saw, IR it produced)
+    python_ir: list = field(default_factory=list)      # (pass, IR the pass saw, IR it produced)
     snapshots: list[Snapshot] = field(default_factory=list)
     compiled: Any = None
     seconds: float = 0.0
@@ -78,13 +68,9 @@ class CompileResult:
         (every irlab launcher goes through here), which checks a persistent kernel's grid against
         its tile count for these values. ``num_sms`` defaults to the current CUDA device's SM
         count, asked only for a persistent launch."""
-        return launch_grid(
-            self.variant,
-            grid,
-            self.asm.get("ttir"),
-            num_sms if num_sms is not None else device_sm_count,
-            self.kernel_arguments(args) if args is not None else None,
-        )
+        return launch_grid(self.variant, grid, self.asm.get("ttir"),
+                           num_sms if num_sms is not None else device_sm_count,
+                           self.kernel_arguments(args) if args is not None else None)
 
     def kernel_arguments(self, values) -> list:
         """The values of the compiled kernel's own (TTIR) arguments among a launch's ``values``: a
@@ -96,9 +82,8 @@ class CompileResult:
             return values
         types = list(self.specialization.signature.values())
         if len(values) != len(types):
-            raise VariantError(
-                f"the launch gives {len(values)} values for the {len(types)} parameters of {self.kernel}"
-            )
+            raise VariantError(f"the launch gives {len(values)} values for the {len(types)} parameters of "
+                               f"{self.kernel}")
         return [v for v, t in zip(values, types) if t != "constexpr"]
 
     @property
@@ -134,7 +119,6 @@ class CompileResult:
     def module(self, stage: str = "ttgir", locations: bool = True):
         """The stage's IR as an :class:`irlab.ir.Module`."""
         from .. import ir
-
         return ir.parse(self.text(stage, locations), filename=f"{self.kernel}.{stage}")
 
     @property
@@ -144,22 +128,16 @@ class CompileResult:
     def summary(self) -> dict:
         md = self.metadata
         return {
-            "kernel": self.kernel,
-            "target": self.target.name,
-            "variant": self.variant.name,
-            "variant_key": self.variant_key,
-            "num_warps": md.get("num_warps"),
-            "num_stages": md.get("num_stages"),
-            "shared": md.get("shared"),
+            "kernel": self.kernel, "target": self.target.name, "variant": self.variant.name,
+            "variant_key": self.variant_key, "num_warps": md.get("num_warps"),
+            "num_stages": md.get("num_stages"), "shared": md.get("shared"),
             "binary": {"stage": self.binary_stage, "bytes": len(self.binary), "sha256": self.binary_sha256},
             "stage_seconds": {k: round(v, 4) for k, v in self.stage_seconds.items()},
             "seconds": round(self.seconds, 4),
-            **(
-                {"launch": {"grid": self.variant.launch.grid, "applies": is_persistent(self.asm.get("ttir"))}}
-                if self.variant.launch is not None
-                else {}
-            ),
+            **({"launch": {"grid": self.variant.launch.grid, "applies": is_persistent(self.asm.get("ttir"))}}
+               if self.variant.launch is not None else {}),
         }
+
 
 
 class _StageHook:
@@ -175,15 +153,14 @@ class _StageHook:
         self.keep_nodebug = keep_nodebug
         self.nodebug: dict[str, str] = {}
         self.seconds: dict[str, float] = {}
-        self.calls = 0  # how often a backend's add_stages handed the hook its stages
+        self.calls = 0            # how often a backend's add_stages handed the hook its stages
         variant = session.variant
         if session.mixed is not None:
             from .mixed import mixed_key
-
             self.key = f"irlab-mixed-{mixed_key(session.mixed)}"
         else:
             self.key = f"irlab-variant-{variant_key(variant) if variant is not None else 'none'}"
-        self._starting = threading.local()  # per thread: a compile whose first stage has not run yet
+        self._starting = threading.local()   # per thread: a compile whose first stage has not run yet
 
     def __call__(self, *args):
         answer = self.previous(*args) if self.previous is not None else None
@@ -205,9 +182,9 @@ class _StageHook:
         if options is None:
             return
         self._starting.options = None
-        entry = getattr(src, "get_entry_func_name", None)  # an MLIR module; a compile from PTX has none
+        entry = getattr(src, "get_entry_func_name", None)   # an MLIR module; a compile from PTX has none
         choice = self.session.begin_kernel(entry() if entry is not None else str(metadata.get("name", "")))
-        for key, value in choice.options if choice is not None else ():
+        for key, value in (choice.options if choice is not None else ()):
             object.__setattr__(options, key, value)
             metadata[key] = value
 
@@ -248,7 +225,6 @@ def _language(fn) -> str:
 def _source(fn, spec: Specialization):
     if _language(fn) == "gluon":
         from triton.experimental.gluon._runtime import GluonASTSource
-
         return GluonASTSource(fn, spec.signature, spec.constexprs, spec.attrs)
     return ASTSource(fn, spec.signature, spec.constexprs, spec.attrs)
 
@@ -288,7 +264,7 @@ def _check_edits(session: PipelineSession, target: str | Target):
     for e in missing:
         lines.append(f"  - {e.describe()}")
         if isinstance(e, Insert):
-            assert e.after is not None  # unmatched_edits lists only the Inserts placed after a pass
+            assert e.after is not None   # unmatched_edits lists only the Inserts placed after a pass
             named = split_occurrence(e.after)[0]
         else:
             named = e.pattern
@@ -301,21 +277,11 @@ def _check_edits(session: PipelineSession, target: str | Target):
     raise VariantError("\n".join(lines))
 
 
-def compile_kernel(
-    kernel,
-    target: str | Target,
-    *,
-    args: dict | None = None,
-    constexprs: dict | None = None,
-    options: dict | None = None,
-    variant: Variant | None = None,
-    shape: dict | None = None,
-    config=None,
-    snapshot_dir: str | Path | None = None,
-    keep_nodebug: bool = True,
-    work_dir: str | Path | None = None,
-    cache_dir: str | Path | None = None,
-) -> CompileResult:
+def compile_kernel(kernel, target: str | Target, *, args: dict | None = None, constexprs: dict | None = None,
+                   options: dict | None = None, variant: Variant | None = None, shape: dict | None = None,
+                   config=None, snapshot_dir: str | Path | None = None,
+                   keep_nodebug: bool = True, work_dir: str | Path | None = None,
+                   cache_dir: str | Path | None = None) -> CompileResult:
     """Compile ``kernel`` (a ``@triton.jit``/``@gluon.jit`` function or a :class:`KernelSpec`).
 
     ``args`` maps parameters to pointer types (``"*fp16"``), scalar types (``"i32"``) or the real
@@ -327,11 +293,11 @@ def compile_kernel(
     without it, nothing is cached.
     """
     from ..kernels.spec import KernelSpec
-
     tname = Target.parse(target)
     if isinstance(kernel, KernelSpec):
         if not kernel.supports(str(tname)):
-            raise VariantError(f"kernel {kernel.name} cannot be compiled for {tname}: {kernel.unsupported[str(tname)]}")
+            raise VariantError(f"kernel {kernel.name} cannot be compiled for {tname}: "
+                               f"{kernel.unsupported[str(tname)]}")
         problem = kernel.problem(shape, config, tname)
         fn = kernel.fn
         args = {**problem.args, **(args or {})}
@@ -345,24 +311,21 @@ def compile_kernel(
     compat.check_target(tname)
     compat.check_options(tname, options)
     spec = specialize(fn, args, constexprs, tname)
-    session = PipelineSession(
-        variant=variant,
-        snapshot_dir=Path(snapshot_dir) if snapshot_dir else None,
-        work_dir=Path(work_dir) if work_dir else None,
-    )
+    session = PipelineSession(variant=variant, snapshot_dir=Path(snapshot_dir) if snapshot_dir else None,
+                              work_dir=Path(work_dir) if work_dir else None)
     t0 = time.perf_counter()
     cache = str(Path(cache_dir) / f"{variant.name}-{variant_key(variant)}") if cache_dir else None
     try:
         with isolated_triton(session, keep_nodebug, cache_dir=cache) as hook:
             compiled = triton.compile(_source(fn, spec), target=tname.gpu_target(), options=options)
     except PassFailed as e:
-        if not variant.is_baseline:  # the variant's edits may be the cause: said as such
+        if not variant.is_baseline:   # the variant's edits may be the cause: said as such
             raise
         raise KernelNotCompilable(tname, e) from None
     seconds = time.perf_counter() - t0
     if hook.calls:
         _check_edits(session, tname)
-    elif cache is None:  # a fresh cache always compiles; with a kept one, a hit runs no pipeline
+    elif cache is None:   # a fresh cache always compiles; with a kept one, a hit runs no pipeline
         raise compat.hook_not_called()
     return _result(fn.__name__, tname, options, spec, variant, compiled, hook, session, seconds)
 
@@ -370,37 +333,19 @@ def compile_kernel(
 def _result(name, tname, options, spec, variant, compiled, hook, session, seconds) -> CompileResult:
     md = compiled.metadata._asdict()
     md["target"] = tname
-    md = {
-        k: (
-            v
-            if isinstance(v, (int, float, str, bool, type(None), list, dict))
-            else (list(v) if isinstance(v, tuple) else str(v))
-        )
-        for k, v in md.items()
-    }
-    return CompileResult(
-        kernel=name,
-        target=tname,
-        options=dict(options),
-        specialization=spec,
-        variant=variant,
-        asm=dict(compiled.asm),
-        nodebug=dict(hook.nodebug),
-        metadata=md,
-        stage_seconds=dict(hook.seconds),
-        pipeline=list(session.calls),
-        python_results=list(session.python_results),
-        python_ir=list(session.python_ir),
-        snapshots=list(session.snapshots),
-        compiled=compiled,
-        seconds=seconds,
-    )
+    md = {k: (v if isinstance(v, (int, float, str, bool, type(None), list, dict)) else
+              (list(v) if isinstance(v, tuple) else str(v))) for k, v in md.items()}
+    return CompileResult(kernel=name, target=tname, options=dict(options), specialization=spec, variant=variant,
+                         asm=dict(compiled.asm), nodebug=dict(hook.nodebug), metadata=md,
+                         stage_seconds=dict(hook.seconds), pipeline=list(session.calls),
+                         python_results=list(session.python_results), python_ir=list(session.python_ir),
+                         snapshots=list(session.snapshots),
+                         compiled=compiled, seconds=seconds)
 
 
 def device_sm_count() -> int:
     """The current CUDA device's number of SMs (what a persistent kernel's grid is sized by)."""
     import torch
-
     return int(torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count)
 
 
@@ -414,27 +359,17 @@ def infer_stage(path: Path, stage: str | None = None) -> str:
     elif path.parent.name in MLIR_STAGES + ("llir",):
         found = path.parent.name
     else:
-        raise ValueError(
-            f"cannot tell which stage {path} holds: name it with --stage ttir|ttgir (or use the suffix .ttir / .ttgir)"
-        )
+        raise ValueError(f"cannot tell which stage {path} holds: name it with --stage ttir|ttgir "
+                         "(or use the suffix .ttir / .ttgir)")
     if found not in MLIR_STAGES:
         raise ValueError(f"recompile starts from ttir or ttgir, not {found!r}")
     return found
 
 
-def recompile(
-    ir_text: str | None = None,
-    target: str | Target = "cuda:90",
-    *,
-    path: str | Path | None = None,
-    stage: str | None = None,
-    options: dict | None = None,
-    variant: Variant | None = None,
-    produced_by: str | None = None,
-    work_dir: str | Path | None = None,
-    keep_nodebug: bool = True,
-    source: str | None = None,
-) -> CompileResult:
+def recompile(ir_text: str | None = None, target: str | Target = "cuda:90", *, path: str | Path | None = None,
+              stage: str | None = None, options: dict | None = None, variant: Variant | None = None,
+              produced_by: str | None = None, work_dir: str | Path | None = None,
+              keep_nodebug: bool = True, source: str | None = None) -> CompileResult:
     """Continue a (rewritten) TTIR/TTGIR through the remaining stages into a binary.
 
     The stage comes from ``stage``, else from the file (:func:`infer_stage`); text without a path
@@ -451,9 +386,8 @@ def recompile(
         path = Path(path)
         stage = infer_stage(path, stage)
         from ..ir import read_text
-
         ir_text = read_text(path)
-    assert ir_text is not None  # given as text, or read from the path just above
+    assert ir_text is not None   # given as text, or read from the path just above
     stage = stage or "ttgir"
     if stage not in MLIR_STAGES:
         raise ValueError(f"recompile starts from ttir or ttgir, not {stage!r}")
@@ -463,13 +397,8 @@ def recompile(
     variant = variant or Variant.baseline()
     who = produced_by or f"the input IR ({path or 'text'})"
     session = PipelineSession(variant=variant, work_dir=Path(work_dir) if work_dir else None)
-    check_survives(
-        ir_text,
-        who,
-        stage,
-        session.work_dir,  # an abort on the input is an error, in a child
-        source if source is not None else (str(path) if path is not None and produced_by is None else None),
-    )
+    check_survives(ir_text, who, stage, session.work_dir,    # an abort on the input is an error, in a child
+                   source if source is not None else (str(path) if path is not None and produced_by is None else None))
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="irlab-recompile-") as tmp:
         src_path = Path(tmp) / f"input.{stage}"

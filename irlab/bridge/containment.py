@@ -23,7 +23,6 @@ a folder of the child's own, and so do the captures of :func:`irlab.bridge.compa
 (an abort inside one would otherwise take Triton's message with it); the parent reads them back
 for the message and removes the folder. A hang is not caught here.
 """
-
 from __future__ import annotations
 
 import io
@@ -51,9 +50,9 @@ class TritonAborted(RuntimeError):
     """Triton's native code killed the process that ran it (an assertion, a segfault)."""
 
     def __init__(self, how: str, message: str, doing: str):
-        self.how = how  # "SIGABRT", or "exit status 1" for a child that left without an answer
-        self.message = message  # Triton's last message, condensed to one line
-        self.doing = doing  # "verifying this IR"
+        self.how = how            # "SIGABRT", or "exit status 1" for a child that left without an answer
+        self.message = message    # Triton's last message, condensed to one line
+        self.doing = doing        # "verifying this IR"
         super().__init__(how, message, doing)
 
     def __str__(self) -> str:
@@ -88,7 +87,7 @@ def contained(fn: Callable[..., T], *args, doing: str = "verifying this IR") -> 
         return _answer(data, status, scratch, doing)
     finally:
         os.close(read)
-        if pid:  # interrupted: the child goes too
+        if pid:   # interrupted: the child goes too
             _kill(pid)
         shutil.rmtree(scratch, ignore_errors=True)
 
@@ -103,7 +102,7 @@ def _child(fn: Callable, args: tuple, write: int, scratch: str, parent: int) -> 
         with os.fdopen(write, "wb") as out:
             out.write(payload)
         code = 0
-    except BaseException:  # noqa: BLE001 - nothing may leave the child but its exit status
+    except BaseException:   # noqa: BLE001 - nothing may leave the child but its exit status
         pass
     finally:
         os._exit(code)
@@ -115,7 +114,7 @@ def _become_child(scratch: str, parent: int, on_parent_death: int = signal.SIGKI
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     _die_with(parent, on_parent_death)
-    tempfile.tempdir = os.environ["TMPDIR"] = scratch  # what an abort leaves behind is removed with it
+    tempfile.tempdir = os.environ["TMPDIR"] = scratch   # what an abort leaves behind is removed with it
     os.environ[SPOOL_ENV] = scratch
     fd = os.open(os.path.join(scratch, _LOG), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     os.dup2(fd, 1)
@@ -124,20 +123,18 @@ def _become_child(scratch: str, parent: int, on_parent_death: int = signal.SIGKI
     sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), line_buffering=True)
     sys.stderr = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), line_buffering=True, errors="backslashreplace")
     import faulthandler
-
-    faulthandler.enable(file=sys.stderr)  # a segfault's Python frame, for the message
+    faulthandler.enable(file=sys.stderr)   # a segfault's Python frame, for the message
 
 
 def _run(fn: Callable, args: tuple) -> bytes:
     try:
         return pickle.dumps(("ok", fn(*args)))
-    except Exception as e:  # noqa: BLE001 - handed to the parent, which raises it
+    except Exception as e:   # noqa: BLE001 - handed to the parent, which raises it
         return _pickled_exception(e)
 
 
 # ------------------------------------------------------------------------------------------------
 # A child that stays: for calls made many times per command (every verify of a pass's output)
-
 
 def served(fn: Callable[..., T], *args, doing: str = "verifying this IR") -> T:
     """:func:`contained`, in a child forked once per process and kept for the next call: a call
@@ -157,7 +154,7 @@ class _Warden:
         self.pid = 0
         self.requests = self.answers = -1
         self.scratch = ""
-        self.lock = threading.Lock()  # one call at a time on the pipes
+        self.lock = threading.Lock()   # one call at a time on the pipes
 
     def call(self, fn: Callable, args: tuple, doing: str):
         with self.lock:
@@ -170,12 +167,12 @@ class _Warden:
         try:
             try:
                 _send(self.requests, request)
-            except BrokenPipeError:  # the child went while idle (killed from outside): another one
+            except BrokenPipeError:   # the child went while idle (killed from outside): another one
                 self.stop()
                 self._start()
                 _send(self.requests, request)
             data = _receive(self.answers)
-        except BaseException:  # Ctrl-C: the child goes, the next call starts another
+        except BaseException:   # Ctrl-C: the child goes, the next call starts another
             self.stop()
             raise
         if data is not None:
@@ -248,10 +245,9 @@ def shutdown() -> None:
 
 def _warden() -> _Warden:
     global _WARDEN
-    if _WARDEN is None or _WARDEN.owner != os.getpid():  # a forked process does not share its parent's
+    if _WARDEN is None or _WARDEN.owner != os.getpid():   # a forked process does not share its parent's
         _WARDEN = _Warden()
         import atexit
-
         atexit.register(_WARDEN.stop)
     return _WARDEN
 
@@ -259,7 +255,6 @@ def _warden() -> _Warden:
 def _serve(requests: int, answers: int, scratch: str, parent: int) -> None:
     """The kept child: run each request, answer it, until the parent closes the pipe (or dies:
     SIGTERM); then remove its folder. Never returns."""
-
     def leave(*_):
         shutil.rmtree(scratch, ignore_errors=True)
         os._exit(0)
@@ -274,12 +269,12 @@ def _serve(requests: int, answers: int, scratch: str, parent: int) -> None:
             request = _receive(requests)
             if request is None:
                 break
-            for fd in (1, 2):  # the log holds what this request's Triton said, nothing older
+            for fd in (1, 2):   # the log holds what this request's Triton said, nothing older
                 os.ftruncate(fd, 0)
                 os.lseek(fd, 0, os.SEEK_SET)
             fn, args = pickle.loads(request)
             _send(answers, _run(fn, args))
-    except BaseException:  # noqa: BLE001 - nothing may leave the child but its exit status
+    except BaseException:   # noqa: BLE001 - nothing may leave the child but its exit status
         pass
     finally:
         leave()
@@ -299,7 +294,7 @@ def _close_inherited(keep: tuple) -> None:
 def _send(fd: int, data: bytes) -> None:
     view = memoryview(len(data).to_bytes(8, "little") + data)
     while view:
-        view = view[os.write(fd, view) :]
+        view = view[os.write(fd, view):]
 
 
 def _receive(fd: int) -> bytes | None:
@@ -328,16 +323,15 @@ def _pickled_exception(e: BaseException) -> bytes:
     stays here); one that does not survive pickling is sent as a RuntimeError with its text."""
     try:
         from ..base.user_errors import user_error
-
         located = user_error(e)
-    except Exception:  # noqa: BLE001 - placing it is a courtesy
+    except Exception:   # noqa: BLE001 - placing it is a courtesy
         located = None
     for portable in (_portable(e, located), _portable(e, located, state=False)):
         try:
             payload = pickle.dumps(("raised", portable))
             pickle.loads(payload)
             return payload
-        except Exception:  # noqa: BLE001 - unpicklable attributes, a class defined in a function
+        except Exception:   # noqa: BLE001 - unpicklable attributes, a class defined in a function
             continue
     return pickle.dumps(("raised", (RuntimeError, (f"{type(e).__name__}: {e}",), {}, None)))
 
@@ -347,12 +341,8 @@ def _portable(e: BaseException, located: str | None = None, state: bool = True, 
     if located:
         attrs["located_in_child"] = located
     cause = e.__cause__ if e.__cause__ is not None else e.__context__
-    return (
-        type(e),
-        e.args,
-        attrs,
-        _portable(cause, None, state, depth + 1) if cause is not None and depth < 4 else None,
-    )
+    return (type(e), e.args, attrs,
+            _portable(cause, None, state, depth + 1) if cause is not None and depth < 4 else None)
 
 
 def _rebuilt(cls: type[BaseException], args: tuple, state: dict, cause: tuple | None) -> BaseException:
@@ -368,9 +358,8 @@ def _die_with(parent: int, sig: int = signal.SIGKILL) -> None:
     """Linux: the kernel sends ``sig`` to this child if the parent dies."""
     try:
         import ctypes
-
-        ctypes.CDLL(None, use_errno=True).prctl(1, int(sig))  # PR_SET_PDEATHSIG
-    except Exception:  # noqa: BLE001 - not Linux: the parent's cleanup is all there is
+        ctypes.CDLL(None, use_errno=True).prctl(1, int(sig))   # PR_SET_PDEATHSIG
+    except Exception:   # noqa: BLE001 - not Linux: the parent's cleanup is all there is
         pass
     if os.getppid() != parent:
         os._exit(1)
@@ -422,10 +411,8 @@ def written(folder: Path) -> str:
 
 
 # glibc: "python: /path/File.cpp:948: Ret ns::fn(Args...): Assertion `cond' failed."
-_ASSERT = re.compile(
-    r"^(?:[^\s:]+: )?(?P<path>[^\s:]+):(?P<line>\d+): (?P<sig>.*): "
-    r"(?P<what>Assertion `.*' failed)\.?$"
-)
+_ASSERT = re.compile(r"^(?:[^\s:]+: )?(?P<path>[^\s:]+):(?P<line>\d+): (?P<sig>.*): "
+                     r"(?P<what>Assertion `.*' failed)\.?$")
 # MLIR's diagnostic at a location in the temporary file the IR was parsed from
 _LOC = re.compile(r'^loc\("(?:[^"\\]|\\.)*":(?P<line>\d+):(?P<col>\d+)\): ')
 _TEMPLATE_ARGS = re.compile(r"<[^<>]*>")
@@ -442,9 +429,8 @@ def condense(message: str) -> str:
     m = _ASSERT.match(text)
     if m is not None:
         text = f"{m['what']} ({Path(m['path']).name}:{m['line']}" + (
-            f", in {name})" if (name := _function(m["sig"])) else ")"
-        )
-    return text if len(text) <= _MAX else text[: _MAX - 3] + "..."
+            f", in {name})" if (name := _function(m["sig"])) else ")")
+    return text if len(text) <= _MAX else text[:_MAX - 3] + "..."
 
 
 def _function(signature: str) -> str:

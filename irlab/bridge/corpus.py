@@ -1,7 +1,6 @@
 """The IR corpus: every repository kernel compiled for every default target and pipelining depth,
 TTIR and TTGIR, with and without locations. The round-trip tests and the parser benchmark run
 on it; it is rebuilt from the kernels, never checked in."""
-
 from __future__ import annotations
 
 import os
@@ -25,7 +24,6 @@ class CorpusJob:
 def jobs(kernels=None, targets=DEFAULT_TARGETS, num_stages=NUM_STAGES) -> tuple[list[CorpusJob], list[str]]:
     """The compiles to run, and the combinations that cannot run (with why)."""
     from ..kernels import KERNELS
-
     todo: list[CorpusJob] = []
     skipped: list[str] = []
     for name in kernels or KERNELS:
@@ -41,7 +39,6 @@ def jobs(kernels=None, targets=DEFAULT_TARGETS, num_stages=NUM_STAGES) -> tuple[
 def _compile_job(job: CorpusJob, out_dir: str) -> list[str]:
     from .compile import compile_kernel
     from ..kernels import get
-
     res = compile_kernel(get(job.kernel), job.target, options={"num_stages": job.num_stages})
     written = []
     for stage in ("ttir", "ttgir"):
@@ -57,9 +54,8 @@ def _compile_job(job: CorpusJob, out_dir: str) -> list[str]:
     return written
 
 
-def build(
-    out_dir: str | Path, kernels=None, targets=DEFAULT_TARGETS, num_stages=NUM_STAGES, workers: int | None = None
-) -> dict:
+def build(out_dir: str | Path, kernels=None, targets=DEFAULT_TARGETS, num_stages=NUM_STAGES,
+          workers: int | None = None) -> dict:
     """Compile the corpus into ``out_dir``; returns {"files": [...], "skipped": [...]}."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -71,7 +67,6 @@ def build(
             files += _compile_job(j, str(out))
     else:
         import multiprocessing as mp
-
         ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else None
         with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
             for written in pool.map(_compile_job, todo, [str(out)] * len(todo)):

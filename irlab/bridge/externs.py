@@ -9,7 +9,6 @@ function of that backend's library: both of Triton's ``libdevice`` modules
 (``triton.language.extra.cuda.libdevice`` and ``...hip.libdevice``) map one function and argument
 types to one symbol, and the two tables are joined on (function, argument types).
 """
-
 from __future__ import annotations
 
 import ast
@@ -40,16 +39,11 @@ def symbols(backend: str) -> dict[tuple[str, tuple[str, ...]], tuple[str, str | 
             if not (isinstance(node, ast.Dict) and node.keys and all(isinstance(k, ast.Tuple) for k in node.keys)):
                 continue
             for key, value in zip(node.keys, node.values):
-                assert isinstance(key, ast.Tuple)  # every key is (checked above)
+                assert isinstance(key, ast.Tuple)   # every key is (checked above)
                 read = [_dtype(e) for e in key.elts]
                 types = tuple(t for t in read if t is not None)
-                if (
-                    isinstance(value, ast.Tuple)
-                    and value.elts
-                    and isinstance(value.elts[0], ast.Constant)
-                    and isinstance(value.elts[0].value, str)
-                    and len(types) == len(read)
-                ):
+                if isinstance(value, ast.Tuple) and value.elts and isinstance(value.elts[0], ast.Constant) \
+                        and isinstance(value.elts[0].value, str) and len(types) == len(read):
                     result = _dtype(value.elts[1]) if len(value.elts) > 1 else None
                     table.setdefault((fn.name, types), (value.elts[0].value, result))
     return table
@@ -57,12 +51,8 @@ def symbols(backend: str) -> dict[tuple[str, tuple[str, ...]], tuple[str, str | 
 
 def _dtype(node) -> str | None:
     """``core.dtype("fp32")`` -> ``fp32``."""
-    if (
-        isinstance(node, ast.Call)
-        and node.args
-        and isinstance(node.args[0], ast.Constant)
-        and isinstance(node.args[0].value, str)
-    ):
+    if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant) \
+            and isinstance(node.args[0].value, str):
         return node.args[0].value
     return None
 
@@ -82,10 +72,8 @@ def counterpart(symbol: str, backend: str) -> str:
     found = sorted({theirs[key][0] for key, result in uses if key in theirs and theirs[key][1] == result})
     if not found:
         what = ", ".join(f"{f}({', '.join(t)})" for (f, t), _ in uses) or "no function Triton declares"
-        raise ExternError(
-            f"the device-library call {symbol} ({what}) has no counterpart in Triton's {backend} "
-            f"libdevice ({LIBRARIES[backend]}), so this TTIR cannot be compiled for {backend}"
-        )
+        raise ExternError(f"the device-library call {symbol} ({what}) has no counterpart in Triton's {backend} "
+                          f"libdevice ({LIBRARIES[backend]}), so this TTIR cannot be compiled for {backend}")
     return found[0]
 
 

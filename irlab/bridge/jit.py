@@ -7,7 +7,6 @@ that alone keeps the baseline and every variant apart, in one shared cache folde
 not (3.6), the function gets a per-variant in-memory cache and Triton a per-variant disk cache
 folder, both named by the variant's hash.
 """
-
 from __future__ import annotations
 
 import contextlib

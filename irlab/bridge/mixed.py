@@ -4,7 +4,6 @@ target and checked; written; and named, for the commands that take either a vari
 A variant that declares its own launch grid (``persistent-tiles``) is refused in a mixed variant:
 a program launches its kernels with its own grids, so the kernel would not run as it was timed.
 """
-
 from __future__ import annotations
 
 import hashlib
@@ -29,7 +28,6 @@ def is_mixed_file(ref: str) -> bool:
 def read_mixed(path: str | Path, target: str | Target | None) -> MixedVariant:
     """The mixed variant in ``path``, every kernel's variant resolved for ``target``."""
     from .named_variants import resolve
-
     path = Path(path)
     if not path.is_file():
         raise VariantError(f"no mixed variant file {path}")
@@ -38,10 +36,8 @@ def read_mixed(path: str | Path, target: str | Target | None) -> MixedVariant:
     except (ValueError, UnicodeDecodeError) as e:
         raise VariantError(f"{path}: not a mixed variant file ({e})") from None
     if not isinstance(data, dict) or data.get("irlab") != KIND or not isinstance(data.get("kernels"), dict):
-        raise VariantError(
-            f"{path}: not a mixed variant file (it needs \"irlab\": \"{KIND}\" and a \"kernels\" "
-            "table mapping kernel names to variants)"
-        )
+        raise VariantError(f"{path}: not a mixed variant file (it needs \"irlab\": \"{KIND}\" and a \"kernels\" "
+                           "table mapping kernel names to variants)")
     choices, notes = [], {}
     for kernel, entry in sorted(data["kernels"].items()):
         spelling, options, note = read_entry(kernel, entry, str(path))
@@ -52,18 +48,15 @@ def read_mixed(path: str | Path, target: str | Target | None) -> MixedVariant:
         if isinstance(variant, MixedVariant):
             raise VariantError(f"{path}: kernel {kernel!r}: a mixed variant cannot hold another")
         if variant.launch is not None:
-            raise VariantError(
-                f"{path}: kernel {kernel!r}: {spelling} declares its own launch grid, which a program's "
-                "own launches do not use (the kernel would not run as it was timed)"
-            )
+            raise VariantError(f"{path}: kernel {kernel!r}: {spelling} declares its own launch grid, which a program's "
+                               "own launches do not use (the kernel would not run as it was timed)")
         validate_variant(variant)
         choices.append((kernel, KernelChoice(spelling, variant, tuple(sorted(options.items())))))
         if note:
             notes[kernel] = note
     name = str(data.get("name") or path.stem)
-    return MixedVariant(
-        name.replace(" ", "-").replace("/", "-"), tuple(choices), str(data.get("description") or ""), str(path), notes
-    )
+    return MixedVariant(name.replace(" ", "-").replace("/", "-"), tuple(choices), str(data.get("description") or ""),
+                        str(path), notes)
 
 
 def write_mixed(path: str | Path, mixed: MixedVariant) -> None:
@@ -81,7 +74,6 @@ def program_variant(ref: str, target: str | Target | None) -> Variant | MixedVar
     """What ``irlab run --variant`` and ``irlab ab-model --variant`` take: a mixed variant file, or
     any variant :func:`irlab.bridge.named_variants.resolve` names."""
     from .named_variants import resolve
-
     if is_mixed_file(ref):
         return read_mixed(ref, target)
     return resolve(ref, target)

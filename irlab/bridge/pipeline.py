@@ -12,7 +12,6 @@ A Python pass works on text: the module is printed, parsed by :mod:`irlab.ir`, r
 and parsed back by Triton's parser in the same MLIR context, and the new body replaces the old
 one in place, so the backend's stage function keeps working on the module object it holds.
 """
-
 from __future__ import annotations
 
 import contextlib
@@ -61,13 +60,14 @@ def cleanup_calls(edit) -> list[tuple[str, tuple]]:
     return [CLEANUP_PASSES[c] for c in edit.cleanup]
 
 
+
 @dataclass(frozen=True)
 class PassCall:
     """One recorded pass: which adder, with which arguments, where in which stage."""
 
-    stage: str  # ttir | ttgir | llir
-    label: str  # the pm.run label ('make_ttgir_early', 'make_ttgir', ...)
-    qualname: str  # 'amd.ttgpuir.add_optimize_epilogue'
+    stage: str            # ttir | ttgir | llir
+    label: str            # the pm.run label ('make_ttgir_early', 'make_ttgir', ...)
+    qualname: str         # 'amd.ttgpuir.add_optimize_epilogue'
     args: tuple
 
     @property
@@ -85,7 +85,8 @@ class PassCall:
         return f"{self.name}({args})" if args else self.name
 
     def to_json(self) -> dict:
-        return {"stage": self.stage, "label": self.label, "pass": self.name, "args": plain(self.args)}
+        return {"stage": self.stage, "label": self.label, "pass": self.name,
+                "args": plain(self.args)}
 
 
 def _fmt_arg(a) -> str:
@@ -115,7 +116,6 @@ def split_occurrence(pattern: str) -> tuple[str, int | None]:
 
 _ADDER_PREFIXES = ("add_", "insert_", "lower_")
 
-
 def _pass_modules() -> list[tuple[str, types.ModuleType]]:
     """(namespace, module) for every module of pass adders in the Triton build."""
     out = []
@@ -143,7 +143,7 @@ def _pass_modules() -> list[tuple[str, types.ModuleType]]:
 
 
 _ORIGINAL_PASS_MANAGER = ir.pass_manager
-_ADDERS: dict[str, Any] = {}  # qualname -> original adder
+_ADDERS: dict[str, Any] = {}          # qualname -> original adder
 _install_lock = threading.RLock()
 _install_depth = 0
 _patched: list[tuple[types.ModuleType, str, Any]] = []
@@ -174,7 +174,6 @@ def _make_wrapper(qualname, fn):
             pm.calls.append((qualname, args))
             return None
         return fn(pm, *args)
-
     wrapper.__irlab_original__ = fn
     wrapper.__name__ = getattr(fn, "__name__", qualname)
     return wrapper
@@ -257,14 +256,13 @@ def _run_calls(context, calls, mod, label, debug):
     for qual, args in calls:
         try:
             original_adder(qual)(pm, *args)
-        except TypeError as e:  # the adder's arguments changed in this Triton version
+        except TypeError as e:   # the adder's arguments changed in this Triton version
             raise compat.adder_call_failed(qual, args, e) from None
     pm.run(mod, label)
 
 
 # --------------------------------------------------------------------------------------------
 # Errors
-
 
 class PipelineError(RuntimeError):
     """A variant could not be applied, or a pass produced IR that Triton rejects."""
@@ -276,9 +274,8 @@ class PassFailed(PipelineError):
 
     def __init__(self, pass_name: str, stage: str, detail: str, ir_path: str):
         self.pass_name, self.stage, self.detail, self.ir_path = pass_name, stage, detail.strip(), ir_path
-        super().__init__(
-            f"Triton pass {pass_name} failed in stage {stage}: {self.detail}\n  its input IR is saved at {ir_path}"
-        )
+        super().__init__(f"Triton pass {pass_name} failed in stage {stage}: {self.detail}\n"
+                         f"  its input IR is saved at {ir_path}")
 
 
 _DIAGNOSTIC = re.compile(r"^(.+?):(\d+):(\d+): (error|note|warning): (.*)$", re.M)
@@ -296,9 +293,8 @@ class KernelNotCompilable(PipelineError):
         said = errors[0][4].strip() if errors else (failed.detail.splitlines() or ["(no message)"])[0]
         self.target, self.pass_name, self.ir_path = target, failed.pass_name, failed.ir_path
         self.source_positions = [(f, int(line), int(col)) for f, line, col, _, _ in (errors[:1] + found)]
-        self.source_message = (
-            f"error: Triton cannot compile this kernel for {target}: {said} (in its pass {failed.pass_name})"
-        )
+        self.source_message = (f"error: Triton cannot compile this kernel for {target}: {said} "
+                               f"(in its pass {failed.pass_name})")
         super().__init__(f"{self.source_message}\n  {failed.detail}\n  its input IR is saved at {failed.ir_path}")
 
 
@@ -310,10 +306,8 @@ class VerifierError(PipelineError):
         self.ir_path = ir_path
         self.detail = detail.strip()
         self.stage = stage
-        msg = (
-            f"IR produced by pass {pass_name!r}{' in stage ' + stage if stage else ''} was rejected by "
-            f"Triton: {self.detail or '(no diagnostic text)'}\n  the rejected IR is saved at {ir_path}"
-        )
+        msg = (f"IR produced by pass {pass_name!r}{' in stage ' + stage if stage else ''} was rejected by "
+               f"Triton: {self.detail or '(no diagnostic text)'}\n  the rejected IR is saved at {ir_path}")
         super().__init__(msg)
 
 
@@ -323,9 +317,8 @@ class VerifierAbort(VerifierError):
     the user's file when the IR is that file's, unchanged (the user's input is at fault: exit 2,
     ``FILE: error: ...``), None when a pass produced it."""
 
-    def __init__(
-        self, pass_name: str, ir_path: str, aborted: TritonAborted, stage: str = "", source: str | None = None
-    ):
+    def __init__(self, pass_name: str, ir_path: str, aborted: TritonAborted, stage: str = "",
+                 source: str | None = None):
         self.aborted = aborted
         self.source = source
         super().__init__(pass_name, ir_path, str(aborted), stage)
@@ -360,9 +353,8 @@ def triton_parse(text: str, context, save_dir: Path | None, what: str, stage: st
     return mod
 
 
-def check_survives(
-    text: str, what: str, stage: str = "", save_dir: Path | None = None, source: str | None = None
-) -> None:
+def check_survives(text: str, what: str, stage: str = "", save_dir: Path | None = None,
+                   source: str | None = None) -> None:
     """:class:`VerifierAbort` (the text saved as rejected IR) if Triton's parser and verifier
     abort on ``text`` (``source``: the user's file it is, unchanged); whether they accept it is
     left to the caller's own parse. Runs in the contained child
@@ -425,37 +417,32 @@ class Snapshot:
     seconds: float
 
     def to_json(self):
-        return {
-            "stage": self.stage,
-            "index": self.index,
-            "pass": self.pass_name,
-            "file": self.path,
-            "seconds": round(self.seconds, 6),
-        }
+        return {"stage": self.stage, "index": self.index, "pass": self.pass_name, "file": self.path,
+                "seconds": round(self.seconds, 6)}
 
 
 @dataclass
 class _PyStep:
-    edit: Any  # the Insert edit
-    cleanup: list  # [(qualname, args)]
+    edit: Any                # the Insert edit
+    cleanup: list            # [(qualname, args)]
 
 
 @dataclass
 class PipelineSession:
     """The recorded pipeline of one compile and the edits to apply to it."""
 
-    variant: Any = None  # irlab.passkit.variant.Variant or None
-    snapshot_dir: Path | None = None  # write the IR after every pass here
-    work_dir: Path | None = None  # where rejected IR is saved (None: a new per-run folder)
+    variant: Any = None                       # irlab.passkit.variant.Variant or None
+    snapshot_dir: Path | None = None          # write the IR after every pass here
+    work_dir: Path | None = None              # where rejected IR is saved (None: a new per-run folder)
     stage: str = ""
     calls: list[PassCall] = field(default_factory=list)
     python_results: list[tuple[str, PassResult]] = field(default_factory=list)
-    python_ir: list[tuple[str, str, str]] = field(default_factory=list)  # (pass, IR in, IR out)
+    python_ir: list[tuple[str, str, str]] = field(default_factory=list)   # (pass, IR in, IR out)
     snapshots: list[Snapshot] = field(default_factory=list)
-    matched: dict = field(default_factory=dict)  # edit -> times it applied
+    matched: dict = field(default_factory=dict)          # edit -> times it applied
     stage_counts: dict = field(default_factory=dict)
-    mixed: Any = None  # irlab.passkit.mixed.MixedVariant: each compile gets its kernel's variant
-    applied: dict = field(default_factory=dict)  # mixed: kernel -> how it was compiled (first compile)
+    mixed: Any = None          # irlab.passkit.mixed.MixedVariant: each compile gets its kernel's variant
+    applied: dict = field(default_factory=dict)          # mixed: kernel -> how it was compiled (first compile)
     _compile: Any = field(default_factory=threading.local, repr=False, compare=False)
 
     @property
@@ -550,9 +537,8 @@ class PipelineSession:
             t0 = time.perf_counter()
             self.run_python_pass(step.edit, mod, context, stage)
             if step.cleanup:
-                self._run_triton(
-                    [PassCall(stage, label, q, tuple(a)) for q, a in step.cleanup], mod, label, context, debug, stage
-                )
+                self._run_triton([PassCall(stage, label, q, tuple(a)) for q, a in step.cleanup], mod, label,
+                                 context, debug, stage)
             if per_pass:
                 self._snapshot(stage, step.edit.describe(), mod, time.perf_counter() - t0)
         flush()
@@ -600,11 +586,10 @@ class PipelineSession:
     def run_python_pass(self, edit, mod, context, stage, replace: bool = True):
         """Run the Python pass of ``edit`` on Triton module ``mod``; returns the module to use."""
         from .. import ir as irlab_ir
-
         pobj = make_pass(edit.pass_name, dict(edit.options))
         text = mod.str()
         module = irlab_ir.parse(text, filename=f"<{stage}>")
-        result = run_pass(pobj, module, verify=False, stage=stage)  # Triton's parser verifies it just below
+        result = run_pass(pobj, module, verify=False, stage=stage)   # Triton's parser verifies it just below
         self.python_results.append((stage, result))
         new_text = str(module)
         self.python_ir.append((edit.pass_name, text, new_text))

@@ -10,7 +10,6 @@ source the ``loc(...)`` attributes name. Every call runs Triton in a forked chil
 rejection (``FILE: error: Triton aborted while verifying this IR (SIGABRT): ...``), not the end
 of the command.
 """
-
 from __future__ import annotations
 
 import functools
@@ -34,9 +33,8 @@ class ServiceError(RuntimeError):
 @dataclass
 class Rejection:
     """Triton's parser or verifier refused IR: its messages, as ``file:line:col: error: ...``."""
-
     messages: list[str]
-    aborted: bool = False  # Triton's native code died on the IR (one message: what it said last)
+    aborted: bool = False     # Triton's native code died on the IR (one message: what it said last)
 
     @property
     def first(self) -> str:
@@ -46,7 +44,8 @@ class Rejection:
         return "\n".join(self.messages) or self.first
 
 
-_DIAG_START = re.compile(r"^(?P<file>[^\n]*?):(?P<line>\d+):(?P<col>\d+): (?P<sev>error|warning|note|remark): ", re.M)
+_DIAG_START = re.compile(r"^(?P<file>[^\n]*?):(?P<line>\d+):(?P<col>\d+): (?P<sev>error|warning|note|remark): ",
+                         re.M)
 _MLIR_LOC = re.compile(r'^loc\("(?P<file>(?:[^"\\]|\\.)*)":(?P<line>\d+):(?P<col>\d+)\): ', re.M)
 
 
@@ -60,7 +59,7 @@ def _messages(raw: str, tmp_path: str, name: str) -> list[str]:
         return [line for line in text.strip().splitlines() if line.strip()][:5]
     out = []
     for i, s in enumerate(starts):
-        chunk = text[s : starts[i + 1] if i + 1 < len(starts) else len(text)].rstrip()
+        chunk = text[s:starts[i + 1] if i + 1 < len(starts) else len(text)].rstrip()
         out.append(chunk)
     return out
 
@@ -98,7 +97,6 @@ class TritonServices:
 
     def _parse(self, text: str, name: str):
         from triton._C.libtriton import ir
-
         with tempfile.TemporaryDirectory(prefix="irlab-verify-") as d:
             path = os.path.join(d, "input.mlir")
             Path(path).write_text(text)
@@ -113,9 +111,7 @@ class TritonServices:
                 mod.context = self.context
                 return mod, None
             raw = err[0] if err else ""
-            messages = _messages(raw, path, name) or [
-                f"{name}: error: {failure if mod is None else 'verification failed'}"
-            ]
+            messages = _messages(raw, path, name) or [f"{name}: error: {failure if mod is None else 'verification failed'}"]
             return None, Rejection(messages)
 
     def verify(self, text: str, name: str = "<ir>") -> Rejection | None:
@@ -156,13 +152,13 @@ class TritonServices:
 
     def _allocate_here(self, text: str, target: Target) -> str:
         from triton._C.libtriton import ir
-
         mod, rejected = self._located_parse(text, "<allocation copy>")
         if rejected is not None:
             raise ServiceError(f"Triton could not parse the module: {rejected.first}")
         pm = ir.pass_manager(self.context)
         compat.add_allocate_shared_memory(pm, target)
         return _run(pm, mod, "irlab-shared-memory-allocation", "Triton's shared-memory allocation failed")
+
 
     def run_passes(self, text: str, passes: list[str], name: str = "<ir>") -> str:
         """``text`` after the installed Triton's own passes ``passes`` (``amd.ttgpuir.in_thread_transpose``,
@@ -171,7 +167,6 @@ class TritonServices:
         Triton's goes through here: both printed by the same printer, names and aliases as Triton
         chooses them."""
         from triton._C.libtriton import ir
-
         mod, rejected = self.parse(text, name)
         if rejected is not None:
             raise ServiceError(f"Triton could not parse {name}: {rejected.first}")
@@ -248,9 +243,8 @@ def rejected_root() -> Path:
     """Where rejected IR is kept unless a command names a folder: ``rejected/`` in irlab's cache
     folder (``IRLAB_CACHE_DIR``, else ``$XDG_CACHE_HOME/irlab``, else ``~/.cache/irlab``), so that
     it outlives the command without littering the system's temporary folder."""
-    root = os.environ.get("IRLAB_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "irlab"
-    )
+    root = os.environ.get("IRLAB_CACHE_DIR") or \
+        os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "irlab")
     return Path(root) / "rejected"
 
 

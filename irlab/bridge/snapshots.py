@@ -1,6 +1,5 @@
 """The IR after every pass, as files, and the question the source documents tell engineers to
 ask: which pass first introduced (or removed) the ops I am looking at?"""
-
 from __future__ import annotations
 
 import json
@@ -46,13 +45,13 @@ def load_index(snapshot_dir: str | Path) -> list[dict]:
     d = Path(snapshot_dir)
     idx = d / "index.json"
     if not idx.exists():
-        raise FileNotFoundError(
-            f"{d} holds no snapshot index (index.json); take snapshots with `irlab snapshots take ...` first"
-        )
+        raise FileNotFoundError(f"{d} holds no snapshot index (index.json); take snapshots with "
+                                "`irlab snapshots take ...` first")
     return json.loads(idx.read_text())["snapshots"]
 
 
-def timeline(snapshot_dir: str | Path, pattern: str, stage: str | None = None, match_text: bool = False) -> list[Step]:
+def timeline(snapshot_dir: str | Path, pattern: str, stage: str | None = None, match_text: bool = False
+             ) -> list[Step]:
     """How many ops match ``pattern`` after every pass (in pipeline order)."""
     steps = []
     for s in load_index(snapshot_dir):

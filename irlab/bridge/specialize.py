@@ -7,7 +7,6 @@ Without these the loads are not vectorized and loops are not pipelined, so a cro
 skips them studies IR no real launch produces. This module applies the same rules, using Triton's
 own specialization function for scalars and the backend's own attribute parser.
 """
-
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -23,9 +22,9 @@ from . import compat
 
 @dataclass(frozen=True)
 class Specialization:
-    signature: dict  # param name -> type string ("*fp16", "i32", "constexpr")
-    constexprs: dict  # param name -> value
-    attrs: dict  # (param index,) -> [[attr name, value], ...]
+    signature: dict      # param name -> type string ("*fp16", "i32", "constexpr")
+    constexprs: dict     # param name -> value
+    attrs: dict          # (param index,) -> [[attr name, value], ...]
 
     def describe(self) -> dict:
         """JSON-friendly form for manifests and run directories."""
@@ -44,7 +43,8 @@ def arg_names(fn) -> list[str]:
     return list(fn.arg_names)
 
 
-def specialize(fn, args: dict, constexprs: dict | None, target: Target, pointers_in_2gb: bool = True) -> Specialization:
+def specialize(fn, args: dict, constexprs: dict | None, target: Target,
+               pointers_in_2gb: bool = True) -> Specialization:
     """Specialize ``fn`` for ``args`` the way a launch on real tensors would.
 
     ``args`` maps every non-constexpr parameter to either a pointer type string (``"*fp16"``:
@@ -53,15 +53,14 @@ def specialize(fn, args: dict, constexprs: dict | None, target: Target, pointers
     value exactly like the JIT does).
     """
     constexprs = dict(constexprs or {})
-    if not isinstance(target, Target):  # parsed once, where the target entered irlab
+    if not isinstance(target, Target):   # parsed once, where the target entered irlab
         raise TypeError(f"specialize takes a Target, not {type(target).__name__}")
     backend = make_backend(target.gpu_target())
     names = arg_names(fn)
     unknown = sorted((set(args) | set(constexprs)) - set(names))
     if unknown:
-        raise SpecializationError(
-            f"{fn.__name__} has no parameter(s) {', '.join(unknown)}; parameters: {', '.join(names)}"
-        )
+        raise SpecializationError(f"{fn.__name__} has no parameter(s) {', '.join(unknown)}; "
+                                  f"parameters: {', '.join(names)}")
     signature, attrs = {}, {}
     for i, name in enumerate(names):
         if name in constexprs:
@@ -88,10 +87,8 @@ def specialize(fn, args: dict, constexprs: dict | None, target: Target, pointers
             signature[name] = ty
             parsed = backend.parse_attr(desc) if isinstance(desc, str) else []
         else:
-            raise SpecializationError(
-                f"{fn.__name__}: parameter {name!r} got {type(value).__name__}; "
-                "give a pointer type like '*fp16', a scalar type like 'i32', or a number"
-            )
+            raise SpecializationError(f"{fn.__name__}: parameter {name!r} got {type(value).__name__}; "
+                                      "give a pointer type like '*fp16', a scalar type like 'i32', or a number")
         if parsed:
             attrs[(i,)] = parsed
     return Specialization(signature, constexprs, attrs)

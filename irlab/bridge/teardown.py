@@ -15,7 +15,6 @@ the report (nanobind's ``set_leak_warnings`` is not exported).
 lead nowhere and everything else is freed as usual. Nothing uses those classes after the exit
 handlers have run.
 """
-
 from __future__ import annotations
 
 import atexit

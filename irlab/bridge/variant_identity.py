@@ -1,7 +1,6 @@
 """A variant's identity: checked against the registered passes, and hashed into the cache key
 under which the bridge compiles it (the edits, the source of every Python pass it runs and
 irlab's version), so editing a pass gives the variant a new key and a fresh compile."""
-
 from __future__ import annotations
 
 import hashlib
@@ -12,11 +11,8 @@ from ..passkit.variant import IRLAB_VERSION, Insert, Variant, VariantError
 
 
 def variant_key(variant: Variant) -> str:
-    payload = {
-        "edits": [e.to_json() for e in variant.edits],
-        "irlab": IRLAB_VERSION,
-        "passes": {p: source_hash(get_pass(p)) for p in sorted(set(variant.python_passes()))},
-    }
+    payload = {"edits": [e.to_json() for e in variant.edits], "irlab": IRLAB_VERSION,
+               "passes": {p: source_hash(get_pass(p)) for p in sorted(set(variant.python_passes()))}}
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -32,7 +28,5 @@ def validate_variant(variant: Variant) -> None:
             p = make_pass(e.pass_name, dict(e.options))
             why = p.wrong_stage(e.stage)
             if why:
-                raise VariantError(
-                    f"{variant.name}: cannot insert {e.pass_name} into the {e.stage} pipeline: {why} "
-                    f"(--insert-stage {p.runs_on[0]})"
-                )
+                raise VariantError(f"{variant.name}: cannot insert {e.pass_name} into the {e.stage} pipeline: {why} "
+                                   f"(--insert-stage {p.runs_on[0]})")

@@ -9,7 +9,6 @@ stopped by Ctrl-C (one line, no traceback, no worker left running, no file half-
 :mod:`irlab.base.interrupts`); 141 the reader of standard output went away (``irlab passes |
 head -1``): silently, with the status a shell reports for a program that SIGPIPE stopped.
 """
-
 from __future__ import annotations
 
 import argparse
@@ -27,29 +26,13 @@ from .common import EXIT_FAIL, EXIT_OK, EXIT_USAGE, ShortErrorParser, UsageError
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = ShortErrorParser(
-        prog="irlab",
-        description="Hook Triton's compile stages, rewrite TTIR/TTGIR with "
-        "Python passes, keep golden IR, and A/B time variants.",
-    )
+    p = ShortErrorParser(prog="irlab", description="Hook Triton's compile stages, rewrite TTIR/TTGIR with "
+                                "Python passes, keep golden IR, and A/B time variants.")
     p.add_argument("--version", action=_Version, help="print the versions of irlab, Triton and Python, and exit")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
-    for subject in (
-        ir,
-        passes,
-        compile_cmds,
-        capture_cmds,
-        golden,
-        experiments,
-        report,
-        timing,
-        calibrate,
-        verify,
-        profile,
-        run_cmds,
-        search_model,
-    ):
+    for subject in (ir, passes, compile_cmds, capture_cmds, golden, experiments, report, timing, calibrate, verify, profile,
+                    run_cmds, search_model):
         subject.register(sub)
     return p
 
@@ -70,18 +53,15 @@ def version_text() -> str:
     import platform
     from pathlib import Path
     from .. import __file__ as irlab_file, __version__
-
     try:
         triton = importlib.metadata.version("triton")
     except importlib.metadata.PackageNotFoundError:
         triton = "not installed"
-    return (
-        f"irlab {__version__} ({Path(irlab_file).parent})\ntriton {triton}\n"
-        f"python {platform.python_version()} ({sys.executable})"
-    )
+    return (f"irlab {__version__} ({Path(irlab_file).parent})\ntriton {triton}\n"
+            f"python {platform.python_version()} ({sys.executable})")
 
 
-READER_GONE = 128 + signal.SIGPIPE  # 141: what a shell reports for `yes | head -1`'s yes
+READER_GONE = 128 + signal.SIGPIPE   # 141: what a shell reports for `yes | head -1`'s yes
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -90,9 +70,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with stopping_on_interrupt():
             return _main(argv)
-    except KeyboardInterrupt:  # Ctrl-C: any workers were stopped on the way here (irlab.base.workers)
+    except KeyboardInterrupt:   # Ctrl-C: any workers were stopped on the way here (irlab.base.workers)
         return _interrupted()
-    except BrokenPipeError:  # printing --help, --version or a command's output to a reader that left (| head)
+    except BrokenPipeError:   # printing --help, --version or a command's output to a reader that left (| head)
         return reader_gone()
     finally:
         warnings.showwarning = shown
@@ -105,7 +85,7 @@ def reader_gone() -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         os.close(devnull)
-    except (OSError, ValueError, AttributeError):  # a stand-in stdout without a file descriptor (tests)
+    except (OSError, ValueError, AttributeError):   # a stand-in stdout without a file descriptor (tests)
         pass
     return READER_GONE
 
@@ -113,13 +93,11 @@ def reader_gone() -> int:
 def _show_note(shown):
     """A warning that is a note for the user (an old spelling, :class:`irlab.passkit.spelling.OldSpelling`)
     printed as one ``irlab: note:`` line; any other as Python prints it."""
-
     def show(message, category, filename, lineno, file=None, line=None):
         if getattr(category, "irlab_note", False):
             err(f"irlab: note: {message}")
         else:
             shown(message, category, filename, lineno, file, line)
-
     return show
 
 
@@ -134,7 +112,7 @@ def run() -> None:
     code = main()
     if code == INTERRUPTED:
         exit_interrupted()
-    try:  # what is still buffered, now: a reader that left makes this raise here, not in Python's exit
+    try:   # what is still buffered, now: a reader that left makes this raise here, not in Python's exit
         sys.stdout.flush()
     except BrokenPipeError:
         code = reader_gone()
@@ -161,48 +139,35 @@ def _main(argv: list[str] | None) -> int:
     from ..passkit.variant import VariantError
     from ..executor import ExecutorError
     from ..timing.methods import MethodError
-
     try:
         return int(args.func(args) or 0)
-    except (
-        UsageError,
-        VariantError,
-        PassError,
-        KernelError,
-        TargetError,
-        OptionError,
-        ExecutorError,
-        MethodError,
-    ) as e:
+    except (UsageError, VariantError, PassError, KernelError, TargetError, OptionError, ExecutorError,
+            MethodError) as e:
         err(f"irlab: error: {e}")
         return EXIT_USAGE
     except SeamError as e:
         err(f"irlab: error: {e}")
         return EXIT_FAIL
-    except KernelNotCompilable as e:  # Triton's own pipeline cannot compile the kernel for the target
+    except KernelNotCompilable as e:   # Triton's own pipeline cannot compile the kernel for the target
         from ..base.user_errors import shown_path, user_error
-
         at = e.source_positions[0] if e.source_positions else None
-        err(
-            user_error(e)
-            or (f"{shown_path(at[0])}:{at[1]}:{at[2]}: {e.source_message}" if at else f"irlab: {e.source_message}")
-        )
+        err(user_error(e) or (f"{shown_path(at[0])}:{at[1]}:{at[2]}: {e.source_message}" if at else
+                              f"irlab: {e.source_message}"))
         return EXIT_USAGE
-    except BrokenPipeError:  # the reader of our output went away (| head): not a file error
+    except BrokenPipeError:   # the reader of our output went away (| head): not a file error
         raise
-    except OSError as e:  # a file or folder that cannot be read or written
+    except OSError as e:   # a file or folder that cannot be read or written
         err(f"irlab: error: {e.strerror or e}" + (f": {e.filename}" if e.filename else ""))
         return EXIT_FAIL
-    except Exception as e:  # a kernel that does not compile, or the user's bind() raising: at the user's line
-        pipeline = sys.modules.get("irlab.bridge.pipeline")  # only raised once it is imported
-        if pipeline is not None and isinstance(e, pipeline.VerifierAbort):  # Triton aborted on IR (in a child)
+    except Exception as e:   # a kernel that does not compile, or the user's bind() raising: at the user's line
+        pipeline = sys.modules.get("irlab.bridge.pipeline")   # only raised once it is imported
+        if pipeline is not None and isinstance(e, pipeline.VerifierAbort):   # Triton aborted on IR (in a child)
             err(e.line())
-            return EXIT_USAGE if e.source else EXIT_FAIL  # the user's own file, or what a pass made
-        if pipeline is not None and isinstance(e, pipeline.PipelineError):  # a pass made IR Triton rejects
+            return EXIT_USAGE if e.source else EXIT_FAIL   # the user's own file, or what a pass made
+        if pipeline is not None and isinstance(e, pipeline.PipelineError):   # a pass made IR Triton rejects
             err(f"irlab: error: {e}")
             return EXIT_FAIL
         from ..base.user_errors import user_error
-
         located = user_error(e)
         if located is None:
             raise

@@ -1,6 +1,5 @@
 """What the three experiments share: options, output folders, progress, GPU detection, the static
 report diffs and the timed sweep with its tables."""
-
 from __future__ import annotations
 
 import argparse
@@ -18,7 +17,7 @@ from ..base.jsonio import write_json, write_text
 from ..base.targets import DEFAULT_TARGETS, Target
 from ..timing.methods import DEFAULT as DEFAULT_METHOD
 
-REPO = Path(__file__).resolve().parents[2]  # the checkout's root, where irlab runs from a checkout
+REPO = Path(__file__).resolve().parents[2]   # the checkout's root, where irlab runs from a checkout
 
 
 def log(msg: str) -> None:
@@ -37,34 +36,23 @@ def gpu() -> str | None:
     return f"cuda:{major}{minor}"
 
 
-ROUNDS = 21  # interleaved timing rounds of an experiment's timed part, unless --rounds says
+ROUNDS = 21   # interleaved timing rounds of an experiment's timed part, unless --rounds says
 
 
 def common_args(description: str, default_out: str, name: str | None = None) -> argparse.ArgumentParser:
     from .common import ShortErrorParser, method_arg, method_help, out_folder
-
-    ap = ShortErrorParser(
-        prog=f"irlab experiments {name}" if name else None,
-        description=description,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    ap = ShortErrorParser(prog=f"irlab experiments {name}" if name else None, description=description,
+                          formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", type=out_folder, default=default_out, help=f"output folder (default {default_out})")
     ap.add_argument("--targets", default=",".join(DEFAULT_TARGETS), type=_targets, help="targets of the static part")
     ap.add_argument("--configs", default=None, help="comma-separated tile configs (default: the experiment's)")
-    ap.add_argument(
-        "--shapes", default=None, type=_shapes, help="comma-separated MxNxK problems (default: the documents')"
-    )
+    ap.add_argument("--shapes", default=None, type=_shapes, help="comma-separated MxNxK problems (default: the "
+                    "documents')")
     ap.add_argument("--rounds", type=int, default=None, help=f"interleaved timing rounds (default {ROUNDS})")
-    ap.add_argument(
-        "--launches",
-        type=int,
-        default=None,
-        help="launches per sample (default: enough for about "
-        "10 ms of GPU time with --method graph, 100 ms with do_bench; the same for every entry of a cell)",
-    )
-    ap.add_argument(
-        "--method", default=None, type=method_arg, help=method_help(f"how to time (default {DEFAULT_METHOD})")
-    )
+    ap.add_argument("--launches", type=int, default=None, help="launches per sample (default: enough for about "
+                    "10 ms of GPU time with --method graph, 100 ms with do_bench; the same for every entry of a cell)")
+    ap.add_argument("--method", default=None, type=method_arg,
+                    help=method_help(f"how to time (default {DEFAULT_METHOD})"))
     ap.add_argument("--resume", action="store_true", help="skip cells an interrupted run already finished")
     ap.add_argument("--no-timing", action="store_true", help="static part only, even with a GPU")
     return ap
@@ -73,7 +61,6 @@ def common_args(description: str, default_out: str, name: str | None = None) -> 
 def _targets(text: str) -> str:
     """--targets, checked when parsed: every entry a target."""
     from ..bridge import compat
-
     for t in text.split(","):
         try:
             compat.check_target(Target.parse(t))
@@ -106,20 +93,16 @@ def git_commit() -> str | None:
     a copy without .git."""
     if os.environ.get("IRLAB_COMMIT"):
         return os.environ["IRLAB_COMMIT"]
-    if not (REPO / ".git").exists():  # an installed irlab: REPO is site-packages, not a checkout
+    if not (REPO / ".git").exists():   # an installed irlab: REPO is site-packages, not a checkout
         return None
     try:
-        return (
-            subprocess.run(
-                ["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True, text=True, timeout=10
-            ).stdout.strip()
-            or None
-        )
+        return subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True,
+                              text=True, timeout=10).stdout.strip() or None
     except (OSError, subprocess.SubprocessError):
         return None
 
 
-INVOKED_AS: str | None = None  # set by `irlab experiments` to the command the user typed
+INVOKED_AS: str | None = None   # set by `irlab experiments` to the command the user typed
 
 
 def command_line() -> str:
@@ -127,37 +110,24 @@ def command_line() -> str:
         return INVOKED_AS
     main = sys.modules.get("__main__")
     spec = getattr(main, "__spec__", None)
-    return " ".join(["python", "-m", spec.name] if spec else ["python", sys.argv[0]]) + (
-        " " + " ".join(sys.argv[1:]) if sys.argv[1:] else ""
-    )
+    return " ".join(["python", "-m", spec.name] if spec else ["python", sys.argv[0]]) + \
+        (" " + " ".join(sys.argv[1:]) if sys.argv[1:] else "")
 
 
 def loop_diff(before: str, after: str, context: int = 1) -> str:
     """Unified diff of two IR texts, only around what changed."""
-    return "".join(
-        difflib.unified_diff(
-            before.splitlines(keepends=True),
-            after.splitlines(keepends=True),
-            fromfile="before",
-            tofile="after",
-            n=context,
-        )
-    )
+    return "".join(difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True),
+                                        fromfile="before", tofile="after", n=context))
+
+
 
 
 def header(title: str, command: str) -> list[str]:
     import triton
     from .. import __version__
-
     commit = git_commit()
-    return [
-        f"# {title}",
-        "",
-        f"- command: `{command}`",
-        f"- date: {time.strftime('%Y-%m-%d %H:%M:%S %Z')}",
-        f"- triton {triton.__version__}; irlab {__version__}" + (f", commit {commit}" if commit else ""),
-        "",
-    ]
+    return [f"# {title}", "", f"- command: `{command}`", f"- date: {time.strftime('%Y-%m-%d %H:%M:%S %Z')}",
+            f"- triton {triton.__version__}; irlab {__version__}" + (f", commit {commit}" if commit else ""), ""]
 
 
 def config_list(text: str | None, default: list[str]) -> list[str]:
@@ -183,12 +153,8 @@ class Comparison:
 
     def head_lines(self) -> list[str]:
         """Heading, the pass's diagnostics and the TTGIR diff it made, as markdown lines."""
-        return (
-            [f"### {self.title}", ""]
-            + [f"- pass: {d}" for d in self.diagnostics]
-            + [""]
-            + ["TTGIR, as the pass changed it:", "", "```diff", self.diff.rstrip() or "(no change)", "```", ""]
-        )
+        return ([f"### {self.title}", ""] + [f"- pass: {d}" for d in self.diagnostics] + [""] +
+                ["TTGIR, as the pass changed it:", "", "```diff", self.diff.rstrip() or "(no change)", "```", ""])
 
 
 def compare_variants(spec, target: str, config: str, old_name: str, new_name: str) -> Comparison:
@@ -196,23 +162,15 @@ def compare_variants(spec, target: str, config: str, old_name: str, new_name: st
     from ..bridge.compile import compile_kernel
     from ..report import from_compile
     from ..bridge.named_variants import get_variant
-
     old = compile_kernel(spec, target, config=config, variant=get_variant(old_name, target))
     new = compile_kernel(spec, target, config=config, variant=get_variant(new_name, target))
-    return Comparison(
-        f"{spec.name}, {config}, {target}: {old_name} vs {new_name}",
-        old,
-        new,
-        from_compile(old),
-        from_compile(new),
-        [str(d) for _, r in new.python_results for d in r.diagnostics],
-        pass_diff(new),
-    )
+    return Comparison(f"{spec.name}, {config}, {target}: {old_name} vs {new_name}", old, new,
+                      from_compile(old), from_compile(new),
+                      [str(d) for _, r in new.python_results for d in r.diagnostics], pass_diff(new))
 
 
-def timed_search(
-    experiment: str, kernel: str, variant: str, shapes, configs: list[str] | None, args, out: Path, target
-) -> list[str]:
+def timed_search(experiment: str, kernel: str, variant: str, shapes, configs: list[str] | None, args, out: Path,
+                 target) -> list[str]:
     """Time ``kernel`` as the baseline against ``variant`` over the kernel's config space (or the
     named ``configs``), Triton's tuned best first: the markdown lines of the timed part (files
     under ``out``). See :mod:`irlab.timing.search`."""
@@ -221,24 +179,12 @@ def timed_search(
     from ..timing.harness import visible_gpus
     from ..kernels.tile_configs import config_space
     from ..passkit.variant import Variant
-
     spec, target = get(kernel), Target.parse(target)
-    search = Search(
-        kernel,
-        target,
-        shapes,
-        config_space(spec, names=configs),
-        [Variant.baseline()] + load_variants([variant], target),
-        out / "timed",
-        name=experiment,
-        rounds=args.rounds,
-        method=args.method,
-        launches=args.launches,
-        library=spec.library is not None,
-        gpus=visible_gpus(),
-    )
+    search = Search(kernel, target, shapes, config_space(spec, names=configs), [Variant.baseline()] +
+                    load_variants([variant], target), out / "timed", name=experiment, rounds=args.rounds,
+                    method=args.method, launches=args.launches, library=spec.library is not None, gpus=visible_gpus())
     result = search.run(resume=args.resume)
-    body = render(search, result).split("\n", 2)[2]  # without its title line
+    body = render(search, result).split("\n", 2)[2]   # without its title line
     return ["## Timed part", "", "Results and raw files under `timed/`.", "", body]
 
 
@@ -246,22 +192,16 @@ def timing_options(args, name: str, target: str | None) -> None:
     """Options of the timed part given where it cannot run -- no GPU here, or --no-timing -- are a
     usage error said before any work (the static part alone would end with "timing skipped", exit 0,
     and the user would think the rounds were timed); then the defaults fill what was not given."""
-    given = [
-        flag
-        for flag, value in (("--rounds", args.rounds), ("--launches", args.launches), ("--method", args.method))
-        if value is not None
-    ]
+    given = [flag for flag, value in (("--rounds", args.rounds), ("--launches", args.launches),
+                                      ("--method", args.method)) if value is not None]
     if given and (target is None or args.no_timing):
         from .common import UsageError
         from .timing import why_no_timing
-
         what = f"{', '.join(given)} set{'s' if len(given) == 1 else ''} how the timed part is timed"
         if args.no_timing:
             raise UsageError(f"{what}, and --no-timing skips that part: leave out one or the other")
-        raise UsageError(
-            f"{what}, and it runs on a GPU: {why_no_timing() or 'no CUDA GPU is here'} (leave "
-            f"{'it' if len(given) == 1 else 'them'} out for the static part alone, or run where a GPU is)"
-        )
+        raise UsageError(f"{what}, and it runs on a GPU: {why_no_timing() or 'no CUDA GPU is here'} (leave "
+                         f"{'it' if len(given) == 1 else 'them'} out for the static part alone, or run where a GPU is)")
     args.rounds = ROUNDS if args.rounds is None else args.rounds
     args.method = args.method or DEFAULT_METHOD
 
@@ -281,11 +221,8 @@ def run_experiment(args, name: str, title: str, static: Callable, timed: Callabl
     lines = header(title, command_line()) + static_lines
     if target is None or args.no_timing:
         why = "no CUDA GPU on this machine" if target is None else "--no-timing"
-        lines += [
-            "## Timed part",
-            "",
-            f"Timing skipped: {why}. On a machine with an NVIDIA GPU the same command times {timed_what}.",
-        ]
+        lines += ["## Timed part", "", f"Timing skipped: {why}. On a machine with an NVIDIA GPU the same command "
+                  f"times {timed_what}."]
         log(f"{name}: timing skipped ({why})")
     else:
         log(f"{name}: timing on {target}")
@@ -295,19 +232,9 @@ def run_experiment(args, name: str, title: str, static: Callable, timed: Callabl
     return 0
 
 
-def variant_experiment(
-    argv,
-    doc: str,
-    name: str,
-    short: str,
-    title: str,
-    static_part: Callable,
-    static_configs: list[str],
-    kernel: str,
-    variant: str,
-    shapes: list[tuple],
-    timed_what: str,
-) -> int:
+def variant_experiment(argv, doc: str, name: str, short: str, title: str, static_part: Callable,
+                       static_configs: list[str], kernel: str, variant: str, shapes: list[tuple],
+                       timed_what: str) -> int:
     """The main of an experiment that sets one variant against the baseline: ``static_part(targets,
     configs)`` on ``static_configs`` (or ``--configs``) for every target, then ``kernel`` timed as
     the baseline against ``variant`` over ``shapes`` (:func:`timed_search`); ``short`` names its
@@ -315,12 +242,7 @@ def variant_experiment(
     args = common_args(doc, f"runs/experiments/{name}", short).parse_args(argv)
     configs = args.configs.split(",") if args.configs else None
     return run_experiment(
-        args,
-        name,
-        title,
-        static=lambda targets, out: static_part(targets, config_list(args.configs, static_configs)),
-        timed=lambda target, out: timed_search(
-            short, kernel, variant, parse_shapes(args.shapes, shapes), configs, args, out, target
-        ),
-        timed_what=timed_what,
-    )
+        args, name, title, static=lambda targets, out: static_part(targets, config_list(args.configs, static_configs)),
+        timed=lambda target, out: timed_search(short, kernel, variant, parse_shapes(args.shapes, shapes), configs, args,
+                                               out, target),
+        timed_what=timed_what)

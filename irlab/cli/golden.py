@@ -1,7 +1,6 @@
 """irlab golden check | update | list | drift: golden IR files outside pytest, for the cases of the
 project the command runs in (``[tool.irlab]`` of the nearest pyproject.toml, see
 :mod:`irlab.golden.project`)."""
-
 from __future__ import annotations
 
 import shlex
@@ -14,7 +13,6 @@ from .common import EXIT_DRIFT, EXIT_FAIL, EXIT_OK, UsageError, err, out_file
 def _project(args):
     """The project the command runs in (the nearest pyproject.toml's) and its golden root."""
     from ..golden.project import ConfigError, load
-
     try:
         project = load()
         return project, project.golden_root(args.root)
@@ -26,21 +24,15 @@ def _golden_cases(args, project, notes=None):
     """(every case of the project, the ones --only selects)."""
     from ..golden import suite
     from ..golden.project import ConfigError
-
     try:
         cases = project.cases(notes)
     except ConfigError as e:
         raise UsageError(str(e)) from None
     if not cases:
-        where = (
-            f"{project.pyproject} has no [tool.irlab] kernels"
-            if project.pyproject
-            else f"no pyproject.toml in {project.dir} or above"
-        )
-        raise UsageError(
-            f"no golden cases here: {where}; list them in a [tool.irlab] table: "
-            'kernels = ["path/to/kernel.py"], targets = ["cuda:90"], variants = ["baseline"]'
-        )
+        where = (f"{project.pyproject} has no [tool.irlab] kernels" if project.pyproject else
+                 f"no pyproject.toml in {project.dir} or above")
+        raise UsageError(f"no golden cases here: {where}; list them in a [tool.irlab] table: "
+                         'kernels = ["path/to/kernel.py"], targets = ["cuda:90"], variants = ["baseline"]')
     selected = suite.select(cases, args.only)
     if not selected:
         raise UsageError(f"no golden case matches {args.only!r} (`irlab golden list` shows them)")
@@ -54,11 +46,8 @@ def _accept(case, root) -> str:
 
 def _update_command(args, root) -> str:
     """``irlab golden update`` for the cases this command ran on, under its golden root."""
-    return (
-        "irlab golden update"
-        + (f" --only {shlex.quote(args.only)}" if args.only else "")
-        + (f" --golden-root {shlex.quote(str(root.path))}" if root.source == "option" else "")
-    )
+    return ("irlab golden update" + (f" --only {shlex.quote(args.only)}" if args.only else "")
+            + (f" --golden-root {shlex.quote(str(root.path))}" if root.source == "option" else ""))
 
 
 def _compiles(cases) -> int:
@@ -67,7 +56,6 @@ def _compiles(cases) -> int:
 
 def cmd_golden_list(args) -> int:
     from ..golden import store
-
     project, root = _project(args)
     notes: list[str] = []
     _, cases = _golden_cases(args, project, notes)
@@ -88,7 +76,6 @@ def cmd_golden_check(args) -> int:
     the nearest version's was used; 2: usage. Each case's outcome is said on stderr as its compile
     finishes."""
     from ..golden import suite
-
     project, root = _project(args)
     _, cases = _golden_cases(args, project)
     print(f"irlab golden: {suite.note(root.path)}", flush=True)
@@ -101,7 +88,6 @@ def cmd_golden_check(args) -> int:
             o = by_case[p.case] = suite.compare(p, root.path, accept=_accept(p.case, root))
             if not args.quiet:
                 err(f"[{len(by_case)}/{len(cases)}] {p.case.id} {'ok' if o.ok else o.status}")
-
     suite.produce_many(cases, args.jobs, on_done=compared)
     outcomes = [by_case[c] for c in cases]
     drifted = [o for o in outcomes if o.status == "drift"]
@@ -111,15 +97,10 @@ def cmd_golden_check(args) -> int:
         if o.diff and not args.quiet:
             print(o.diff)
     if drifted:
-        print(
-            f"{len(drifted)} golden file(s) differ under the Triton upgrade (not shown as regressions): "
-            + ", ".join(o.case.id for o in drifted[:10])
-            + (" ..." if len(drifted) > 10 else "")
-        )
-    print(
-        f"irlab golden check: {sum(o.ok for o in outcomes)}/{len(outcomes)} match, {len(bad)} failing, "
-        f"{len(drifted)} drift"
-    )
+        print(f"{len(drifted)} golden file(s) differ under the Triton upgrade (not shown as regressions): "
+              + ", ".join(o.case.id for o in drifted[:10]) + (" ..." if len(drifted) > 10 else ""))
+    print(f"irlab golden check: {sum(o.ok for o in outcomes)}/{len(outcomes)} match, {len(bad)} failing, "
+          f"{len(drifted)} drift")
     if any(o.status in ("mismatch", "missing") for o in bad):
         print(f"to write every missing golden and accept every differing one: {_update_command(args, root)}")
     if bad:
@@ -129,7 +110,6 @@ def cmd_golden_check(args) -> int:
 
 def cmd_golden_update(args) -> int:
     from ..golden import store, suite
-
     project, root = _project(args)
     all_cases, cases = _golden_cases(args, project)
     gs = store.installed_set(root.path)
@@ -141,7 +121,6 @@ def cmd_golden_update(args) -> int:
         for p in produced:
             done.append(p)
             err(f"[{len(done)}/{len(cases)}] {p.case.id} " + ("compiled" if p.error is None else "error"))
-
     produced = suite.produce_many(cases, args.jobs, on_done=compiled)
     counts: dict[str, int] = {}
     for c in suite.in_base_order(cases):
@@ -161,16 +140,13 @@ def cmd_golden_update(args) -> int:
 def cmd_golden_drift(args) -> int:
     """What upgrading Triton from OLD to NEW does to every golden, from the two recorded sets."""
     from ..golden import drift, store
-
     _, found = _project(args)
     root = found.path
     versions = store.recorded_versions(root)
     for v in (args.old, args.new):
         if v not in versions:
-            raise UsageError(
-                f"no golden set for Triton {v} under {root} (recorded: {', '.join(versions) or 'none'}); "
-                f"record one by running `irlab golden update` with Triton {v} installed"
-            )
+            raise UsageError(f"no golden set for Triton {v} under {root} (recorded: {', '.join(versions) or 'none'}); "
+                             f"record one by running `irlab golden update` with Triton {v} installed")
     report = drift.compare_sets(store.GoldenSet(root, args.old), store.GoldenSet(root, args.new), args.only)
     text = drift.render(report, diff_lines=args.diff_lines, command="irlab " + " ".join(sys.argv[1:]))
     if args.out:
@@ -181,31 +157,27 @@ def cmd_golden_drift(args) -> int:
     return EXIT_OK
 
 
-ROOT_HELP = "golden folder (default: golden_root in [tool.irlab] of the nearest pyproject.toml, else golden/ beside it)"
+ROOT_HELP = ("golden folder (default: golden_root in [tool.irlab] of the nearest pyproject.toml, else golden/ "
+             "beside it)")
 
 
 def register(sub) -> None:
     g = sub.add_parser("golden", help="golden IR files: check, update or compare them outside pytest")
     gs = g.add_subparsers(dest="golden_command", metavar="SUBCOMMAND")
-    for name, fn, help_ in (
-        ("check", cmd_golden_check, "compare produced IR with the installed Triton's goldens (exit 0/1/3)"),
-        ("update", cmd_golden_update, "write the installed Triton's goldens that differ or are missing"),
-        ("list", cmd_golden_list, "list the golden cases"),
-    ):
+    for name, fn, help_ in (("check", cmd_golden_check, "compare produced IR with the installed Triton's goldens "
+                             "(exit 0/1/3)"),
+                            ("update", cmd_golden_update, "write the installed Triton's goldens that differ or are "
+                             "missing"),
+                            ("list", cmd_golden_list, "list the golden cases")):
         c = gs.add_parser(name, help=help_)
-        c.add_argument(
-            "--only",
-            default=None,
-            metavar="PATTERN",
-            help="glob or substring of case ids, e.g. 'gemm_fp16/hip-gfx942/*' (comma-separated)",
-        )
+        c.add_argument("--only", default=None, metavar="PATTERN",
+                       help="glob or substring of case ids, e.g. 'gemm_fp16/hip-gfx942/*' (comma-separated)")
         c.add_argument("--golden-root", "--root", dest="root", default=None, help=ROOT_HELP)
         if name != "list":
             c.add_argument("--jobs", type=int, default=None, help="parallel compiles (default: all cores)")
         if name == "check":
-            c.add_argument(
-                "--quiet", action="store_true", help="no progress lines and no diffs, only the failures and the summary"
-            )
+            c.add_argument("--quiet", action="store_true", help="no progress lines and no diffs, only the failures "
+                           "and the summary")
         c.set_defaults(func=fn)
     c = gs.add_parser("drift", help="what upgrading Triton does to every golden: e.g. `irlab golden drift 3.6.0 3.9.0`")
     c.add_argument("old", help="the Triton version upgraded from (a recorded golden set)")

@@ -1,5 +1,4 @@
 """irlab ir check | show: parse and inspect IR files."""
-
 from __future__ import annotations
 
 from .common import EXIT_OK, EXIT_USAGE, err
@@ -14,7 +13,6 @@ def cmd_ir_check(args) -> int:
     exit 2 if any file has one."""
     from .. import ir
     from ..ir.triton_guards import triton_would_crash
-
     services = None
     status = EXIT_OK
     for f in args.files:
@@ -22,11 +20,8 @@ def cmd_ir_check(args) -> int:
         try:
             text = ir.read_text(f)
             chunks = ir.split_input(text) if args.split_input_file else [(1, text)]
-            modules = [
-                (line, chunk, ir.parse(chunk, name, first_line=line))
-                for line, chunk in chunks
-                if (ir.holds_ir(chunk) if args.split_input_file else chunk.strip())
-            ]
+            modules = [(line, chunk, ir.parse(chunk, name, first_line=line)) for line, chunk in chunks
+                       if (ir.holds_ir(chunk) if args.split_input_file else chunk.strip())]
             if not modules:
                 raise ir.IRParseError("empty input: no module or operations", name, 1, 1)
         except ir.IRParseError as e:
@@ -45,7 +40,6 @@ def cmd_ir_check(args) -> int:
                 continue
             if services is None:
                 from ..bridge.services import TritonServices
-
                 services = TritonServices()
             verdict = services.verify("\n" * (line - 1) + chunk, name)
             if verdict is not None:
@@ -58,29 +52,22 @@ def cmd_ir_check(args) -> int:
             status = EXIT_USAGE
             continue
         n = sum(sum(1 for _ in m.walk()) for _, _, m in modules)
-        checked = (
-            "grammar only"
-            if args.grammar_only
-            else "grammar and Triton's parser and verifier"
-            + (", top-level ops in an implicit module" if fragments else "")
-        )
+        checked = "grammar only" if args.grammar_only else "grammar and Triton's parser and verifier" + (
+            ", top-level ops in an implicit module" if fragments else "")
         what = f"{len(modules)} module(s)" if args.split_input_file else ("fragment" if fragments else "module")
         print(f"{name}: ok ({what}, {n} ops; checked by {checked})")
     return status
 
 
 # what a rejected file without a top-level module is told
-FRAGMENT_NOTE = (
-    "the file has no top-level 'module'; it is checked as Triton reads it, its top-level ops in an "
-    "implicit module (--grammar-only checks a snippet by irlab's grammar alone)"
-)
+FRAGMENT_NOTE = ("the file has no top-level 'module'; it is checked as Triton reads it, its top-level ops in an "
+                 "implicit module (--grammar-only checks a snippet by irlab's grammar alone)")
 
 
 def cmd_ir_show(args) -> int:
     from lark import Token
 
     from .. import ir
-
     try:
         m = ir.parse_file(args.file)
     except ir.IRParseError as e:
@@ -89,7 +76,7 @@ def cmd_ir_show(args) -> int:
     print(f"{args.file}: {'fragment' if m.fragment else 'module'}; target {m.target}, num-warps {m.num_warps}")
     for layout in m.layouts().values():
         print(f"  layout {layout.describe()}")
-    for fn in m.functions:  # its symbol follows the visibility where one is written (tt.func public @f)
+    for fn in m.functions:   # its symbol follows the visibility where one is written (tt.func public @f)
         symbol = next((it.value for it in fn.items if isinstance(it, Token) and it.type == "SYMBOL"), "")
         print(f"  function {symbol}")
     counts: dict[str, int] = {}
@@ -98,26 +85,13 @@ def cmd_ir_show(args) -> int:
     for name, n in sorted(counts.items(), key=lambda kv: -kv[1]):
         print(f"  {n:5d} {name}")
     for loop in m.find("scf.for"):
-        body = loop.regions[0].entry if loop.regions else None  # generic form may leave it without a body
-        print(
-            f"  loop at line {loop.line}: "
-            + "; ".join(
-                o.name
-                for o in (body.ops if body is not None else [])
-                if o.name
-                in (
-                    "tt.load",
-                    "amdg.buffer_load",
-                    "ttg.local_load",
-                    "ttg.local_store",
-                    "tt.dot",
-                    "ttng.warp_group_dot",
-                    "ttg.async_copy_global_to_local",
-                    "tt.store",
-                )
-            )
-        )
+        body = loop.regions[0].entry if loop.regions else None   # generic form may leave it without a body
+        print(f"  loop at line {loop.line}: " +
+              "; ".join(o.name for o in (body.ops if body is not None else []) if o.name in
+                        ("tt.load", "amdg.buffer_load", "ttg.local_load", "ttg.local_store", "tt.dot",
+                         "ttng.warp_group_dot", "ttg.async_copy_global_to_local", "tt.store")))
     return EXIT_OK
+
 
 
 def register(sub) -> None:
@@ -131,3 +105,4 @@ def register(sub) -> None:
     c = ir_sub.add_parser("show", help="summarize an IR file: layouts, op counts, loop bodies")
     c.add_argument("file")
     c.set_defaults(func=cmd_ir_show)
+

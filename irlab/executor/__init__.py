@@ -18,23 +18,11 @@ files.
 :func:`use` installs the executor of a command; :func:`current` is what the timing entry points
 take. docs/executor.md says how to run on one host and on a cluster.
 """
-
 from .base import Executor
 from .choose import current, make, use
 from .inprocess import InProcess
 from .jobs import Death, Device, ExecutorError, Job, Outcome
 from .local import LocalExecutor
 
-__all__ = [
-    "Death",
-    "Device",
-    "Executor",
-    "ExecutorError",
-    "InProcess",
-    "Job",
-    "LocalExecutor",
-    "Outcome",
-    "current",
-    "make",
-    "use",
-]
+__all__ = ["Death", "Device", "Executor", "ExecutorError", "InProcess", "Job", "LocalExecutor", "Outcome", "current",
+           "make", "use"]

@@ -6,7 +6,6 @@ timed command therefore asks :meth:`Executor.choose_model` once and runs all its
 GPUs of that model: the one asked for (``--gpu-model``), else, on a cluster of several models,
 the model with the most GPUs -- and says which it chose and what it left out.
 """
-
 from __future__ import annotations
 
 from typing import Callable, Generator, Iterable
@@ -26,9 +25,8 @@ class Executor:
         """``per_gpu`` lanes (worker processes) for each of ``devices``."""
         raise NotImplementedError
 
-    def map_cpu(
-        self, fn: Callable, jobs: Iterable, workers: int | None = None, warm: Callable | None = None
-    ) -> Generator[tuple[int, object], None, None]:
+    def map_cpu(self, fn: Callable, jobs: Iterable, workers: int | None = None,
+                warm: Callable | None = None) -> Generator[tuple[int, object], None, None]:
         """``(index, fn(job))`` for every job as it finishes, each in a process of its own (a
         :class:`irlab.base.workers.Crashed` for one that died); ``warm`` runs first wherever the
         jobs run (imports every compile needs). A generator: a caller that stops early closes it,
@@ -39,19 +37,11 @@ class Executor:
         pass
 
     # -- shared -------------------------------------------------------------------------------------
-    def batch(
-        self,
-        on_outcome,
-        on_record=None,
-        log=None,
-        per_gpu: int = 1,
-        gpu_model: str | None = None,
-        warm: Job | None = None,
-    ):
+    def batch(self, on_outcome, on_record=None, log=None, per_gpu: int = 1, gpu_model: str | None = None,
+              warm: Job | None = None):
         """A :class:`~irlab.executor.batch.Batch` over ``per_gpu`` lanes of each GPU (of
         ``gpu_model`` only, if given: a model name as :meth:`choose_model` returned it)."""
         from .batch import Batch
-
         devices = [d for d in self.devices() if gpu_model is None or d.model == gpu_model]
         if not devices:
             raise ExecutorError(f"no GPU of model {gpu_model} is left to run on")
@@ -74,21 +64,16 @@ class Executor:
             hits = [m for m in models if wanted.lower() in m.lower()]
             if len(hits) != 1:
                 have = ", ".join(f"{m} ({len(ds)})" for m, ds in models.items())
-                raise ExecutorError(
-                    f"--gpu-model {wanted}: {'no GPU matches' if not hits else 'several models match'} "
-                    f"it; the GPUs here: {have}"
-                )
+                raise ExecutorError(f"--gpu-model {wanted}: {'no GPU matches' if not hits else 'several models match'} "
+                                    f"it; the GPUs here: {have}")
             chosen = hits[0]
         else:
             chosen = next(iter(models))
         others = {m: len(ds) for m, ds in models.items() if m != chosen}
         if others and log is not None:
-            log(
-                f"GPUs of {len(models)} models: timing on the {len(models[chosen])} x {chosen} only (timings of "
+            log(f"GPUs of {len(models)} models: timing on the {len(models[chosen])} x {chosen} only (timings of "
                 "different models are never compared); left out: "
-                + ", ".join(f"{n} x {m}" for m, n in others.items())
-                + " (--gpu-model picks another)"
-            )
+                + ", ".join(f"{n} x {m}" for m, n in others.items()) + " (--gpu-model picks another)")
         return chosen
 
     def describe(self, gpu_model: str | None = None) -> str:
@@ -96,10 +81,8 @@ class Executor:
         devices = [d for d in self.devices() if gpu_model is None or d.model == gpu_model]
         nodes = {d.node_id or d.node for d in devices}
         models = sorted({d.model for d in devices})
-        return (
-            f"{len(devices)} GPU(s) ({', '.join(models)}) on {len(nodes)} node(s), {self.name} executor: "
-            + ", ".join(d.label() for d in devices)
-        )
+        return (f"{len(devices)} GPU(s) ({', '.join(models)}) on {len(nodes)} node(s), {self.name} executor: "
+                + ", ".join(d.label() for d in devices))
 
     def __enter__(self):
         return self

@@ -11,7 +11,6 @@ Ctrl-C (KeyboardInterrupt in :meth:`Batch.wait`, or an exception leaving the ``w
 lane's worker and everything it started, and waits for the lane threads: a record that was being
 written is written whole, nothing is left running.
 """
-
 from __future__ import annotations
 
 import threading
@@ -26,9 +25,8 @@ WAIT_S = 0.1
 class JobBatch(Protocol):
     """What a caller uses of an executor's batch (:meth:`irlab.executor.Executor.batch`): a
     :class:`Batch`, or the in-process executor's jobs run inline."""
-
-    ran: int  # jobs handed to on_outcome
-    warm_s: dict  # lane label -> seconds its warm-up job took
+    ran: int                    # jobs handed to on_outcome
+    warm_s: dict                # lane label -> seconds its warm-up job took
 
     def put(self, job: Job, front: bool = False) -> None: ...
 
@@ -40,15 +38,9 @@ class JobBatch(Protocol):
 
 
 class Batch:
-    def __init__(
-        self,
-        lanes: list,
-        on_outcome: Callable[[Outcome], list | None],
-        on_record: Callable | None = None,
-        log: Callable[[str], None] | None = None,
-        warm: Job | None = None,
-        prefix: bool | None = None,
-    ):
+    def __init__(self, lanes: list, on_outcome: Callable[[Outcome], list | None],
+                 on_record: Callable | None = None, log: Callable[[str], None] | None = None,
+                 warm: Job | None = None, prefix: bool | None = None):
         """``lanes``: objects with ``device``, ``run(job, on_record, log) -> Outcome`` and ``stop()``;
         ``warm``: a job each lane runs first (not handed to ``on_outcome``), e.g. making its GPU
         runner while the CPU compiles -- when there is work for it: jobs are queued, or the input
@@ -69,8 +61,8 @@ class Batch:
         self.failure: BaseException | None = None
         self.threads: list[threading.Thread] = []
         self.live = 0
-        self.warm_s: dict = {}  # lane label -> seconds its warm-up job took (worker start included)
-        self.ran = 0  # jobs handed to on_outcome
+        self.warm_s: dict = {}      # lane label -> seconds its warm-up job took (worker start included)
+        self.ran = 0                # jobs handed to on_outcome
 
     # -- feeding ------------------------------------------------------------------------------------
     def put(self, job: Job, front: bool = False) -> None:
@@ -129,7 +121,8 @@ class Batch:
         with self.cond:
             left = len(self.queue)
         if left and not self.cancelled:
-            raise ExecutorError(f"every GPU worker is gone and {left} job(s) were not run (--resume goes on with them)")
+            raise ExecutorError(f"every GPU worker is gone and {left} job(s) were not run (--resume goes on "
+                                "with them)")
 
     def stop(self) -> None:
         with self.cond:
@@ -161,9 +154,9 @@ class Batch:
     def _serve(self, lane) -> None:
         label = lane.device.label()
         prefix = f"[{label}] " if self.prefix else ""
-        log = lambda line: self.log(prefix + line)  # noqa: E731
+        log = lambda line: self.log(prefix + line)   # noqa: E731
         try:
-            with self.cond:  # a worker is started only for work: queued, or still to come
+            with self.cond:   # a worker is started only for work: queued, or still to come
                 needed = bool(self.queue) or self.input_open
             if self.warm is not None and needed:
                 o = lane.run(self.warm, lambda rec: None, log)
@@ -178,7 +171,7 @@ class Batch:
                     outcome = lane.run(job, lambda rec, job=job: self._record(job, rec, lane), log)
                     if self.stopping:
                         return
-                    if outcome.lost is not None:  # the lane is gone (its node died): the job runs elsewhere
+                    if outcome.lost is not None:   # the lane is gone (its node died): the job runs elsewhere
                         self.log(f"{prefix}{outcome.lost}; its job {job.key} goes back to the queue")
                         self.put(job, front=True)
                         return
@@ -189,7 +182,7 @@ class Batch:
                         self.put(j, front=True)
                 finally:
                     self._done()
-        except BaseException as e:  # a handler's error ends the batch; wait() raises it
+        except BaseException as e:   # a handler's error ends the batch; wait() raises it
             if not self.stopping:
                 with self.cond:
                     self.failure = self.failure or e

@@ -8,7 +8,6 @@ timing entry points deeper down (:func:`irlab.timing.harness.run_sweep`,
 :func:`irlab.timing.differential.run`, ...) take :func:`current` and so spread their work without
 being told.
 """
-
 from __future__ import annotations
 
 import contextlib
@@ -62,11 +61,9 @@ def make(name: str | None = None, gpus: str | None = None, env: dict | None = No
         if ids is not None:
             raise ExecutorError("--gpus: a Ray cluster's GPUs are taken by count (--gpus 4), not by id")
         from .raycluster import RayExecutor
-
         return RayExecutor(max_gpus=count, env=env)
     from .devices import visible_gpus
     from .local import LocalExecutor
-
     chosen = ids if ids is not None else visible_gpus()[:count] if count else None
     return LocalExecutor(chosen, env=env)
 

@@ -2,7 +2,6 @@
 use (``CUDA_VISIBLE_DEVICES``, else what ``nvidia-smi`` lists) and what each one is (its model
 name and UUID, from ``nvidia-smi``). A process that initialized CUDA cannot fork compile workers
 safely, so the driver asks the driver's tool, never the CUDA runtime."""
-
 from __future__ import annotations
 
 import os
@@ -32,12 +31,8 @@ def probe(index: str) -> dict:
     """The model name and UUID of the GPU ``index`` names (an index or a UUID, as in
     CUDA_VISIBLE_DEVICES); empty where nvidia-smi is missing or does not know it."""
     try:
-        out = subprocess.run(
-            ["nvidia-smi", "--query-gpu=name,uuid", "--format=csv,noheader", "-i", str(index)],
-            capture_output=True,
-            text=True,
-            timeout=30,
-        )
+        out = subprocess.run(["nvidia-smi", "--query-gpu=name,uuid", "--format=csv,noheader", "-i", str(index)],
+                             capture_output=True, text=True, timeout=30)
     except (OSError, subprocess.SubprocessError):
         return {}
     line = out.stdout.strip().splitlines()[:1]
@@ -50,6 +45,5 @@ def probe(index: str) -> dict:
 def describe(index: str, probe_ref: str = DEFAULT_PROBE, node_id: str | None = None, lane: int = 0) -> Device:
     """The :class:`Device` of GPU ``index`` on this host, as ``probe_ref`` (module:function) tells it."""
     from .jobs import load
-
     info = load(probe_ref)(index) or {}
     return Device(socket.gethostname(), str(index), info.get("name"), info.get("uuid"), node_id, lane)

@@ -1,7 +1,6 @@
 """Jobs run in this process, one at a time, in the calling thread: for callers that hand Python
 objects to a job (a stand-in arm runner of ``ModelAB``) and for tests of what the jobs do. No
 crash isolation and no GPU of its own: what the job starts uses the default device."""
-
 from __future__ import annotations
 
 import socket
@@ -97,9 +96,7 @@ class InProcess(Executor):
     def batch(self, on_outcome, on_record=None, log=None, per_gpu: int = 1, gpu_model=None, warm=None):
         return _InlineBatch(self._lane, on_outcome, on_record, log, warm)
 
-    def map_cpu(
-        self, fn: Callable, jobs: Iterable, workers: int | None = None, warm: Callable | None = None
-    ) -> Generator[tuple[int, object], None, None]:
+    def map_cpu(self, fn: Callable, jobs: Iterable, workers: int | None = None,
+                warm: Callable | None = None) -> Generator[tuple[int, object], None, None]:
         from .local import LocalExecutor
-
         return LocalExecutor(["0"]).map_cpu(fn, jobs, workers, warm)

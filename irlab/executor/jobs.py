@@ -6,7 +6,6 @@ Jobs are data so that they can cross a pipe to a worker process on this host or 
 node of a cluster; the caller keeps its own bookkeeping in :attr:`Job.tag`, which never leaves
 the driver.
 """
-
 from __future__ import annotations
 
 import importlib
@@ -18,12 +17,12 @@ from typing import Any
 
 @dataclass
 class Job:
-    fn: str  # "module:function", called in a GPU worker as fn(payload, ctx)
-    payload: Any  # plain JSON values (an in-process executor also takes objects)
-    key: str = ""  # names the job in logs and in what a death says
-    stall_s: float | None = None  # kill the worker once the job has reported no progress this long
-    fresh: bool = False  # a worker process of its own, ended after the job
-    tag: Any = None  # the caller's own; stays in the driver
+    fn: str                        # "module:function", called in a GPU worker as fn(payload, ctx)
+    payload: Any                   # plain JSON values (an in-process executor also takes objects)
+    key: str = ""                  # names the job in logs and in what a death says
+    stall_s: float | None = None   # kill the worker once the job has reported no progress this long
+    fresh: bool = False            # a worker process of its own, ended after the job
+    tag: Any = None                # the caller's own; stays in the driver
 
     def to_json(self) -> dict:
         return {"fn": self.fn, "payload": self.payload, "key": self.key, "stall_s": self.stall_s, "fresh": self.fresh}
@@ -39,11 +38,11 @@ class Device:
     the GPU's model name and UUID where the driver says them, and which of the GPU's lanes (worker
     processes) it is."""
 
-    node: str  # the host name
-    index: str  # CUDA_VISIBLE_DEVICES as the worker got it
-    name: str | None = None  # "NVIDIA H100 80GB HBM3"; None where nothing says it
+    node: str                      # the host name
+    index: str                     # CUDA_VISIBLE_DEVICES as the worker got it
+    name: str | None = None        # "NVIDIA H100 80GB HBM3"; None where nothing says it
     uuid: str | None = None
-    node_id: str | None = None  # Ray's node id (several nodes of a test cluster share a host name)
+    node_id: str | None = None     # Ray's node id (several nodes of a test cluster share a host name)
     lane: int = 0
 
     @property
@@ -71,10 +70,10 @@ class Device:
 class Death:
     """A worker process that died while it ran a job."""
 
-    how: str  # "killed by SIGABRT", "exited with status 75", "made no progress for ..."
-    progress: dict | None = None  # the job's last progress report before it died
-    tail: list[str] = field(default_factory=list)  # the last lines the worker wrote to stderr
-    started: bool = True  # False: the worker died before it took the job (it could not start)
+    how: str                           # "killed by SIGABRT", "exited with status 75", "made no progress for ..."
+    progress: dict | None = None       # the job's last progress report before it died
+    tail: list[str] = field(default_factory=list)   # the last lines the worker wrote to stderr
+    started: bool = True               # False: the worker died before it took the job (it could not start)
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -89,40 +88,26 @@ class Outcome:
     job: Job
     device: Device | None
     result: Any = None
-    error: str | None = None  # the job raised: its traceback (the worker lives on)
-    died: Death | None = None  # the worker process died during the job
-    lost: str | None = None  # the lane itself is gone (a cluster node died): the job was not run
+    error: str | None = None           # the job raised: its traceback (the worker lives on)
+    died: Death | None = None          # the worker process died during the job
+    lost: str | None = None            # the lane itself is gone (a cluster node died): the job was not run
     seconds: float = 0.0
-    tail: list[str] = field(default_factory=list)  # the job's last stderr lines
+    tail: list[str] = field(default_factory=list)   # the job's last stderr lines
 
     @property
     def ok(self) -> bool:
         return self.error is None and self.died is None and self.lost is None
 
     def to_json(self) -> dict:
-        return {
-            "job": self.job.to_json(),
-            "device": self.device.to_json() if self.device else None,
-            "result": self.result,
-            "error": self.error,
-            "died": self.died.to_json() if self.died else None,
-            "lost": self.lost,
-            "seconds": self.seconds,
-            "tail": self.tail,
-        }
+        return {"job": self.job.to_json(), "device": self.device.to_json() if self.device else None,
+                "result": self.result, "error": self.error, "died": self.died.to_json() if self.died else None,
+                "lost": self.lost, "seconds": self.seconds, "tail": self.tail}
 
     @classmethod
     def from_json(cls, d: dict, job: Job | None = None) -> "Outcome":
-        return cls(
-            job or Job.from_json(d["job"]),
-            Device.from_json(d["device"]) if d.get("device") else None,
-            d.get("result"),
-            d.get("error"),
-            Death.from_json(d["died"]) if d.get("died") else None,
-            d.get("lost"),
-            d.get("seconds", 0.0),
-            list(d.get("tail") or []),
-        )
+        return cls(job or Job.from_json(d["job"]), Device.from_json(d["device"]) if d.get("device") else None,
+                   d.get("result"), d.get("error"), Death.from_json(d["died"]) if d.get("died") else None,
+                   d.get("lost"), d.get("seconds", 0.0), list(d.get("tail") or []))
 
 
 class ExecutorError(Exception):

@@ -8,7 +8,6 @@ compiler aborted, a job hung past its stall limit and was killed -- it answers w
 The worker runs in a session of its own: Ctrl-C at the terminal reaches the driver only, which
 kills the worker and everything below it (:func:`irlab.executor.worker.kill_tree`).
 """
-
 from __future__ import annotations
 
 import json
@@ -24,10 +23,10 @@ from collections import deque
 from .jobs import Death, Device, Job, Outcome
 from .procs import kill_tree
 
-START_S = 300.0  # a worker that has not said hello by then is taken for dead
-TAIL = 40  # stderr lines kept for what a death says
-LEAVE_S = 60.0  # a worker that said it leaves and has not within this is killed
-POISONED = 75  # the exit status a job leaves with after a GPU fault poisoned its CUDA context
+START_S = 300.0      # a worker that has not said hello by then is taken for dead
+TAIL = 40            # stderr lines kept for what a death says
+LEAVE_S = 60.0       # a worker that said it leaves and has not within this is killed
+POISONED = 75        # the exit status a job leaves with after a GPU fault poisoned its CUDA context
 
 
 def describe_exit(code: int | None) -> str:
@@ -56,29 +55,20 @@ class LocalLane:
         self.log = None
         self.lock = threading.Lock()
         self.killed = False
-        self.started_s: float | None = None  # how long the last start took, up to the worker's hello
+        self.started_s: float | None = None   # how long the last start took, up to the worker's hello
 
     # -- the process --------------------------------------------------------------------------------
     def _start(self) -> Death | None:
         """Start the worker and wait for its hello; a Death if it could not start."""
-        env = {
-            **os.environ,
-            **self.env,
-            "CUDA_VISIBLE_DEVICES": self.device.index,
-            "IRLAB_EXECUTOR_DEVICE": json.dumps(self.device.to_json()),
-        }
+        env = {**os.environ, **self.env, "CUDA_VISIBLE_DEVICES": self.device.index,
+               "IRLAB_EXECUTOR_DEVICE": json.dumps(self.device.to_json())}
         t0 = time.monotonic()
         with self.lock:
             if self.killed:
                 return Death("was stopped", started=False)
-            self.proc = subprocess.Popen(
-                [sys.executable, "-m", "irlab.executor.worker"],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                env=env,
-                start_new_session=True,
-            )
+            self.proc = subprocess.Popen([sys.executable, "-m", "irlab.executor.worker"], stdin=subprocess.PIPE,
+                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+                                         start_new_session=True)
         self.buf = b""
         self.tail.clear()
         threading.Thread(target=self._read_stderr, args=(self.proc,), daemon=True).start()
@@ -120,7 +110,7 @@ class LocalLane:
     def _death(self, progress: dict | None, started: bool = True, how: str | None = None) -> Death:
         self.kill()
         code = self.proc.wait() if self.proc else None
-        time.sleep(0.05)  # the stderr reader's last lines
+        time.sleep(0.05)   # the stderr reader's last lines
         return Death(how or describe_exit(code), progress, list(self.tail)[-12:], started)
 
     def alive(self) -> bool:
@@ -152,18 +142,10 @@ class LocalLane:
                 msg = self._next(deadline)
                 if msg is None:
                     stalled = deadline is not None and time.monotonic() >= deadline and self.alive()
-                    how = (
-                        f"made no progress for {job.stall_s:g} s (a kernel that never finishes?) and was killed"
-                        if stalled
-                        else None
-                    )
-                    return Outcome(
-                        job,
-                        self.device,
-                        died=self._death(progress, how=how),
-                        seconds=time.monotonic() - t0,
-                        tail=self.job_lines[-TAIL:],
-                    )
+                    how = (f"made no progress for {job.stall_s:g} s (a kernel that never finishes?) and was killed"
+                           if stalled else None)
+                    return Outcome(job, self.device, died=self._death(progress, how=how),
+                                   seconds=time.monotonic() - t0, tail=self.job_lines[-TAIL:])
                 last = time.monotonic()
                 if "record" in msg:
                     on_record(msg["record"])
@@ -171,14 +153,8 @@ class LocalLane:
                     progress = msg["progress"]
                 elif "done" in msg or "error" in msg:
                     self._settle(job, leaving=bool(msg.get("leaving")))
-                    return Outcome(
-                        job,
-                        self.device,
-                        result=msg.get("done"),
-                        error=msg.get("error"),
-                        seconds=time.monotonic() - t0,
-                        tail=self.job_lines[-TAIL:],
-                    )
+                    return Outcome(job, self.device, result=msg.get("done"), error=msg.get("error"),
+                                   seconds=time.monotonic() - t0, tail=self.job_lines[-TAIL:])
         finally:
             self.log = None
 

@@ -1,7 +1,6 @@
 """The embedded executor: the GPUs of this host, one long-lived worker process per lane (one lane
 per GPU for timing; a correctness run may ask for several per GPU), compiles in forked children
 on this host's cores."""
-
 from __future__ import annotations
 
 import os
@@ -26,9 +25,8 @@ class LocalExecutor(Executor):
         self._lanes: dict[tuple, LocalLane] = {}
 
     def devices(self) -> list[Device]:
-        if self._devices is None:  # each asks nvidia-smi: side by side
+        if self._devices is None:   # each asks nvidia-smi: side by side
             from concurrent.futures import ThreadPoolExecutor
-
             with ThreadPoolExecutor(max(1, len(self.gpu_ids))) as pool:
                 self._devices = list(pool.map(lambda g: describe(g, self.probe), self.gpu_ids))
         return self._devices
@@ -44,11 +42,9 @@ class LocalExecutor(Executor):
                 out.append(lane)
         return out
 
-    def map_cpu(
-        self, fn: Callable, jobs: Iterable, workers: int | None = None, warm: Callable | None = None
-    ) -> Generator[tuple[int, object], None, None]:
+    def map_cpu(self, fn: Callable, jobs: Iterable, workers: int | None = None,
+                warm: Callable | None = None) -> Generator[tuple[int, object], None, None]:
         from ..base.workers import Workers
-
         jobs = list(jobs)
         if not jobs:
             return

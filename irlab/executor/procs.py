@@ -1,7 +1,6 @@
 """Processes below a worker: found through /proc whatever session they started, so that a
 worker that is stopped takes everything it started with it (ptxas, a program's run, Inductor's
 compile workers)."""
-
 from __future__ import annotations
 
 import os

@@ -19,7 +19,6 @@ on this host. Commands that write files from the GPU's node (``irlab profile``, 
 need their ``--out`` on a filesystem every node shares; the timing sweeps and ``irlab verify``
 do not: their results come back through Ray.
 """
-
 from __future__ import annotations
 
 import os
@@ -31,8 +30,8 @@ from .devices import DEFAULT_PROBE
 from .jobs import Device, ExecutorError, Job, Outcome
 
 RAY_EXTRA = "pip install 'irlab[ray]'"
-LANES_MAX = 16  # lanes (worker processes) one GPU's actor may run side by side
-START_S = 120.0  # how long the cluster may take to place the GPU actors
+LANES_MAX = 16          # lanes (worker processes) one GPU's actor may run side by side
+START_S = 120.0         # how long the cluster may take to place the GPU actors
 WAIT_S = 0.5
 
 
@@ -56,7 +55,6 @@ class GpuActor:
     def __init__(self, env: dict, probe: str):
         import ray
         from .devices import describe
-
         node_id = ray.get_runtime_context().get_node_id()
         self.device = describe(os.environ.get("CUDA_VISIBLE_DEVICES", "0"), probe, node_id)
         self.env = env
@@ -68,7 +66,6 @@ class GpuActor:
     def run(self, lane: int, job: dict, env: dict) -> dict:
         """``env``: the driver's settings now, for a worker that starts for this job."""
         from .lane import LocalLane
-
         d = self.device
         runner = self.lanes.get(lane)
         if runner is None:
@@ -90,7 +87,6 @@ def cpu_task(fn: Callable, job, env: dict, warm: Callable | None):
     if warm is not None:
         warm()
     from ..base.workers import Workers
-
     with Workers(1) as pool:
         for _, answer in pool.imap(fn, [job]):
             return answer
@@ -115,12 +111,8 @@ class RayLane:
         except ray.exceptions.RayActorError as e:
             self.executor.mark_dead(self.actor)
             why = str(e).strip().splitlines()[0][:300] if str(e).strip() else type(e).__name__
-            return Outcome(
-                job,
-                self.device,
-                lost=f"the Ray actor of {self.device.label()} died ({why})",
-                seconds=time.monotonic() - t0,
-            )
+            return Outcome(job, self.device, lost=f"the Ray actor of {self.device.label()} died ({why})",
+                           seconds=time.monotonic() - t0)
         for rec in got["records"]:
             on_record(rec)
         for line in got["log"]:
@@ -136,14 +128,8 @@ class RayLane:
 class RayExecutor(Executor):
     name = "ray"
 
-    def __init__(
-        self,
-        address: str | None = None,
-        max_gpus: int | None = None,
-        env: dict | None = None,
-        probe: str = DEFAULT_PROBE,
-        start_s: float = START_S,
-    ):
+    def __init__(self, address: str | None = None, max_gpus: int | None = None, env: dict | None = None,
+                 probe: str = DEFAULT_PROBE, start_s: float = START_S):
         self.ray = require_ray()
         self.address, self.max_gpus, self.probe, self.start_s = address, max_gpus, probe, start_s
         self.env = dict(env or {})
@@ -178,7 +164,7 @@ class RayExecutor(Executor):
         actors = [cls.remote(env, self.probe) for _ in range(n)]
         refs = {a.describe.remote(): a for a in actors}
         ready, late = ray.wait(list(refs), num_returns=len(refs), timeout=self.start_s)
-        for ref in late:  # GPUs the cluster could not give in time (others hold them)
+        for ref in late:   # GPUs the cluster could not give in time (others hold them)
             ray.kill(refs[ref])
         placed = []
         for ref in ready:
@@ -214,17 +200,12 @@ class RayExecutor(Executor):
         by = {d: a for a, d in self._gpu_actors()}
         if per_gpu > LANES_MAX:
             raise ExecutorError(f"at most {LANES_MAX} lanes per GPU on Ray")
-        return [
-            RayLane(self, by[d], Device(d.node, d.index, d.name, d.uuid, d.node_id, i))
-            for d in devices
-            for i in range(max(1, per_gpu))
-        ]
+        return [RayLane(self, by[d], Device(d.node, d.index, d.name, d.uuid, d.node_id, i))
+                for d in devices for i in range(max(1, per_gpu))]
 
-    def map_cpu(
-        self, fn: Callable, jobs: Iterable, workers: int | None = None, warm: Callable | None = None
-    ) -> Generator[tuple[int, object], None, None]:
+    def map_cpu(self, fn: Callable, jobs: Iterable, workers: int | None = None,
+                warm: Callable | None = None) -> Generator[tuple[int, object], None, None]:
         from ..base.workers import Crashed
-
         ray = self.connect()
         task = ray.remote(num_cpus=1, max_retries=3)(cpu_task)
         env = driver_env(self.env)

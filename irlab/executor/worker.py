@@ -16,7 +16,6 @@ that often), ``state`` (kept across the jobs of this process: a GPU runner is ma
 ``retire`` (end this process after the job: its CUDA context is poisoned). The worker leaves when
 stdin closes, when asked to stop, or when the process that started it is gone.
 """
-
 from __future__ import annotations
 
 import json
@@ -60,7 +59,6 @@ def _channel():
         with lock:
             chan.write(line)
             chan.flush()
-
     return send
 
 
@@ -76,7 +74,7 @@ def _watch_parent(parent: int) -> None:
 def main() -> int:
     parent = os.getppid()
     send = _channel()
-    os.environ["IRLAB_EXECUTOR_WORKER"] = "1"  # what a job starts knows it runs inside a worker
+    os.environ["IRLAB_EXECUTOR_WORKER"] = "1"   # what a job starts knows it runs inside a worker
     threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
     device = json.loads(os.environ.get("IRLAB_EXECUTOR_DEVICE", "{}"))
     state: dict = {}
@@ -94,7 +92,7 @@ def main() -> int:
         except Exception:
             answer = {"error": traceback.format_exc()[-6000:]}
         leaving = bool(ctx.retiring or msg.get("fresh"))
-        if leaving:  # the lane waits for this process to end before it hands the GPU another job
+        if leaving:   # the lane waits for this process to end before it hands the GPU another job
             answer["leaving"] = True
         sys.stderr.flush()
         send(answer)

@@ -15,12 +15,11 @@ stage of the table, for the target it was captured for::
 compile hash at capture time: the case keeps its name whichever Triton recompiles it. The suite
 (:mod:`irlab.golden.suite`) recompiles such cases from the capture.
 """
-
 from __future__ import annotations
 
 from pathlib import Path
 
-CAPTURED = "capture:"  # Case.kernel_ref of a captured kernel: CAPTURED + what launches.load takes
+CAPTURED = "capture:"          # Case.kernel_ref of a captured kernel: CAPTURED + what launches.load takes
 TRACE_SUFFIXES = (".ndjson.gz", ".ndjson.zst", ".ndjson", ".json", ".gz", ".zst")
 
 

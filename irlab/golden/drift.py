@@ -7,7 +7,6 @@ value because upgrades renumber them), which module attributes changed, how the 
 changed (passes added, removed, reordered, or called with other arguments), and shared memory
 and registers from the manifests, followed by the capped unified diff of the IR.
 """
-
 from __future__ import annotations
 
 import re
@@ -49,7 +48,7 @@ class PassChange:
     added: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
     reordered: bool = False
-    arguments: list[tuple[str, str]] = field(default_factory=list)  # (old call, new call)
+    arguments: list[tuple[str, str]] = field(default_factory=list)   # (old call, new call)
 
     @property
     def changed(self) -> bool:
@@ -82,11 +81,8 @@ def compare_passes(old: list[str], new: list[str]) -> PassChange:
     on, nn = [_pass_name(c) for c in old], [_pass_name(c) for c in new]
     co, cn = Counter(on), Counter(nn)
     common = co & cn
-    change = PassChange(
-        added=sorted((cn - co).elements()),
-        removed=sorted((co - cn).elements()),
-        reordered=_common_order(on, common) != _common_order(nn, common),
-    )
+    change = PassChange(added=sorted((cn - co).elements()), removed=sorted((co - cn).elements()),
+                        reordered=_common_order(on, common) != _common_order(nn, common))
     once = [n for n in common if co[n] == 1 and cn[n] == 1]
     for name in sorted(once):
         a, b = old[on.index(name)], new[nn.index(name)]
@@ -98,7 +94,7 @@ def compare_passes(old: list[str], new: list[str]) -> PassChange:
 @dataclass
 class CaseDrift:
     case_id: str
-    old: str | None  # IR text (a base's, for a case recorded as unchanged vs its base)
+    old: str | None               # IR text (a base's, for a case recorded as unchanged vs its base)
     new: str | None
     old_entry: dict
     new_entry: dict
@@ -133,7 +129,6 @@ class CaseDrift:
     def lines_changed(self) -> int:
         """Lines removed plus lines added between the two IR texts."""
         import difflib
-
         diff = difflib.ndiff((self.old or "").splitlines(), (self.new or "").splitlines())
         return sum(1 for line in diff if line[:2] in ("- ", "+ "))
 
@@ -154,18 +149,14 @@ class DriftReport:
 
 def compare_sets(old: GoldenSet, new: GoldenSet, only: str | None = None) -> DriftReport:
     import fnmatch
-
     eo, en = old.entries(), new.entries()
     ids = sorted(set(eo) | set(en))
     if only:
         pats = [p.strip() for p in only.split(",") if p.strip()]
-        ids = [
-            i for i in ids if any(fnmatch.fnmatch(i, p) or (not any(c in p for c in "*?[") and p in i) for p in pats)
-        ]
-    cases = [
-        CaseDrift(i, old.text(i) if i in eo else None, new.text(i) if i in en else None, eo.get(i, {}), en.get(i, {}))
-        for i in ids
-    ]
+        ids = [i for i in ids if any(fnmatch.fnmatch(i, p) or (not any(c in p for c in "*?[") and p in i)
+                                     for p in pats)]
+    cases = [CaseDrift(i, old.text(i) if i in eo else None, new.text(i) if i in en else None,
+                       eo.get(i, {}), en.get(i, {})) for i in ids]
     return DriftReport(old, new, cases)
 
 
@@ -176,7 +167,6 @@ def summary_line(report: DriftReport) -> str:
 
 # ------------------------------------------------------------------------------------------------
 # rendering
-
 
 def _cap(items: list[str], n: int = 4) -> str:
     return ", ".join(items[:n]) + (f", ... ({len(items) - n} more)" if len(items) > n else "")
@@ -205,11 +195,8 @@ def _registers(res: dict[str, tuple]) -> str:
     if "registers" in res:
         return _pair(*res["registers"])
     if "vgpr_count" in res:
-        return (
-            "VGPR "
-            + _pair(*res["vgpr_count"])
-            + (f", AGPR {_pair(*res['agpr_count'])}" if res.get("agpr_count", (0, 0)) != (0, 0) else "")
-        )
+        return "VGPR " + _pair(*res["vgpr_count"]) + (f", AGPR {_pair(*res['agpr_count'])}"
+                                                      if res.get("agpr_count", (0, 0)) != (0, 0) else "")
     return "-"
 
 
@@ -219,35 +206,27 @@ def _cell(text: str) -> str:
 
 def render(report: DriftReport, diff_lines: int = 60, command: str | None = None) -> str:
     from .suite import capped_diff
-
     old, new = report.old.version, report.new.version
-    lines = [
-        f"# Triton {old} -> {new}: what the upgrade does to the corpus's IR",
-        "",
-        f"- command: `{command or f'irlab golden drift {old} {new}'}`",
-        f"- date: {time.strftime('%Y-%m-%d')}; golden sets `{report.old.dir.name}/` and `{report.new.dir.name}/` "
-        "(each recorded by `irlab golden update` under its Triton version)",
-        f"- {summary_line(report)}",
-        "",
-        "Per kernel, target, variant and stage: ops whose count changed (`+name n`, `-name n`), layout and "
-        "encoding definitions added and removed (compared by value: upgrades renumber the aliases), the "
-        "stage's pass list (`+added -removed`, reordered, other arguments), shared memory in bytes and "
-        "registers of the compile (NVIDIA: per thread, from `cuobjdump -res-usage`; AMD: VGPRs/AGPRs from the AMDGCN "
-        "metadata). `= base` marks a variant whose IR equals its base variant's (recorded without a file of its "
-        "own). Details and the unified diffs follow the table.",
-        "",
-        "| golden | IR | ops | encodings | passes | shared | registers |",
-        "| --- | --- | --- | --- | --- | --- | --- |",
-    ]
+    lines = [f"# Triton {old} -> {new}: what the upgrade does to the corpus's IR", "",
+             f"- command: `{command or f'irlab golden drift {old} {new}'}`",
+             f"- date: {time.strftime('%Y-%m-%d')}; golden sets `{report.old.dir.name}/` and `{report.new.dir.name}/` "
+             "(each recorded by `irlab golden update` under its Triton version)",
+             f"- {summary_line(report)}", "",
+             "Per kernel, target, variant and stage: ops whose count changed (`+name n`, `-name n`), layout and "
+             "encoding definitions added and removed (compared by value: upgrades renumber the aliases), the "
+             "stage's pass list (`+added -removed`, reordered, other arguments), shared memory in bytes and "
+             "registers of the compile (NVIDIA: per thread, from `cuobjdump -res-usage`; AMD: VGPRs/AGPRs from the AMDGCN "
+             "metadata). `= base` marks a variant whose IR equals its base variant's (recorded without a file of its "
+             "own). Details and the unified diffs follow the table.", "",
+             "| golden | IR | ops | encodings | passes | shared | registers |",
+             "| --- | --- | --- | --- | --- | --- | --- |"]
     for c in report.cases:
         res = c.resources()
         status = c.status + (f" ({c.lines_changed()} lines)" if c.status == "changed" else "")
         status += f", {c.recorded_as(old, new)}" if c.recorded_as(old, new) else ""
-        lines.append(
-            f"| `{c.case_id}` | {_cell(status)} | {_cell(_ops_cell(c.ops()))} | "
-            f"{_cell(_enc_cell(*c.encodings()))} | {_cell(c.passes().short())} | "
-            f"{_cell(_pair(*res['shared'])) if 'shared' in res else '-'} | {_cell(_registers(res))} |"
-        )
+        lines.append(f"| `{c.case_id}` | {_cell(status)} | {_cell(_ops_cell(c.ops()))} | "
+                     f"{_cell(_enc_cell(*c.encodings()))} | {_cell(c.passes().short())} | "
+                     f"{_cell(_pair(*res['shared'])) if 'shared' in res else '-'} | {_cell(_registers(res))} |")
     lines += ["", "## Details", ""]
     seen_passes: dict[tuple, str] = {}
     seen_diffs: dict[tuple, str] = {}
@@ -263,10 +242,8 @@ def render(report: DriftReport, diff_lines: int = 60, command: str | None = None
             lines.append("- ops: " + ", ".join(f"`{n}` {a} -> {b}" for n, (a, b) in ops.items()))
         added, removed = c.encodings()
         lines += [f"- encoding added: `{v}`" for v in added] + [f"- encoding removed: `{v}`" for v in removed]
-        lines += [
-            f"- module attribute `{k}`: {a if a is not None else '(none)'} -> {b if b is not None else '(none)'}"
-            for k, a, b in c.attributes()
-        ]
+        lines += [f"- module attribute `{k}`: {a if a is not None else '(none)'} -> {b if b is not None else '(none)'}"
+                  for k, a, b in c.attributes()]
         pc = c.passes()
         key = (tuple(pc.added), tuple(pc.removed), pc.reordered, tuple(pc.arguments))
         if pc.changed and key in seen_passes:
@@ -281,9 +258,10 @@ def render(report: DriftReport, diff_lines: int = 60, command: str | None = None
         if c.status == "changed" and texts in seen_diffs:
             lines.append(f"- the IR changed exactly as `{seen_diffs[texts]}`'s")
         elif c.status == "changed":
-            assert c.old is not None and c.new is not None  # "changed": both sets hold the case's IR
+            assert c.old is not None and c.new is not None   # "changed": both sets hold the case's IR
             seen_diffs[texts] = c.case_id
             diff = capped_diff(c.old, c.new, c.case_id, cap=diff_lines, fromfile=old, tofile=new, rest="")
             lines += ["", "```diff", diff.rstrip("\n"), "```"]
         lines.append("")
     return "\n".join(lines) + "\n"
+

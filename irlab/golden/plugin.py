@@ -22,7 +22,6 @@ Tests use the ``golden`` fixture::
         golden.check("my_kernel/cuda-90/my-variant.ttgir", produced_ir_text)   # any IR: <root>/triton-<ver>/...
         golden.filecheck(produced_ir_text, "// CHECK: tt.dot\\n// CHECK-NOT: ttg.convert_layout\\n")
 """
-
 from __future__ import annotations
 
 import os
@@ -41,18 +40,11 @@ _STATE = pytest.StashKey["GoldenSettings"]()
 
 def pytest_addoption(parser):
     group = parser.getgroup("irlab")
-    group.addoption(
-        "--update-golden",
-        action="store_true",
-        default=False,
-        help="write golden IR files that differ or are missing, and report which",
-    )
-    group.addoption(
-        "--golden-root",
-        default=None,
-        help="folder of golden files (default: the ini option irlab_golden_root, else golden_root in "
-        "[tool.irlab] of pyproject.toml, else golden/ in the rootdir)",
-    )
+    group.addoption("--update-golden", action="store_true", default=False,
+                    help="write golden IR files that differ or are missing, and report which")
+    group.addoption("--golden-root", default=None,
+                    help="folder of golden files (default: the ini option irlab_golden_root, else golden_root in "
+                         "[tool.irlab] of pyproject.toml, else golden/ in the rootdir)")
     parser.addini("irlab_golden_root", "folder of irlab's golden IR files, relative to the ini file", default="")
 
 
@@ -100,11 +92,9 @@ class GoldenSettings:
         if self._irlab_cases is None:
             try:
                 project = Project.find(self.config.invocation_params.dir)
-                self._irlab_cases = (
-                    {c.id for c in project.cases()} if project.has_cases else set(),
-                    project.golden_root(),
-                )
-            except (ValueError, OSError, PassError):  # a project irlab golden cannot use: pytest's command only
+                self._irlab_cases = ({c.id for c in project.cases()} if project.has_cases else set(),
+                                     project.golden_root())
+            except (ValueError, OSError, PassError):   # a project irlab golden cannot use: pytest's command only
                 self._irlab_cases = (set(), self.root)
         return self._irlab_cases
 
@@ -157,7 +147,6 @@ class GoldenChecker:
         """Compare ``text`` with ``<golden root>/triton-<installed version>/<relpath>``, where
         ``relpath`` is ``<kernel>/<target>/<variant>.<stage>`` (``my_kernel/cuda-90/baseline.ttgir``)."""
         from ..base.targets import Target, TargetError
-
         parts = relpath.split("/")
         variant, _, stage = parts[-1].rpartition(".")
         try:
@@ -165,20 +154,12 @@ class GoldenChecker:
                 raise TargetError("")
             target = Target.parse(parts[1].replace("-", ":", 1)).name
         except TargetError:
-            pytest.fail(
-                f"golden.check({relpath!r}): name the golden <kernel>/<target>/<variant>.<stage>, "
-                "e.g. my_kernel/cuda-90/baseline.ttgir",
-                pytrace=False,
-            )
+            pytest.fail(f"golden.check({relpath!r}): name the golden <kernel>/<target>/<variant>.<stage>, "
+                        "e.g. my_kernel/cuda-90/baseline.ttgir", pytrace=False)
         case = suite.Case(parts[0], target, variant, stage)
-        return self._judge(
-            suite.Produced(
-                case,
-                suite.normalize(text),
-                {"kernel": case.kernel, "target": target, "stage": stage, "variant": variant},
-            ),
-            from_suite=False,
-        )
+        return self._judge(suite.Produced(case, suite.normalize(text), {"kernel": case.kernel, "target": target,
+                                                                         "stage": stage, "variant": variant}),
+                           from_suite=False)
 
     def check_kernel(self, kernel, target: str, variant="baseline", stage: str = "ttgir") -> suite.Outcome:
         """Compile ``kernel`` for ``target`` with ``variant`` and compare ``stage`` with the golden
@@ -192,13 +173,11 @@ class GoldenChecker:
         from ..base.targets import Target
         from ..passkit.variant import Variant
         from ..bridge.named_variants import resolve
-
         def at_rootdir(ref):
             if not isinstance(ref, str) or not split_ref(ref):
                 return ref
             path, name = split_ref(ref)
             return str(self.settings.config.rootpath / path) + (f":{name}" if name else "")
-
         try:
             self.settings.project.add_passes_path()
             spec = get(at_rootdir(kernel))

@@ -26,7 +26,6 @@ The golden root is the first that applies: ``--golden-root``; in pytest, the ini
 ``irlab_golden_root``; ``golden_root`` here; ``golden/`` in the project's folder (in pytest, in
 its rootdir).
 """
-
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -50,7 +49,7 @@ KEYS = {
     "executor": (str, "\"local\" or \"ray\": where GPU commands run (irlab.executor)"),
     "timing_methods_path": (list, "a list of folders of timing method files (irlab.timing.methods)"),
 }
-NON_EMPTY = ("targets", "variants", "stages")  # the defaults are used only when left out
+NON_EMPTY = ("targets", "variants", "stages")   # the defaults are used only when left out
 
 
 class ConfigError(ValueError):
@@ -60,13 +59,12 @@ class ConfigError(ValueError):
 def _toml_loads(text: str) -> dict:
     try:
         import tomllib
-    except ModuleNotFoundError:  # Python 3.10
+    except ModuleNotFoundError:            # Python 3.10
         try:
             import tomli as tomllib
         except ModuleNotFoundError:
-            raise ConfigError(
-                "reading pyproject.toml on Python 3.10 needs the tomli package (python -m pip install tomli)"
-            ) from None
+            raise ConfigError("reading pyproject.toml on Python 3.10 needs the tomli package "
+                              "(python -m pip install tomli)") from None
     return tomllib.loads(text)
 
 
@@ -86,7 +84,7 @@ def read_settings(pyproject: Path) -> dict:
         data = _toml_loads(pyproject.read_text())
     except OSError as e:
         raise ConfigError(f"{pyproject}: {e.strerror or e}") from None
-    except ValueError as e:  # tomllib.TOMLDecodeError
+    except ValueError as e:            # tomllib.TOMLDecodeError
         raise ConfigError(f"{pyproject}: not valid TOML: {e}") from None
     table = data.get("tool", {}).get("irlab", {}) if isinstance(data.get("tool"), dict) else {}
     if not isinstance(table, dict):
@@ -95,14 +93,11 @@ def read_settings(pyproject: Path) -> dict:
         if key not in KEYS:
             raise ConfigError(f"{pyproject}: [tool.irlab] has no key {key!r}; its keys: {', '.join(KEYS)}")
         kind, what = KEYS[key]
-        if not isinstance(value, kind) or (
-            isinstance(value, list) and not all(isinstance(v, str) and v for v in value)
-        ):
+        if not isinstance(value, kind) or (isinstance(value, list) and not all(isinstance(v, str) and v for v in value)):
             raise ConfigError(f"{pyproject}: [tool.irlab] {key} must be {what}, not {value!r}")
         if key in NON_EMPTY and not value:
-            raise ConfigError(
-                f"{pyproject}: [tool.irlab] {key} is empty: leave it out for the default, or list at least one"
-            )
+            raise ConfigError(f"{pyproject}: [tool.irlab] {key} is empty: leave it out for the default, or list "
+                              f"at least one")
     return table
 
 
@@ -112,12 +107,12 @@ class Root:
     a failure suggests)."""
 
     path: Path
-    source: str  # option | ini | pyproject | default
+    source: str        # option | ini | pyproject | default
 
 
 @dataclass(frozen=True)
 class Project:
-    dir: Path  # the pyproject.toml's folder, else the current one
+    dir: Path                                   # the pyproject.toml's folder, else the current one
     pyproject: Path | None = None
     settings: Mapping = field(default_factory=dict)
 
@@ -133,7 +128,8 @@ class Project:
         """A path of the table, relative to the pyproject.toml's folder."""
         return self.dir / Path(rel).expanduser()
 
-    def golden_root(self, option: str | None = None, ini: Path | None = None, default_dir: Path | None = None) -> Root:
+    def golden_root(self, option: str | None = None, ini: Path | None = None,
+                    default_dir: Path | None = None) -> Root:
         """Where the goldens live: ``option`` (--golden-root, relative to the current folder),
         ``ini`` (pytest's irlab_golden_root, already resolved), ``golden_root`` of the table,
         else ``golden/`` in ``default_dir`` (the project's folder unless given)."""
@@ -152,7 +148,6 @@ class Project:
     def add_passes_path(self) -> None:
         """Make the project's own passes (``passes_path``) known by name."""
         from ..passkit.registry import add_pass_dirs
-
         dirs = [self.path(p) for p in self.settings.get("passes_path", [])]
         for d in dirs:
             if not d.is_dir():
@@ -164,7 +159,6 @@ class Project:
         irlab's corpus cases with ``corpus = true``). Combinations left out (a target a kernel
         does not support, a named variant of other targets) are appended to ``notes``."""
         from . import suite
-
         notes = [] if notes is None else notes
         self.add_passes_path()
         out = suite.all_cases() if self.settings.get("corpus") else []
@@ -178,10 +172,8 @@ class Project:
         variants = {(ref, t): self._variant(ref, t, notes) for ref in refs for t in targets}
         for ref in refs:
             if all(variants[ref, t] is None for t in targets):
-                raise ConfigError(
-                    f"{self.pyproject}: [tool.irlab] variants: {ref!r} is a variant of none of "
-                    f"the targets ({', '.join(targets)}); `irlab variants` lists each target's"
-                )
+                raise ConfigError(f"{self.pyproject}: [tool.irlab] variants: {ref!r} is a variant of none of "
+                                  f"the targets ({', '.join(targets)}); `irlab variants` lists each target's")
         for spec, kernel_ref in self._kernels():
             for target in targets:
                 if not spec.supports(target):
@@ -193,17 +185,13 @@ class Project:
                     if v is None:
                         continue
                     if names.setdefault(v.name, ref) != ref:
-                        raise ConfigError(
-                            f"{self.pyproject}: [tool.irlab] variants {names[v.name]!r} and {ref!r} "
-                            f"are both named {v.name!r}"
-                        )
+                        raise ConfigError(f"{self.pyproject}: [tool.irlab] variants {names[v.name]!r} and {ref!r} "
+                                          f"are both named {v.name!r}")
                     for stage in stages:
                         case = suite.Case(spec.name, target, v.name, stage, v.base_name, kernel_ref, v)
                         if case.id in ids:
-                            raise ConfigError(
-                                f"{self.pyproject}: [tool.irlab] names the golden case {case.id} "
-                                "twice (two kernels of one name?)"
-                            )
+                            raise ConfigError(f"{self.pyproject}: [tool.irlab] names the golden case {case.id} "
+                                              "twice (two kernels of one name?)")
                         ids.add(case.id)
                         out.append(case)
         return out
@@ -213,9 +201,8 @@ class Project:
         from . import suite
         from .captured import CAPTURED, capture_name
         from ..program.launches import LaunchError, captured_kernels
-
         out, variants = [], {}
-        names: dict[str, str] = {}  # a capture's name -> the entry that gave it
+        names: dict[str, str] = {}   # a capture's name -> the entry that gave it
         for entry in self.settings.get("captures", []):
             path = self.path(entry)
             try:
@@ -224,18 +211,13 @@ class Project:
                 raise ConfigError(f"{self.pyproject}: [tool.irlab] captures: {e}") from None
             name = capture_name(path)
             if names.setdefault(name, entry) != entry:
-                raise ConfigError(
-                    f"{self.pyproject}: [tool.irlab] captures {names[name]!r} and {entry!r} are both "
-                    f"named {name!r} (a case's name starts with it)"
-                )
+                raise ConfigError(f"{self.pyproject}: [tool.irlab] captures {names[name]!r} and {entry!r} are both "
+                                  f"named {name!r} (a case's name starts with it)")
             left = [k for k in kernels if not k.program]
             if left:
-                notes.append(
-                    f"{len(left)} kernel(s) of capture {entry} ran only to be timed by an autotuner or a "
-                    f"benchmark, not as the program's work: no goldens ({', '.join(k.name for k in left[:3])}"
-                    + (", ..." if len(left) > 3 else "")
-                    + ")"
-                )
+                notes.append(f"{len(left)} kernel(s) of capture {entry} ran only to be timed by an autotuner or a "
+                             f"benchmark, not as the program's work: no goldens ({', '.join(k.name for k in left[:3])}"
+                             + (", ..." if len(left) > 3 else "") + ")")
             for k in kernels:
                 if not k.program:
                     continue
@@ -249,9 +231,8 @@ class Project:
                     for stage in stages:
                         case = suite.Case(f"{name}~{k.name}", target, v.name, stage, v.base_name, CAPTURED + k.ref, v)
                         if case.id in ids:
-                            raise ConfigError(
-                                f"{self.pyproject}: [tool.irlab] captures name the golden case {case.id} twice"
-                            )
+                            raise ConfigError(f"{self.pyproject}: [tool.irlab] captures name the golden case "
+                                              f"{case.id} twice")
                         ids.add(case.id)
                         out.append(case)
         return out
@@ -261,7 +242,6 @@ class Project:
         """The targets, each one the installed Triton can compile for."""
         from ..bridge.compat import check_target
         from ..base.targets import Target, TargetError
-
         out = []
         for t in self.settings.get("targets", DEFAULT_TARGETS):
             try:
@@ -276,18 +256,16 @@ class Project:
         stages = self.settings.get("stages", ["ttgir"])
         bad = [s for s in stages if s not in GOLDEN_STAGES]
         if bad:
-            raise ConfigError(
-                f"{self.pyproject}: [tool.irlab] stages: {bad[0]!r} is not a golden stage ({', '.join(GOLDEN_STAGES)})"
-            )
+            raise ConfigError(f"{self.pyproject}: [tool.irlab] stages: {bad[0]!r} is not a golden stage "
+                              f"({', '.join(GOLDEN_STAGES)})")
         return list(stages)
 
     def _kernels(self) -> list[tuple]:
         """(spec, how a worker loads it again) for each kernel of the table."""
         from ..kernels import KernelError, get
         from ..base.pyfile import split_ref
-
         out = []
-        seen: dict[str, str] = {}  # a kernel's name -> the reference that gave it
+        seen: dict[str, str] = {}    # a kernel's name -> the reference that gave it
         for ref in self.settings.get("kernels", []):
             file_ref = split_ref(ref)
             if file_ref:
@@ -298,10 +276,8 @@ class Project:
             except KernelError as e:
                 raise ConfigError(f"{self.pyproject}: [tool.irlab] kernels: {e}") from None
             if seen.setdefault(spec.name, ref) != ref:
-                raise ConfigError(
-                    f"{self.pyproject}: [tool.irlab] kernels {seen[spec.name]!r} and {ref!r} are both "
-                    f"named {spec.name!r}"
-                )
+                raise ConfigError(f"{self.pyproject}: [tool.irlab] kernels {seen[spec.name]!r} and {ref!r} are both "
+                                  f"named {spec.name!r}")
             out.append((spec, ref))
         return out
 
@@ -312,7 +288,6 @@ class Project:
         from ..base.pyfile import split_ref
         from ..passkit.variant import VariantError
         from ..bridge.named_variants import is_named, resolve
-
         file_ref = split_ref(ref)
         resolved = ref
         if file_ref:

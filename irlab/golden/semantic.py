@@ -8,7 +8,6 @@ attributes -- with SSA names and locations left out. The result lists the ops ad
 changed (at their lines in the golden and in the produced IR), the layouts and encodings defined
 or dropped, and the module attributes that changed; the unified diff follows it, capped.
 """
-
 from __future__ import annotations
 
 import difflib
@@ -36,7 +35,7 @@ _LOC = re.compile(r"\s*\bloc\((?:[^()\"]|\"[^\"]*\"|\((?:[^()]|\([^()]*\))*\))*\
 _SSA = re.compile(r"%[\w.$-]+(?:#\d+)?")
 _BLOCK = re.compile(r"\^[\w.$-]+")
 _ALIAS_REF = re.compile(r"#[\w.$-]+")
-_SHOWN = 160  # an op's line is cut to this many characters in the report
+_SHOWN = 160   # an op's line is cut to this many characters in the report
 
 
 def _first_line(op) -> str:
@@ -55,11 +54,8 @@ def _canonical(line: str, aliases: dict[str, str]) -> str:
 
 
 def _alias_values(module) -> dict[str, str]:
-    return {
-        name: a.text.split("=", 1)[1].strip()
-        for name, a in module.aliases.items()
-        if not a.is_location and "=" in a.text
-    }
+    return {name: a.text.split("=", 1)[1].strip() for name, a in module.aliases.items()
+            if not a.is_location and "=" in a.text}
 
 
 def _cut(text: str) -> str:
@@ -71,10 +67,9 @@ def semantic_changes(expected: str, obtained: str) -> list[str] | None:
     attributes -- only SSA names, locations or comments differ); None when either text does not
     parse (the unified diff is all there is then)."""
     from .. import ir
-
     try:
         a, b = ir.parse(expected, filename="golden"), ir.parse(obtained, filename="obtained")
-    except Exception:  # IR the model does not read: no semantic view of it
+    except Exception:   # IR the model does not read: no semantic view of it
         return None
     ops_a, ops_b = _ops(a), _ops(b)
     alias_a, alias_b = _alias_values(a), _alias_values(b)
@@ -85,11 +80,8 @@ def semantic_changes(expected: str, obtained: str) -> list[str] | None:
     out: list[str] = []
 
     counts_a, counts_b = Counter(op.name for op in ops_a), Counter(op.name for op in ops_b)
-    counted = [
-        f"{name} {counts_a[name]} -> {counts_b[name]}"
-        for name in sorted(set(counts_a) | set(counts_b))
-        if counts_a[name] != counts_b[name]
-    ]
+    counted = [f"{name} {counts_a[name]} -> {counts_b[name]}" for name in sorted(set(counts_a) | set(counts_b))
+               if counts_a[name] != counts_b[name]]
     if counted:
         out.append("op counts: " + ", ".join(counted))
     enc_a, enc_b = encodings(expected), encodings(obtained)
@@ -118,10 +110,8 @@ def semantic_changes(expected: str, obtained: str) -> list[str] | None:
                 out.append(f"removed {ops_a[i].name} (golden {at(ops_a, i)}): {_cut(lines_a[i])}")
                 continue
             added.remove(j)
-            out.append(
-                f"changed {ops_a[i].name} (golden {at(ops_a, i)}, obtained {at(ops_b, j)}):\n"
-                f"    - {_cut(lines_a[i])}\n    + {_cut(lines_b[j])}"
-            )
+            out.append(f"changed {ops_a[i].name} (golden {at(ops_a, i)}, obtained {at(ops_b, j)}):\n"
+                       f"    - {_cut(lines_a[i])}\n    + {_cut(lines_b[j])}")
         for j in added:
             out.append(f"added {ops_b[j].name} (obtained {at(ops_b, j)}): {_cut(lines_b[j])}")
     return out
@@ -136,7 +126,5 @@ def semantic_diff(expected: str, obtained: str, cap: int = 40) -> str | None:
     if not changes:
         return "semantic diff: the same ops, types, layouts and attributes (only SSA names, locations or comments differ)\n"
     shown = changes[:cap] + ([f"... {len(changes) - cap} more changes"] if len(changes) > cap else [])
-    return (
-        f"semantic diff ({len(changes)} change{'s' if len(changes) > 1 else ''}; SSA names and locations "
-        "ignored):\n" + "".join(f"  {c}\n" for c in shown)
-    )
+    return f"semantic diff ({len(changes)} change{'s' if len(changes) > 1 else ''}; SSA names and locations " \
+           "ignored):\n" + "".join(f"  {c}\n" for c in shown)

@@ -11,7 +11,6 @@ IR is exact to a Triton version, so each version has its own files; the properti
 survive an upgrade, so there is one copy of them. A variant whose IR equals its base variant's
 has no file: its manifest entry says ``"unchanged_vs": "<base>"`` and its IR is the base's.
 """
-
 from __future__ import annotations
 
 import json
@@ -38,7 +37,7 @@ def recorded_versions(root: Path) -> list[str]:
     """The Triton versions ``root`` holds a golden set for, oldest first."""
     if not root.is_dir():
         return []
-    found = [p.name[len(SET_PREFIX) :] for p in root.iterdir() if p.is_dir() and p.name.startswith(SET_PREFIX)]
+    found = [p.name[len(SET_PREFIX):] for p in root.iterdir() if p.is_dir() and p.name.startswith(SET_PREFIX)]
     return sorted(found, key=version_key)
 
 
@@ -140,16 +139,13 @@ def describe_set(root: Path) -> str:
     gs, own = set_for_check(root)
     if own:
         return f"comparing with the goldens of Triton {gs.version} ({gs.dir})"
-    return (
-        f"no goldens for Triton {TRITON_VERSION} yet; comparing with Triton {gs.version}'s ({gs.dir}): "
-        "IR differences are the upgrade's drift, not regressions (FileCheck properties are still enforced); "
-        f"record this version's set with `irlab golden update`"
-    )
+    return (f"no goldens for Triton {TRITON_VERSION} yet; comparing with Triton {gs.version}'s ({gs.dir}): "
+            "IR differences are the upgrade's drift, not regressions (FileCheck properties are still enforced); "
+            f"record this version's set with `irlab golden update`")
 
 
 # ------------------------------------------------------------------------------------------------
 # properties
-
 
 def properties_path(root: Path, case_id: str) -> Path:
     return root / PROPERTIES / f"{case_id}.check"
@@ -166,7 +162,8 @@ def split_header(text: str) -> tuple[str, str]:
 
 def checks_of(text: str) -> str:
     """The ``// CHECK...:`` lines of ``text``."""
-    return "".join(line for line in text.splitlines(keepends=True) if re.match(r"\s*//\s*CHECK(-[A-Z]+)?:", line))
+    return "".join(line for line in text.splitlines(keepends=True)
+                   if re.match(r"\s*//\s*CHECK(-[A-Z]+)?:", line))
 
 
 def properties(root: Path, case_id: str) -> str:

@@ -10,7 +10,6 @@ CHECK-NEXT, CHECK-NOT, CHECK-DAG) live in one file per case shared by all versio
 what must hold whatever Triton version produced the IR. A variant whose IR equals its base's
 gets no file, only a manifest entry ``unchanged_vs``, and is checked against the base's golden.
 """
-
 from __future__ import annotations
 
 import contextlib
@@ -43,7 +42,7 @@ class Case:
     target: str
     variant: str
     stage: str = "ttgir"
-    base: str | None = field(default=None, compare=False)  # the variant this one is built from
+    base: str | None = field(default=None, compare=False)   # the variant this one is built from
     # how a worker finds a user's kernel and variant again (a kernel file, a Variant object);
     # None: the corpus kernel and the experiments' variant of these names
     kernel_ref: str | None = field(default=None, compare=False)
@@ -71,13 +70,13 @@ class Produced:
     text: str | None
     info: dict = field(default_factory=dict)
     error: str | None = None
-    description: str | None = None  # the kernel's, for its manifest
+    description: str | None = None      # the kernel's, for its manifest
 
 
 @dataclass
 class Outcome:
     case: Case
-    status: str  # match | mismatch | missing | check-failed | error | drift
+    status: str                 # match | mismatch | missing | check-failed | error | drift
     message: str = ""
     diff: str = ""
     obtained: Path | None = None
@@ -90,12 +89,10 @@ class Outcome:
 # ------------------------------------------------------------------------------------------------
 # which goldens exist
 
-
 def all_cases() -> list[Case]:
     """Every kernel x default target x variant the experiments use (baseline also as TTIR)."""
     from ..kernels import KERNELS
     from ..bridge.named_variants import variants_for
-
     out = []
     for name, spec in KERNELS.items():
         for target in DEFAULT_TARGETS:
@@ -125,7 +122,6 @@ def select(cases: list[Case], pattern: str | None) -> list[Case]:
 # ------------------------------------------------------------------------------------------------
 # producing IR
 
-
 def normalize(text: str) -> str:
     """Location-free IR, with any location or absolute path that slipped in made stable."""
     text = strip_locations(text)
@@ -141,7 +137,6 @@ def produce_stages(cases: list[Case]) -> list[Produced]:
     """Compile once for cases that differ only in their stage (same kernel, target and variant)."""
     from ..kernels import get
     from ..bridge.named_variants import get_variant
-
     first = cases[0]
     if first.kernel_ref and first.kernel_ref.startswith(CAPTURED):
         return produce_captured(cases)
@@ -157,9 +152,8 @@ def produce_captured(cases: list) -> list:
     """The IR of ``cases`` (one captured kernel, target and variant; any stages) from one
     recompile of its captured TTIR."""
     from ..program.launches import load
-
     first = cases[0]
-    ref = first.kernel_ref[len(CAPTURED) :]
+    ref = first.kernel_ref[len(CAPTURED):]
     try:
         launch = load(ref)
         res = launch.recompile(first.target, first.variant_def)
@@ -167,29 +161,22 @@ def produce_captured(cases: list) -> list:
         return [Produced(c, None, error=f"{type(e).__name__}: {e}") for c in cases]
     path, _, sel = ref.partition("#")
     origin = f"{Path(path).name}#{sel.rpartition(':')[0]}" if sel else f"{Path(path).parent.name}/{Path(path).name}"
-    return produced(
-        res,
-        cases,
-        first.variant_def,
-        {"captured": {"from": origin, "options": launch.options}},
-        f"{launch.name}, captured ({origin}), recompiled from its TTIR",
-    )
+    return produced(res, cases, first.variant_def, {"captured": {"from": origin, "options": launch.options}},
+                    f"{launch.name}, captured ({origin}), recompiled from its TTIR")
 
 
 def produce_with(spec, variant: Variant, cases: list[Case]) -> list[Produced]:
     """The IR of ``cases`` (one kernel, target and variant; any stages) from one compile of
     ``spec`` with ``variant``."""
     from ..bridge.compile import compile_kernel
-
     first = cases[0]
     assert all((c.kernel, c.target, c.variant) == (first.kernel, first.target, first.variant) for c in cases)
     try:
         res = compile_kernel(spec, first.target, variant=variant)
     except Exception as e:  # one failing case must not take the suite down; it is reported
         return [Produced(c, None, error=f"{type(e).__name__}: {e}") for c in cases]
-    return produced(
-        res, cases, variant, {"config": spec.config().name, "shape": dict(spec.default_shape)}, spec.description or None
-    )
+    return produced(res, cases, variant, {"config": spec.config().name, "shape": dict(spec.default_shape)},
+                    spec.description or None)
 
 
 def produced(res, cases: list[Case], variant: Variant, source: dict, description: str | None) -> list[Produced]:
@@ -204,20 +191,12 @@ def produced(res, cases: list[Case], variant: Variant, source: dict, description
         if not isinstance(text, str):
             out.append(Produced(case, None, error=f"stage {case.stage} has no IR text"))
             continue
-        info = {
-            "kernel": case.kernel,
-            "function": res.kernel,
-            "target": case.target,
-            "stage": case.stage,
-            "variant": variant.to_json(),
-            "variant_key": res.variant_key,
-            **source,
-            "options": res.options,
-            **(res.specialization.describe() if res.specialization else {}),
-            "pass_diagnostics": [str(d) for _, r in res.python_results for d in r.diagnostics],
-            "pipeline": [c.describe() for c in res.pipeline if c.stage == case.stage],
-            "resources": resources,
-        }
+        info = {"kernel": case.kernel, "function": res.kernel, "target": case.target, "stage": case.stage,
+                "variant": variant.to_json(), "variant_key": res.variant_key, **source,
+                "options": res.options, **(res.specialization.describe() if res.specialization else {}),
+                "pass_diagnostics": [str(d) for _, r in res.python_results for d in r.diagnostics],
+                "pipeline": [c.describe() for c in res.pipeline if c.stage == case.stage],
+                "resources": resources}
         out.append(Produced(case, normalize(text), info, description=description))
     return out
 
@@ -227,10 +206,8 @@ def judge_compile(res) -> tuple[str | None, dict]:
     its shared memory and registers for the manifest)."""
     widths = check_access_widths(res)
     if widths is not None and not widths.ok:
-        return (
-            f"the variant's ISA moves more bytes per lane than its TTGIR layouts allow (a miscompile, not a "
-            f"golden):\n{widths.summary()}"
-        ), {}
+        return (f"the variant's ISA moves more bytes per lane than its TTGIR layouts allow (a miscompile, not a "
+                f"golden):\n{widths.summary()}"), {}
     try:
         resources = compile_resources(res)
     except Exception as e:  # the IR goldens do not depend on it; the manifest says what went wrong
@@ -242,7 +219,6 @@ def check_access_widths(res):
     """The static access-width check of a compile (:func:`irlab.bridge.access_check.check_compile`),
     or None where the compile has no TTGIR or no AMDGCN/PTX to compare."""
     from ..bridge.access_check import check_compile
-
     return check_compile(res)
 
 
@@ -250,20 +226,17 @@ def compile_resources(res) -> dict:
     """Shared memory and registers of a compile, from the static report's sources
     (:func:`irlab.report.static.compile_resources`)."""
     from ..report.static import compile_resources as resources
-
     return resources(res)
 
 
-def produce_many(
-    cases: list[Case], workers: int | None = None, on_done: Callable[[list[Produced]], None] | None = None
-) -> dict[Case, Produced]:
+def produce_many(cases: list[Case], workers: int | None = None,
+                 on_done: Callable[[list[Produced]], None] | None = None) -> dict[Case, Produced]:
     """Compile every case, one compile per kernel, target and variant, each in a process of its own
     (at most ``workers`` at a time, default: the machine's cores): a compile that crashes its
     process (an LLVM assertion, a segfault) is an error of its cases, not the end of the run.
     ``on_done`` hears of each compile's cases as it finishes."""
     from ..bridge import compat
     from ..base.workers import Crashed, Workers
-
     groups: dict[tuple, list[Case]] = {}
     for c in cases:
         groups.setdefault((c.kernel, c.target, c.variant), []).append(c)
@@ -292,7 +265,6 @@ def filecheck(ir_text: str, checks: str, name: str = "checks") -> tuple[bool, st
     """Run FileCheck (the ``filecheck`` package) with ``checks`` over ``ir_text``."""
     from filecheck.matcher import Matcher
     from filecheck.options import Options
-
     with tempfile.TemporaryDirectory() as d:
         cf, inf = Path(d) / f"{Path(name).name}.check", Path(d) / "input.mlir"
         cf.write_text(checks)
@@ -304,31 +276,17 @@ def filecheck(ir_text: str, checks: str, name: str = "checks") -> tuple[bool, st
     return rc == 0, report
 
 
-def capped_diff(
-    expected: str,
-    obtained: str,
-    name: str,
-    cap: int = DIFF_LINES,
-    fromfile: str = "golden",
-    tofile: str = "obtained",
-    rest: str = " (see the .obtained file)",
-) -> str:
-    lines = list(
-        difflib.unified_diff(
-            expected.splitlines(keepends=True),
-            obtained.splitlines(keepends=True),
-            fromfile=f"{name} ({fromfile})",
-            tofile=f"{name} ({tofile})",
-            n=2,
-        )
-    )
+def capped_diff(expected: str, obtained: str, name: str, cap: int = DIFF_LINES, fromfile: str = "golden",
+                tofile: str = "obtained", rest: str = " (see the .obtained file)") -> str:
+    lines = list(difflib.unified_diff(expected.splitlines(keepends=True), obtained.splitlines(keepends=True),
+                                      fromfile=f"{name} ({fromfile})", tofile=f"{name} ({tofile})", n=2))
     if len(lines) > cap:
         more = len(lines) - cap
         lines = lines[:cap] + [f"... {more} more diff lines{rest}\n"]
     return "".join(lines)
 
 
-RAW_DIFF_LINES = 30  # the unified diff's cap when a semantic diff comes first
+RAW_DIFF_LINES = 30   # the unified diff's cap when a semantic diff comes first
 
 
 def golden_diff(expected: str, obtained: str, name: str, obtained_path: Path | None = None) -> str:
@@ -337,7 +295,6 @@ def golden_diff(expected: str, obtained: str, name: str, obtained_path: Path | N
     the unified diff, capped -- the whole of it is ``diff -u`` of the golden and the obtained file.
     IR the model cannot parse gets the unified diff alone, as before."""
     from .semantic import semantic_diff
-
     semantic = semantic_diff(expected, obtained)
     if semantic is None:
         return capped_diff(expected, obtained, name)
@@ -352,9 +309,8 @@ def note(root: Path = GOLDEN_ROOT) -> str:
     return store.describe_set(root)
 
 
-def compare(
-    produced: Produced, root: Path = GOLDEN_ROOT, write_obtained: bool = True, accept: str | None = None
-) -> Outcome:
+def compare(produced: Produced, root: Path = GOLDEN_ROOT, write_obtained: bool = True,
+            accept: str | None = None) -> Outcome:
     """Compare produced IR with the installed Triton's golden set (or, if it has none, the nearest
     recorded set: differences are then ``drift``). ``accept`` is the command a failure message
     offers to create or accept the golden (default: ``irlab golden update --only '<id>'``)."""
@@ -371,18 +327,14 @@ def compare(
         prop = store.properties_path(root, case.id)
         ok, report = filecheck(produced.text, checks, str(prop))
         if not ok:
-            return Outcome(
-                case,
-                "check-failed",
-                f"{case.id}: a FileCheck property of {prop} no longer holds (Triton {TRITON_VERSION}):\n{report}",
-            )
+            return Outcome(case, "check-failed", f"{case.id}: a FileCheck property of {prop} no longer holds "
+                           f"(Triton {TRITON_VERSION}):\n{report}")
     base = (gs.entry(case.id) or {}).get("unchanged_vs")
     expected = gs.text(case.id)
     if expected is None:
         where = f"{gs.file_of(case.id)} (the golden of its base {base})" if base else f"{path}"
-        return Outcome(
-            case, "missing", f"{case.id}: no golden file {where} for Triton {gs.version}; create it with: {accept}"
-        )
+        return Outcome(case, "missing", f"{case.id}: no golden file {where} for Triton {gs.version}; "
+                       f"create it with: {accept}")
     if expected == produced.text:
         if obtained_path.exists():
             obtained_path.unlink()
@@ -391,18 +343,10 @@ def compare(
         write_text(obtained_path, produced.text)
     diff = golden_diff(expected, produced.text, case.id, obtained_path if write_obtained else None)
     status = "mismatch" if own else "drift"
-    what = (
-        (f"is recorded as unchanged vs {base}, but the produced IR differs from {base}'s golden {gs.file_of(case.id)}")
-        if base
-        else f"produced IR differs from {path}"
-    )
-    return Outcome(
-        case,
-        status,
-        f"{case.id}: {what} (obtained IR written to {obtained_path}); accept it with: {accept}",
-        diff,
-        obtained_path if write_obtained else None,
-    )
+    what = (f"is recorded as unchanged vs {base}, but the produced IR differs from {base}'s golden "
+            f"{gs.file_of(case.id)}") if base else f"produced IR differs from {path}"
+    return Outcome(case, status, f"{case.id}: {what} (obtained IR written to {obtained_path}); accept it with: "
+                   f"{accept}", diff, obtained_path if write_obtained else None)
 
 
 def update(produced: Produced, root: Path = GOLDEN_ROOT) -> str:
@@ -457,7 +401,6 @@ def in_base_order(cases: list[Case]) -> list[Case]:
         while c.base_id and c.base_id in by_id and n < 16:
             c, n = by_id[c.base_id], n + 1
         return n
-
     return sorted(cases, key=depth)
 
 
@@ -476,6 +419,6 @@ def stale_files(root: Path, cases: list[Case]) -> list[Path]:
             if case_id not in wanted or (entries.get(case_id) or {}).get("unchanged_vs"):
                 out.append(p)
     for p in (root / store.PROPERTIES).glob("*/*/*.check"):
-        if str(p.relative_to(root / store.PROPERTIES))[: -len(".check")] not in wanted:
+        if str(p.relative_to(root / store.PROPERTIES))[:-len(".check")] not in wanted:
             out.append(p)
     return sorted(out)

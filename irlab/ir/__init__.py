@@ -10,7 +10,6 @@
 Rewrite through :class:`Rewriter` (move, erase, insert ops from text, replace uses); it refuses
 changes that would break SSA dominance and leaves every untouched line as it was.
 """
-
 from __future__ import annotations
 
 from .attributes import Attribute, Dense, Keyword, Layout, same_layout
@@ -24,50 +23,9 @@ from .parsing import SPLIT_MARKER, holds_ir, parse, parse_file, read_text, split
 from . import ops
 
 __all__ = [
-    "Alias",
-    "Attribute",
-    "Change",
-    "DriverResult",
-    "Effect",
-    "PatternRewriter",
-    "RewritePattern",
-    "Rewriter",
-    "apply_patterns",
-    "describe",
-    "dominates",
-    "effects",
-    "is_pure",
-    "is_speculatable",
-    "Block",
-    "BlockArgument",
-    "Dense",
-    "FreeValue",
-    "FunctionType",
-    "IRError",
-    "IRParseError",
-    "Keyword",
-    "Layout",
-    "MemDescType",
-    "Module",
-    "OpaqueType",
-    "OpResult",
-    "Operation",
-    "PointerType",
-    "Region",
-    "RewriteError",
-    "ScalarType",
-    "Source",
-    "TensorType",
-    "Type",
-    "Use",
-    "Value",
-    "parse",
-    "parse_file",
-    "holds_ir",
-    "ops",
-    "read_text",
-    "same_layout",
-    "same_type",
-    "split_input",
-    "SPLIT_MARKER",
+    "Alias", "Attribute", "Change", "DriverResult", "Effect", "PatternRewriter", "RewritePattern", "Rewriter",
+    "apply_patterns", "describe", "dominates", "effects", "is_pure", "is_speculatable", "Block", "BlockArgument", "Dense", "FreeValue", "FunctionType", "IRError", "IRParseError",
+    "Keyword", "Layout", "MemDescType", "Module", "OpaqueType", "OpResult", "Operation", "PointerType", "Region",
+    "RewriteError", "ScalarType", "Source", "TensorType", "Type", "Use", "Value", "parse", "parse_file",
+    "holds_ir", "ops", "read_text", "same_layout", "same_type", "split_input", "SPLIT_MARKER",
 ]

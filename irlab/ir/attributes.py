@@ -9,7 +9,6 @@ fragment of ops whose aliases are defined elsewhere, a layout is classified from
 (Triton names aliases after the layout kind: ``#blocked3``, ``#shared1``, ``#mma``), and says so
 with ``inferred=True``.
 """
-
 from __future__ import annotations
 
 import re
@@ -21,42 +20,26 @@ from lark import Token
 from .syntax import Group, canonical_name
 
 MMA_KINDS = ("nvidia_mma", "amd_mfma", "amd_wmma")
-SHARED_KINDS = ("swizzled_shared", "nvmma_shared", "amd_rotating_shared", "padded_shared", "shared_linear", "shared")
+SHARED_KINDS = ("swizzled_shared", "nvmma_shared", "amd_rotating_shared", "padded_shared", "shared_linear",
+                "shared")
 DISTRIBUTED_KINDS = ("blocked", "slice", "dot_op", "linear") + MMA_KINDS
 
 # ttg attribute mnemonic -> layout kind (today's and older mnemonics)
 _MNEMONIC_KIND = {
-    "blocked": "blocked",
-    "slice": "slice",
-    "dot_op": "dot_op",
-    "linear": "linear",
-    "nvidia_mma": "nvidia_mma",
-    "mma": "nvidia_mma",
-    "amd_mfma": "amd_mfma",
-    "mfma": "amd_mfma",
-    "amd_wmma": "amd_wmma",
-    "wmma": "amd_wmma",
-    "swizzled_shared": "swizzled_shared",
-    "nvmma_shared": "nvmma_shared",
-    "amd_rotating_shared": "amd_rotating_shared",
-    "padded_shared": "padded_shared",
-    "shared_linear": "shared_linear",
-    "shared": "shared",
+    "blocked": "blocked", "slice": "slice", "dot_op": "dot_op", "linear": "linear",
+    "nvidia_mma": "nvidia_mma", "mma": "nvidia_mma",
+    "amd_mfma": "amd_mfma", "mfma": "amd_mfma",
+    "amd_wmma": "amd_wmma", "wmma": "amd_wmma",
+    "swizzled_shared": "swizzled_shared", "nvmma_shared": "nvmma_shared",
+    "amd_rotating_shared": "amd_rotating_shared", "padded_shared": "padded_shared",
+    "shared_linear": "shared_linear", "shared": "shared",
     "shared_memory": "shared_memory",
 }
 
 # alias-name prefix -> kind, for fragments whose alias definitions are not present
-_ALIAS_PREFIX_KIND = (
-    ("blocked", "blocked"),
-    ("shared", "shared"),
-    ("smem", "shared_memory"),
-    ("mma", "nvidia_mma"),
-    ("mfma", "amd_mfma"),
-    ("wmma", "amd_wmma"),
-    ("linear", "linear"),
-    ("slice", "slice"),
-    ("dot_op", "dot_op"),
-)
+_ALIAS_PREFIX_KIND = (("blocked", "blocked"), ("shared", "shared"), ("smem", "shared_memory"),
+                      ("mma", "nvidia_mma"), ("mfma", "amd_mfma"), ("wmma", "amd_wmma"),
+                      ("linear", "linear"), ("slice", "slice"), ("dot_op", "dot_op"))
 
 
 class Keyword(str):
@@ -66,7 +49,6 @@ class Keyword(str):
 @dataclass(frozen=True)
 class Dense:
     """``dense<...>`` literal, kept as its text; ``splat`` holds the value when it is a splat."""
-
     text: str
     splat: Any = None
 
@@ -74,7 +56,6 @@ class Dense:
 @dataclass(frozen=True)
 class Attribute:
     """An attribute that is neither a literal nor a known layout: ``#dialect.name<...>`` or a loc."""
-
     text: str
     dialect: str = ""
     mnemonic: str = ""
@@ -85,12 +66,11 @@ class Attribute:
 @dataclass(frozen=True)
 class Layout:
     """A Triton layout encoding. ``kind`` is one of DISTRIBUTED_KINDS, SHARED_KINDS or shared_memory."""
-
     kind: str
     params: dict = field(default_factory=dict)
     text: str = ""
-    alias: str | None = None  # the alias it was reached through, if any (without '#')
-    inferred: bool = False  # classified from the alias name only (definition not available)
+    alias: str | None = None       # the alias it was reached through, if any (without '#')
+    inferred: bool = False         # classified from the alias name only (definition not available)
 
     # --- classification ---------------------------------------------------------------------
     @property
@@ -156,9 +136,7 @@ class Layout:
         name = f"#{self.alias}" if self.alias else self.text
         extra = ""
         if self.kind == "dot_op":
-            extra = (
-                f" opIdx={self.op_idx} kWidth={self.k_width} parent={self.parent.describe() if self.parent else '?'}"
-            )
+            extra = f" opIdx={self.op_idx} kWidth={self.k_width} parent={self.parent.describe() if self.parent else '?'}"
         elif self.kind == "slice":
             extra = f" dim={self.params.get('dim')} parent={self.parent.describe() if self.parent else '?'}"
         elif self.is_mma:
@@ -188,11 +166,9 @@ def _unquote(s: str) -> str:
     body = s[1:-1]
     if "\\" not in body:
         return body
-    return re.sub(
-        r'\\(["\\nt]|[0-9a-fA-F]{2})',
-        lambda m: {"n": "\n", "t": "\t", '"': '"', "\\": "\\"}.get(m.group(1)) or chr(int(m.group(1), 16)),
-        body,
-    )
+    return re.sub(r'\\(["\\nt]|[0-9a-fA-F]{2})',
+                  lambda m: {"n": "\n", "t": "\t", '"': '"', "\\": "\\"}.get(m.group(1))
+                  or chr(int(m.group(1), 16)), body)
 
 
 def split_top(items: list, sep: str = "COMMA") -> list[list]:
@@ -249,7 +225,7 @@ def parse_value(items: list, text: str, resolve: Resolver) -> Any:
                 if v == "array":
                     inner = nxt.items
                     colon = next((i for i, x in enumerate(inner) if isinstance(x, Token) and x.type == "COLON"), None)
-                    elems = inner[colon + 1 :] if colon is not None else []
+                    elems = inner[colon + 1:] if colon is not None else []
                     return [parse_value(p, text, resolve) for p in split_top(elems) if p]
                 if v == "dense":
                     inner = nxt.items
@@ -290,18 +266,13 @@ def parse_attribute(items: list, text: str, resolve: Resolver) -> Any:
     tok = items[0]
     if tok.type == "ATTR_TOKEN":
         from .syntax import parse_items, token_body
-
         head, body_text = token_body(tok)
         body_items = list(parse_items(body_text))
-        return _dialect_attribute(
-            head[1:], tok.value, Group("angle", body_items, 0, len(body_text)), body_text, resolve, inner=True
-        )
+        return _dialect_attribute(head[1:], tok.value, Group("angle", body_items, 0, len(body_text)),
+                                  body_text, resolve, inner=True)
     name = tok.value[1:]
-    body = (
-        items[1]
-        if len(items) > 1 and isinstance(items[1], Group) and items[1].kind == "angle" and items[1].start == tok.end_pos
-        else None
-    )
+    body = items[1] if len(items) > 1 and isinstance(items[1], Group) and items[1].kind == "angle" \
+        and items[1].start == tok.end_pos else None
     if body is None and "." not in name:
         resolved = resolve(name)
         if isinstance(resolved, Layout):
@@ -312,13 +283,12 @@ def parse_attribute(items: list, text: str, resolve: Resolver) -> Any:
         if kind is not None:
             return Layout(kind, {}, f"#{name}", alias=name, inferred=True)
         return Attribute(f"#{name}", kind="unresolved")
-    full_text = text[tok.start_pos : (body.end if body else tok.end_pos)]
+    full_text = text[tok.start_pos:(body.end if body else tok.end_pos)]
     return _dialect_attribute(name, full_text, body, text, resolve)
 
 
-def _dialect_attribute(
-    name: str, full_text: str, body: Group | None, text: str, resolve: Resolver, inner: bool = False
-) -> Any:
+def _dialect_attribute(name: str, full_text: str, body: Group | None, text: str, resolve: Resolver,
+                       inner: bool = False) -> Any:
     """``#dialect.mnemonic<body>``; ``body`` indexes into ``text`` (the body's own text if ``inner``)."""
     dialect, _, mnemonic = canonical_name(name).partition(".")
     kind = _MNEMONIC_KIND.get(mnemonic) if dialect == "ttg" else None
@@ -340,8 +310,8 @@ def _parse_loose_body(body: Group, text: str, resolve: Resolver, inner: bool = F
         if isinstance(it, Group) and it.kind == "dict":
             out.update(parse_dict(it, text, resolve))
         elif isinstance(it, Group) and it.kind == "bracket":
-            out.setdefault("intervals", text[it.start : it.end])
-    out.setdefault("text", text if inner else text[body.start : body.end])
+            out.setdefault("intervals", text[it.start:it.end])
+    out.setdefault("text", text if inner else text[body.start:body.end])
     return out
 
 
@@ -367,6 +337,6 @@ def same_layout(a: Layout | None, b: Layout | None) -> bool:
     """Whether two layouts are the same encoding, however each is written (alias or inline)."""
     if a is None or b is None:
         return a is b
-    if a.inferred or b.inferred:  # only an alias name is known: compare names
+    if a.inferred or b.inferred:   # only an alias name is known: compare names
         return a.alias is not None and a.alias == b.alias
     return layout_key(a) == layout_key(b)

@@ -6,7 +6,6 @@ may reuse a name, a nested region may not shadow one. Every use must be defined 
 prints structured control flow only, so that is dominance). In a fragment of ops (no ``module``),
 values and aliases defined outside the fragment are allowed.
 """
-
 from __future__ import annotations
 
 import re
@@ -15,7 +14,8 @@ import lark
 from lark import Token
 
 from .errors import IRParseError, Source
-from .model import Alias, Block, BlockArgument, FreeValue, Module, Operation, OpResult, Region, Use, scf_header_types
+from .model import (Alias, Block, BlockArgument, FreeValue, Module, Operation, OpResult, Region, Use,
+                    scf_header_types)
 from .syntax import AliasSyntax, BlockSyntax, Group, OpSyntax, RegionSyntax, canonical_name
 from .attributes import split_top
 from .types import FunctionType
@@ -28,7 +28,7 @@ class _Frame:
     __slots__ = ("names", "isolated")
 
     def __init__(self, isolated):
-        self.names: dict[str, tuple] = {}  # name -> (values tuple, grouped?, offset)
+        self.names: dict[str, tuple] = {}   # name -> (values tuple, grouped?, offset)
         self.isolated = isolated
 
 
@@ -91,13 +91,12 @@ class Builder:
             if i >= len(values):
                 raise self.error(tok.start_pos, f"%{name} has {len(values)} results; #{i} does not exist")
             return values[i]
-        return values[0]  # `%x` names a single result, or the first of a `%x:3` group
+        return values[0]   # `%x` names a single result, or the first of a `%x:3` group
 
     def _check_token(self, tok: Token):
         """A type or attribute token is read lazily; check now that its inside parses, so a bad one
         is reported here, at its place, and not later from a query."""
         from .syntax import parse_items, token_body
-
         head, body = token_body(tok)
         try:
             parse_items(body)
@@ -105,10 +104,9 @@ class Builder:
             pos = getattr(e, "pos_in_stream", None)
             if pos is None:
                 pos = getattr(getattr(e, "token", None), "start_pos", None) or 0
-            raise self.error(
-                tok.start_pos + len(head) + 1 + pos,
-                f"malformed {'type' if tok.type == 'TYPE_TOKEN' else 'attribute'} {tok.value[:60]!r}",
-            ) from None
+            raise self.error(tok.start_pos + len(head) + 1 + pos,
+                             f"malformed {'type' if tok.type == 'TYPE_TOKEN' else 'attribute'} "
+                             f"{tok.value[:60]!r}") from None
 
     def _check_tokens(self, items):
         for it in items:
@@ -122,16 +120,13 @@ class Builder:
         m = self.module
         prev = 0
         for node in self.nodes:
-            lead = self.text[prev : node.start]
+            lead = self.text[prev:node.start]
             if isinstance(node, AliasSyntax):
                 table = m.aliases if node.kind == "attr" else m.type_aliases
                 if node.name in table:
                     first = table[node.name]
-                    raise self.error(
-                        node.start,
-                        f"redefinition of alias {'#' if node.kind == 'attr' else '!'}"
-                        f"{node.name} (first defined at {self._where(first.start)})",
-                    )
+                    raise self.error(node.start, f"redefinition of alias {'#' if node.kind == 'attr' else '!'}"
+                                                 f"{node.name} (first defined at {self._where(first.start)})")
                 self._check_tokens(node.items)
                 alias = Alias(node.kind, node.name, node.items, node.start, node.end, lead, self.source)
                 table[node.name] = alias
@@ -153,11 +148,8 @@ class Builder:
             for offset, sigil, name in iter_alias_refs(items, self.text):
                 table = attrs if sigil == "#" else types
                 if name not in table:
-                    what = (
-                        "location"
-                        if name.startswith("loc") and sigil == "#"
-                        else ("attribute" if sigil == "#" else "type")
-                    )
+                    what = "location" if name.startswith("loc") and sigil == "#" else \
+                        ("attribute" if sigil == "#" else "type")
                     raise self.error(offset, f"undefined {what} alias {sigil}{name}")
 
         for alias in list(attrs.values()) + list(types.values()):
@@ -185,14 +177,9 @@ class Builder:
         items = node.items
         # a function's signature: the parenthesized group right after its @symbol
         for i, it in enumerate(items):
-            if (
-                isinstance(it, Token)
-                and it.type == "SYMBOL"
-                and i + 1 < len(items)
-                and isinstance(items[i + 1], Group)
-                and items[i + 1].kind == "paren"
-            ):
-                if any(isinstance(x, RegionSyntax) for x in items[i + 2 :]):
+            if isinstance(it, Token) and it.type == "SYMBOL" and i + 1 < len(items) \
+                    and isinstance(items[i + 1], Group) and items[i + 1].kind == "paren":
+                if any(isinstance(x, RegionSyntax) for x in items[i + 2:]):
                     fn_sig = items[i + 1]
                 break
         self._collect(op, items, {"defs": [], "sig": fn_sig}, regions)
@@ -202,15 +189,8 @@ class Builder:
             # a region whose arguments are declared `(%a: type, ...)` before it, other than a
             # function's, captures its values explicitly (ttg.warp_specialize's partitions): it is
             # isolated from the values above it
-            op.regions.append(
-                self.build_region(
-                    op,
-                    rnode,
-                    defs,
-                    self._entry_arg_types(op, defs, sig),
-                    isolated or (sig is not None and sig is not fn_sig),
-                )
-            )
+            op.regions.append(self.build_region(op, rnode, defs, self._entry_arg_types(op, defs, sig),
+                                                isolated or (sig is not None and sig is not fn_sig)))
 
         if node.results is not None:
             self._define_results(op, node.results)
@@ -239,24 +219,11 @@ class Builder:
                     value = self.resolve_use(it)
                     keyword = prev.value if isinstance(prev, Token) and prev.type == "KEYWORD" else None
                     before = items[i - 2] if i >= 2 else None
-                    if (
-                        keyword is None
-                        and isinstance(prev, Token)
-                        and prev.type == "EQUAL"
-                        and isinstance(before, Token)
-                        and before.type == "KEYWORD"
-                    ):
-                        keyword = before.value  # `stride = %s`, `mask = %m` (AMD's buffer ops)
-                    use = Use(
-                        value,
-                        op,
-                        (it.start_pos, it.end_pos),
-                        len(op.operand_uses),
-                        depth,
-                        nested.kind if nested is not None else None,
-                        group_keyword,
-                        keyword,
-                    )
+                    if keyword is None and isinstance(prev, Token) and prev.type == "EQUAL" \
+                            and isinstance(before, Token) and before.type == "KEYWORD":
+                        keyword = before.value   # `stride = %s`, `mask = %m` (AMD's buffer ops)
+                    use = Use(value, op, (it.start_pos, it.end_pos), len(op.operand_uses), depth,
+                              nested.kind if nested is not None else None, group_keyword, keyword)
                     op.operand_uses.append(use)
                     value.uses.append(use)
             elif isinstance(it, RegionSyntax):
@@ -267,11 +234,8 @@ class Builder:
                     self._check_tokens(it.items)
                 if it.kind in ("dict", "loc"):
                     continue
-                if (
-                    nested is None
-                    and _declares_arguments(it, prev)
-                    and any(isinstance(x, RegionSyntax) for x in items[i + 1 :])
-                ):
+                if nested is None and _declares_arguments(it, prev) and any(
+                        isinstance(x, RegionSyntax) for x in items[i + 1:]):
                     pending["sig"] = it
                 kw = prev.value if isinstance(prev, Token) and prev.type == "KEYWORD" else None
                 self._collect(op, it.items, pending, regions, it, depth + 1, kw)
@@ -327,25 +291,23 @@ class Builder:
                 self._define_block_args(entry, entry_defs, entry_types)
                 prev = self._build_ops(entry, rnode.ops, prev)
             if entry_defs and rnode.blocks and not rnode.ops:
-                raise self.error(
-                    rnode.start, f"{op.name} declares region arguments, but its region starts with a labelled block"
-                )
+                raise self.error(rnode.start, f"{op.name} declares region arguments, but its region starts "
+                                              "with a labelled block")
             for bnode in rnode.blocks:
-                block = Block(
-                    region, bnode.label.value, self.text[bnode.start : bnode.header_end], self.text[prev : bnode.start]
-                )
+                block = Block(region, bnode.label.value, self.text[bnode.start:bnode.header_end],
+                              self.text[prev:bnode.start])
                 block.arg_items = bnode.args
                 region.blocks.append(block)
                 self._define_labeled_args(block, bnode, op)
                 prev = self._build_ops(block, bnode.ops, bnode.header_end)
-            region.tail = self.text[prev : rnode.end - 1]
+            region.tail = self.text[prev:rnode.end - 1]
         finally:
             self.pop()
         return region
 
     def _build_ops(self, block: Block, nodes, prev: int) -> int:
         for n in nodes:
-            op = self.build_op(n, self.text[prev : n.start], block)
+            op = self.build_op(n, self.text[prev:n.start], block)
             block.ops.append(op)
             prev = n.end
         return prev
@@ -378,15 +340,9 @@ def _declares_arguments(group: Group, prev) -> bool:
     """``(%a: type, ...)`` before a region declares its arguments (a use with a type inside
     parentheses follows a block label: ``cf.br ^bb1(%x : i32)``)."""
     it = group.items
-    return (
-        group.kind == "paren"
-        and len(it) >= 2
-        and isinstance(it[0], Token)
-        and it[0].type == "VALUE"
-        and isinstance(it[1], Token)
-        and it[1].type == "COLON"
+    return group.kind == "paren" and len(it) >= 2 and isinstance(it[0], Token) and it[0].type == "VALUE" \
+        and isinstance(it[1], Token) and it[1].type == "COLON" \
         and not (isinstance(prev, Token) and prev.type == "SUCCESSOR")
-    )
 
 
 def iter_alias_refs(items, text: str):

@@ -14,7 +14,6 @@ What the driver reports is the *net* change: the module printed before and after
 moves an op and another that moves it back leave no change, and the driver says so; a pair that
 keeps doing that forever is stopped after ``max_rewrites`` with the patterns named.
 """
-
 from __future__ import annotations
 
 from collections import deque
@@ -30,7 +29,7 @@ from .snapshot import Snapshot
 class RewritePattern:
     """Base of rewrite patterns. Subclasses set ``ops`` and implement ``match_and_rewrite``."""
 
-    ops: ClassVar[tuple[str, ...]] = ()  # op names this pattern is tried on; empty: every op
+    ops: ClassVar[tuple[str, ...]] = ()     # op names this pattern is tried on; empty: every op
 
     @property
     def name(self) -> str:
@@ -55,7 +54,7 @@ class PatternRewriter(Rewriter):
         # lists a pattern adds to while it rewrites (a pass's diagnostics): when the driver undoes an
         # application, what it added to them goes too
         self.logs: list[list] = []
-        self.undo: Snapshot | None = None  # the module before the current application's first change
+        self.undo: Snapshot | None = None   # the module before the current application's first change
         self._taking_undo = False
 
     def _will_change(self) -> None:
@@ -72,19 +71,18 @@ class PatternRewriter(Rewriter):
 
 @dataclass
 class DriverResult:
-    changed: bool  # the module prints differently than before
-    rewrites: int  # pattern applications that changed something
-    changes: list[Change] = field(default_factory=list)  # empty when the rewrites cancelled out
-    declines: list[tuple[str, Operation, str]] = field(default_factory=list)  # (pattern, op, reason)
-    cancelled: bool = False  # rewrites happened but the module is as it was
+    changed: bool                      # the module prints differently than before
+    rewrites: int                      # pattern applications that changed something
+    changes: list[Change] = field(default_factory=list)   # empty when the rewrites cancelled out
+    declines: list[tuple[str, Operation, str]] = field(default_factory=list)   # (pattern, op, reason)
+    cancelled: bool = False            # rewrites happened but the module is as it was
 
 
-def apply_patterns(
-    module: Module, patterns, rewriter: PatternRewriter | None = None, max_rewrites: int | None = None
-) -> DriverResult:
+def apply_patterns(module: Module, patterns, rewriter: PatternRewriter | None = None,
+                   max_rewrites: int | None = None) -> DriverResult:
     """Run ``patterns`` over ``module`` to a fixpoint."""
     rw = rewriter or PatternRewriter(module)
-    rw.declines = {}  # this run's: a rewriter used for several runs reports each decline once
+    rw.declines = {}   # this run's: a rewriter used for several runs reports each decline once
     before = str(module)
     first_change = len(rw.changes)
     ops = list(module.walk())
@@ -126,11 +124,8 @@ def apply_patterns(
                     del log[n:]
                 if not isinstance(e, RewriteError):
                     raise
-                rw.declines[(pattern.name, id(op))] = (
-                    pattern.name,
-                    op,
-                    (f"not rewritten: {e}" + (f" (its {undone} earlier change(s) here were undone)" if undone else "")),
-                )
+                rw.declines[(pattern.name, id(op))] = (pattern.name, op, (
+                    f"not rewritten: {e}" + (f" (its {undone} earlier change(s) here were undone)" if undone else "")))
                 continue
             finally:
                 rw.pattern = rw.visiting = rw.undo = None
@@ -142,10 +137,8 @@ def apply_patterns(
             rw.declines.pop((pattern.name, id(op)), None)
             last_actors.append(f"{pattern.name} on {describe(op)}")
             if rewrites > limit:
-                raise RewriteError(
-                    f"the rewrite patterns reach no fixpoint: {rewrites} rewrites on a module of "
-                    f"{len(ops)} ops; the last were: {'; '.join(last_actors)}"
-                )
+                raise RewriteError(f"the rewrite patterns reach no fixpoint: {rewrites} rewrites on a module of "
+                                   f"{len(ops)} ops; the last were: {'; '.join(last_actors)}")
             for t in [op] + rw.touched[touched_mark:]:
                 _revisit(t, push)
             break
@@ -156,9 +149,8 @@ def apply_patterns(
     declines = [d for key, d in rw.declines.items() if key not in acted and is_alive(d[1], module)]
     if not changed:
         del rw.changes[first_change:]
-    return DriverResult(
-        changed, rewrites, list(changes) if changed else [], declines, cancelled=bool(changes) and not changed
-    )
+    return DriverResult(changed, rewrites, list(changes) if changed else [], declines,
+                        cancelled=bool(changes) and not changed)
 
 
 def is_alive(op: Operation, module: Module) -> bool:

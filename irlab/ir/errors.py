@@ -1,5 +1,4 @@
 """Errors of the IR model: where in the text, what is wrong, and the line with a caret under it."""
-
 from __future__ import annotations
 
 import bisect
@@ -13,7 +12,7 @@ class Source:
     def __init__(self, text: str, filename: str | None = None, first_line: int = 1):
         self.text = text
         self.filename = filename or "<string>"
-        self.first_line = first_line  # line number of the text's first line (for split input)
+        self.first_line = first_line    # line number of the text's first line (for split input)
         self._line_starts = None
 
     def _starts(self):
@@ -38,7 +37,7 @@ class Source:
         if not 1 <= line <= len(starts):
             return ""
         end = starts[line] - 1 if line < len(starts) else len(self.text)
-        return self.text[starts[line - 1] : end]
+        return self.text[starts[line - 1]:end]
 
 
 class IRError(Exception):
@@ -52,9 +51,8 @@ class IRParseError(IRError):
     way compilers print diagnostics.
     """
 
-    def __init__(
-        self, message: str, filename: str, line: int, column: int, source_line: str = "", notes: list[str] | None = None
-    ):
+    def __init__(self, message: str, filename: str, line: int, column: int, source_line: str = "",
+                 notes: list[str] | None = None):
         self.message = message
         self.filename = filename
         self.line = line
@@ -76,9 +74,7 @@ class IRParseError(IRError):
             col = max(self.column - 1, 0)
             if len(shown) > 160:
                 start = max(0, min(col - 80, len(shown) - 160))
-                shown = (
-                    ("..." if start else "") + shown[start : start + 160] + ("..." if start + 160 < len(shown) else "")
-                )
+                shown = ("..." if start else "") + shown[start:start + 160] + ("..." if start + 160 < len(shown) else "")
                 col = col - start + (3 if start else 0)
             out.append(shown)
             out.append(" " * col + "^")

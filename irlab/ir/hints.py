@@ -21,7 +21,6 @@ for every layout-derived hint on it, whether to keep it, lower it, or drop it:
 Divisibility (``tt.divisibility``) and constancy describe the values themselves -- an address is
 a multiple of 16 whatever layout holds it -- and are kept.
 """
-
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -39,7 +38,7 @@ LAYOUT_DERIVED = RECOMPUTED + DROPPED
 @dataclass(frozen=True)
 class HintChange:
     key: str
-    new_text: str | None  # the new value as MLIR writes it, or None: drop the hint
+    new_text: str | None        # the new value as MLIR writes it, or None: drop the hint
     why: str
 
 
@@ -56,7 +55,7 @@ def _common_run(types) -> LaneRun | None:
     runs = {lane_run(t) for t in distributed(types)}
     known = {r for r in runs if r is not None}
     if not runs or len(known) < len(runs) or len({r.dim for r in known}) != 1:
-        return None  # no distributed tensor, one irlab does not model, or runs along different dims
+        return None   # no distributed tensor, one irlab does not model, or runs along different dims
     return min(known, key=lambda r: r.length)
 
 
@@ -79,26 +78,13 @@ def stale_hints(op, before, after) -> list[HintChange]:
             changes.append(HintChange(key, None, f"its value {old!r} is not an integer irlab can recompute"))
         elif old_run is None or new_run is None:
             which = "new" if new_run is None else "old"
-            changes.append(
-                HintChange(
-                    key, None, f"irlab does not model the {which} layout's elements per lane; Triton recomputes it"
-                )
-            )
+            changes.append(HintChange(key, None, f"irlab does not model the {which} layout's elements per lane; "
+                                                 "Triton recomputes it"))
         elif old_run.dim != new_run.dim:
-            changes.append(
-                HintChange(
-                    key,
-                    None,
-                    f"the new layout's lanes hold runs along dim {new_run.dim}, the "
-                    f"old one's along dim {old_run.dim}; Triton recomputes it",
-                )
-            )
+            changes.append(HintChange(key, None, f"the new layout's lanes hold runs along dim {new_run.dim}, the "
+                                                 f"old one's along dim {old_run.dim}; Triton recomputes it"))
         elif new_run.length < old:
-            changes.append(
-                HintChange(
-                    key,
-                    f"{new_run.length} : i32",
-                    f"the new layout gives each lane runs of {new_run.length} along dim {new_run.dim} (was {old})",
-                )
-            )
+            changes.append(HintChange(key, f"{new_run.length} : i32",
+                                      f"the new layout gives each lane runs of {new_run.length} along dim "
+                                      f"{new_run.dim} (was {old})"))
     return changes

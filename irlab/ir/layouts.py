@@ -12,7 +12,6 @@ Only layouts whose register order irlab knows are modelled; for any other (a sli
 operand, WMMA, an MFMA on 64-bit elements, a layout with parameters irlab has not seen) the
 answer is ``None``, "not known", and callers must treat that as "no claim".
 """
-
 from __future__ import annotations
 
 import re
@@ -25,36 +24,18 @@ from .types import TensorType
 
 @dataclass(frozen=True)
 class LaneRun:
-    dim: int  # the tensor dimension along which the run goes
-    length: int  # consecutive elements one lane holds along it
+    dim: int        # the tensor dimension along which the run goes
+    length: int     # consecutive elements one lane holds along it
 
     def __str__(self):
         return f"{self.length} along dim {self.dim}"
 
 
 # parameters of an amd_mfma layout that do not change which elements a lane holds in a tile
-_MFMA_KNOWN = {
-    "version",
-    "warpsPerCTA",
-    "instrShape",
-    "isTransposed",
-    "tilesPerWarp",
-    "CTAsPerCGA",
-    "CTASplitNum",
-    "CTAOrder",
-    "CGALayout",
-    "elementBitWidth",
-}
-_MMA_KNOWN = {
-    "versionMajor",
-    "versionMinor",
-    "warpsPerCTA",
-    "instrShape",
-    "CTAsPerCGA",
-    "CTASplitNum",
-    "CTAOrder",
-    "CGALayout",
-}
+_MFMA_KNOWN = {"version", "warpsPerCTA", "instrShape", "isTransposed", "tilesPerWarp", "CTAsPerCGA", "CTASplitNum",
+               "CTAOrder", "CGALayout", "elementBitWidth"}
+_MMA_KNOWN = {"versionMajor", "versionMinor", "warpsPerCTA", "instrShape", "CTAsPerCGA", "CTASplitNum", "CTAOrder",
+              "CGALayout"}
 
 
 def lane_run(t) -> LaneRun | None:
@@ -91,7 +72,7 @@ def widest_lane_run(t) -> LaneRun | None:
     for d, extent in enumerate(t.shape):
         if not isinstance(extent, int) or extent <= 0:
             continue
-        alone = tpw[d] * wpc[d] == 1  # this lane holds every element along d
+        alone = tpw[d] * wpc[d] == 1     # this lane holds every element along d
         length = extent if alone else min(spt[d], extent)
         if length > best.length:
             best = LaneRun(d, length)
@@ -104,7 +85,7 @@ def layout_run(layout: Layout, rank: int) -> LaneRun | None:
     if kind == "blocked":
         spt, order = p.get("sizePerThread"), p.get("order")
         if not _ints(spt, rank) or not _ints(order, rank) or sorted(order) != list(range(rank)):
-            return None  # (an order that is no permutation of the dimensions: malformed, no claim)
+            return None   # (an order that is no permutation of the dimensions: malformed, no claim)
         return LaneRun(order[0], spt[order[0]])
     if kind == "amd_mfma":
         if set(p) - _MFMA_KNOWN or rank != 2 or p.get("elementBitWidth", 32) not in (16, 32):
@@ -148,7 +129,6 @@ def _ints(v: Any, n: int) -> TypeGuard[list[int] | tuple[int, ...]]:
 
 
 # --- the MFMA accumulator's wide-store layout ---------------------------------------------------
-
 
 def mfma_store_layout(layout: Layout | None, shape, element) -> tuple[str | None, str]:
     """The ``#ttg.linear`` layout, as text, that Triton 3.9 (``chooseMfmaLikeStoreLayout``) stores
@@ -213,7 +193,7 @@ def mfma_store_layout(layout: Layout | None, shape, element) -> tuple[str | None
     extend("register", big_n // (n_dim * warps[1] * tiles[1]), 1)
     extend("register", tiles[0], 0)
     extend("warp", warps[0], 0)
-    extend("register", big_m // size[0], 0)  # combineCtaCgaWithShape: the rest of M in registers
+    extend("register", big_m // size[0], 0)   # combineCtaCgaWithShape: the rest of M in registers
     # exchange column bits 2 and 3 (32x32) or 2 and 4 (16x16)
     hi = 3 if m_dim == 32 else 4
 
@@ -230,8 +210,6 @@ def is_layout(layout: Layout | None, text: str) -> bool:
     """Whether ``layout`` is the ``#ttg.linear`` layout written ``text`` (by its bases)."""
     if layout is None or layout.kind != "linear":
         return False
-    want = {
-        k: [[int(x) for x in b.split(",")] for b in re.findall(r"\[(-?\d+, -?\d+)\]", v)]
-        for k, v in re.findall(r"(register|lane|warp) = (\[[^=]*\])", text)
-    }
+    want = {k: [[int(x) for x in b.split(",")] for b in re.findall(r"\[(-?\d+, -?\d+)\]", v)]
+            for k, v in re.findall(r"(register|lane|warp) = (\[[^=]*\])", text)}
     return all([list(b) for b in (layout.params.get(k) or [])] == v for k, v in want.items())

@@ -1,5 +1,4 @@
 """Follow ``loc(...)`` through aliases, names and call sites to a ``file:line:col``."""
-
 from __future__ import annotations
 
 import os
@@ -29,7 +28,7 @@ def resolve(module, loc_text: str, depth: int = 0):
         if alias is None or not alias.is_location:
             return None
         g = alias.items[0]
-        return resolve(module, module.source.text[g.start : g.end], depth + 1)
+        return resolve(module, module.source.text[g.start:g.end], depth + 1)
     m = _FILE_LINE_COL.match(body)
     if m:
         return m.group(1), int(m.group(2)), int(m.group(3))
@@ -63,7 +62,7 @@ def position_chains(module, loc_text: str, depth: int = 0) -> frozenset:
         if alias is None or not alias.is_location:
             return frozenset()
         g = alias.items[0]
-        return position_chains(module, module.source.text[g.start : g.end], depth + 1)
+        return position_chains(module, module.source.text[g.start:g.end], depth + 1)
     m = _FILE_LINE_COL.match(body)
     if m:
         return frozenset({((m.group(1), int(m.group(2)), int(m.group(3))),)})
@@ -71,7 +70,7 @@ def position_chains(module, loc_text: str, depth: int = 0) -> frozenset:
     if m:
         return position_chains(module, m.group(2), depth + 1)
     if body.startswith("callsite(") and body.endswith(")"):
-        parts = _split_top(body[len("callsite(") : -1], " at ")
+        parts = _split_top(body[len("callsite("):-1], " at ")
         if len(parts) != 2:
             return frozenset()
         callee, caller = (position_chains(module, p, depth + 1) for p in parts)
@@ -80,9 +79,8 @@ def position_chains(module, loc_text: str, depth: int = 0) -> frozenset:
         start, end = body.find("["), body.rfind("]")
         if start < 0 or end < start:
             return frozenset()
-        return frozenset().union(
-            *[position_chains(module, p, depth + 1) for p in _split_top(body[start + 1 : end], ",")]
-        )
+        return frozenset().union(*[position_chains(module, p, depth + 1)
+                                   for p in _split_top(body[start + 1:end], ",")])
     return frozenset()
 
 
@@ -115,6 +113,7 @@ def describe_location(module, loc_text: str) -> str | None:
         return None
     path, line, col = hit
     return f"{os.path.basename(path)}:{line}:{col}"
+
 
 
 _LOC_START = re.compile(r"[ \t]*\bloc\(")
@@ -154,13 +153,13 @@ def strip_locations(text: str, keep_lines: bool = False) -> str:
         if d is not None and (u is None or d.start() <= u.start()):
             end = _close_paren(text, d.end())
             nl = text.find("\n", end)
-            out.append(text[pos : d.start()])
+            out.append(text[pos:d.start()])
             if keep_lines:
                 out.append("\n" * text.count("\n", d.start(), end) + ("\n" if nl >= 0 else ""))
             pos = len(text) if nl < 0 else nl + 1
         else:
-            assert u is not None  # with `u` None, `d` is not (the loop stopped) and the branch above ran
-            out.append(text[pos : u.start()])
+            assert u is not None   # with `u` None, `d` is not (the loop stopped) and the branch above ran
+            out.append(text[pos:u.start()])
             pos = _close_paren(text, u.end())
             if keep_lines:
                 out.append("\n" * text.count("\n", u.start(), pos))

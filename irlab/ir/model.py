@@ -9,7 +9,6 @@ are changes to the owning block's op list.
 Change the IR through :class:`irlab.ir.rewrite.Rewriter`, which checks that each change keeps
 the IR valid and records it.
 """
-
 from __future__ import annotations
 
 from typing import Iterator
@@ -22,12 +21,12 @@ from .locations import describe_location
 from .operands import ATTRIBUTE_NAMES, REGION_NAMES, named_operands, operand_names, operand_use
 from .printer import print_module, print_op
 from .syntax import Group, RegionSyntax, canonical_name
-from .types import OpaqueType, ScalarType, TensorType, Type, TypeReader, element_of_pointer, with_element
+from .types import (OpaqueType, ScalarType, TensorType, Type, TypeReader,
+                    element_of_pointer, with_element)
 
 
 # ------------------------------------------------------------------------------------------------
 # Values
-
 
 class Value:
     """An SSA value: an op result or a block argument. ``uses`` lists every operand slot using it.
@@ -42,7 +41,7 @@ class Value:
     __slots__ = ("name", "group_index", "uses", "_type", "__weakref__")
 
     def __init__(self, name: str, group_index: int | None):
-        self.name = name  # printed name without '%' (for results of `%x:3`, the group name)
+        self.name = name                # printed name without '%' (for results of `%x:3`, the group name)
         self.group_index = group_index  # position inside a multi-result group (`%x#2`), None for single
         self.uses: list[Use] = []
         self._type: Type | None = None
@@ -100,7 +99,7 @@ class OpResult(Value):
     def __init__(self, name, group_index, op, index):
         super().__init__(name, group_index)
         self.op = op
-        self.index = index  # position among the op's results
+        self.index = index              # position among the op's results
 
     @property
     def defining_op(self) -> "Operation":
@@ -125,7 +124,7 @@ class BlockArgument(Value):
     def __init__(self, name, block, index, type_=None):
         super().__init__(name, None)
         self.block = block
-        self.index = index  # position among the block's arguments
+        self.index = index              # position among the block's arguments
         self._type = type_
 
     @property
@@ -135,7 +134,6 @@ class BlockArgument(Value):
 
 class FreeValue(Value):
     """A value used by a fragment of ops but defined outside it (only in fragments)."""
-
     __slots__ = ()
 
 
@@ -159,7 +157,6 @@ class Use:
 # ------------------------------------------------------------------------------------------------
 # Structure
 
-
 class Block:
     """A block: its arguments and ops. The entry block of a region may have no label."""
 
@@ -167,12 +164,12 @@ class Block:
 
     def __init__(self, region, label=None, header="", lead=""):
         self.region = region
-        self.arg_items = None  # the label's argument group, for labelled blocks
+        self.arg_items = None   # the label's argument group, for labelled blocks
         self.ops: list[Operation] = []
         self.arguments: list[BlockArgument] = []
-        self.label = label  # '^bb0' or None
-        self.header = header  # the label line text as written ('^bb0(%a: f32 loc(..)):'), or ''
-        self.lead = lead  # whitespace before the label
+        self.label = label      # '^bb0' or None
+        self.header = header    # the label line text as written ('^bb0(%a: f32 loc(..)):'), or ''
+        self.lead = lead        # whitespace before the label
 
     @property
     def parent_op(self) -> "Operation | None":
@@ -197,9 +194,9 @@ class Region:
     def __init__(self, op, start, end, tail=""):
         self.op = op
         self.blocks: list[Block] = []
-        self.start = start  # offset of '{' in op.source
-        self.end = end  # offset just past '}'
-        self.tail = tail  # whitespace between the last op and '}'
+        self.start = start      # offset of '{' in op.source
+        self.end = end          # offset just past '}'
+        self.tail = tail        # whitespace between the last op and '}'
 
     @property
     def entry(self) -> Block | None:
@@ -217,33 +214,15 @@ class Operation:
     ``:``), ``result_types``, ``loc`` and ``regions``.
     """
 
-    __slots__ = (
-        "name",
-        "spelling",
-        "results",
-        "result_groups",
-        "operand_uses",
-        "regions",
-        "parent",
-        "module",
-        "items",
-        "source",
-        "start",
-        "end",
-        "lead",
-        "edits",
-        "dirty",
-        "origin",
-        "_attrs",
-        "_result_types",
-    )
+    __slots__ = ("name", "spelling", "results", "result_groups", "operand_uses", "regions", "parent", "module", "items",
+                 "source", "start", "end", "lead", "edits", "dirty", "origin", "_attrs", "_result_types")
 
     def __init__(self, name, source, start, end, items, lead="", spelling=None):
         self.name = name
         self.spelling = spelling if spelling is not None else name
         self.results: list[OpResult] = []
         self.result_groups: list[tuple[str, int]] = []
-        self.operand_uses: list[Use] = []  # operand slots, in order
+        self.operand_uses: list[Use] = []   # operand slots, in order
         self.regions: list[Region] = []
         self.parent: Block | None = None
         self.module = None
@@ -254,7 +233,7 @@ class Operation:
         self.lead = lead
         self.edits: dict[tuple[int, int], str] = {}
         self.dirty = False
-        self.origin: tuple | None = None  # (line, column) in the module's text, kept when the op is re-read
+        self.origin: tuple | None = None    # (line, column) in the module's text, kept when the op is re-read
         self._attrs = None
         self._result_types = None
 
@@ -348,7 +327,7 @@ class Operation:
 
     @property
     def original_text(self) -> str:
-        return self.source.text[self.start : self.end]
+        return self.source.text[self.start:self.end]
 
     def _attr_groups(self):
         dict_group = props = None
@@ -356,13 +335,8 @@ class Operation:
             if isinstance(it, Group):
                 if it.kind == "dict" and dict_group is None:
                     dict_group = it
-                elif (
-                    it.kind == "angle"
-                    and props is None
-                    and len(it.items) == 1
-                    and isinstance(it.items[0], Group)
-                    and it.items[0].kind == "dict"
-                ):
+                elif it.kind == "angle" and props is None and len(it.items) == 1 \
+                        and isinstance(it.items[0], Group) and it.items[0].kind == "dict":
                     props = it.items[0]
         return dict_group, props
 
@@ -382,10 +356,8 @@ class Operation:
         if self._attrs is None:
             dict_group, props = self._attr_groups()
             text = self.source.text
-            self._attrs = (
-                parse_dict(dict_group, text, self._resolver()) if dict_group else {},
-                parse_dict(props, text, self._resolver()) if props else {},
-            )
+            self._attrs = (parse_dict(dict_group, text, self._resolver()) if dict_group else {},
+                           parse_dict(props, text, self._resolver()) if props else {})
         return self._attrs[0]
 
     @property
@@ -409,19 +381,11 @@ class Operation:
     def argument_attributes(self) -> dict:
         """For a function (``tt.func @f(%a: type {attrs}, ...)``): ``{argument name: {attr: value}}``
         for the arguments that carry attributes (``tt.divisibility``, ``tt.pointer_range``, ...)."""
-        sig = next(
-            (
-                self.items[i + 1]
-                for i, it in enumerate(self.items[:-1])
-                if isinstance(it, Token)
-                and it.type == "SYMBOL"
-                and isinstance(self.items[i + 1], Group)
-                and self.items[i + 1].kind == "paren"
-            ),
-            None,
-        )
+        sig = next((self.items[i + 1] for i, it in enumerate(self.items[:-1])
+                    if isinstance(it, Token) and it.type == "SYMBOL" and isinstance(self.items[i + 1], Group)
+                    and self.items[i + 1].kind == "paren"), None)
         out, name = {}, None
-        for it in sig.items if sig is not None else []:
+        for it in (sig.items if sig is not None else []):
             if isinstance(it, Token) and it.type == "VALUE":
                 name = it.value.lstrip("%")
             elif isinstance(it, Token) and it.type == "COMMA":
@@ -435,7 +399,7 @@ class Operation:
         """The op's location as written (``loc(#loc12)``), or None."""
         if self.items and isinstance(self.items[-1], Group) and self.items[-1].kind == "loc":
             g = self.items[-1]
-            return self.source.text[g.start : g.end]
+            return self.source.text[g.start:g.end]
         return None
 
     @property
@@ -519,7 +483,7 @@ class Alias:
     @property
     def text(self) -> str:
         """The definition as written."""
-        return self.source.text[self.start : self.end] if self.source is not None else ""
+        return self.source.text[self.start:self.end] if self.source is not None else ""
 
     @property
     def is_location(self) -> bool:
@@ -536,7 +500,7 @@ class Module:
 
     def __init__(self, source: Source):
         self.source = source
-        self.entries: list = []  # Alias | Operation, in text order
+        self.entries: list = []              # Alias | Operation, in text order
         self.aliases: dict[str, Alias] = {}
         self.type_aliases: dict[str, Alias] = {}
         self.tail = ""
@@ -544,7 +508,7 @@ class Module:
         self.free_values: dict[str, FreeValue] = {}
         self.dirty = False
         self._resolving: set = set()
-        self.type_cache: dict = {}  # type token text -> Type, for this module's aliases
+        self.type_cache: dict = {}     # type token text -> Type, for this module's aliases
 
     # --- printing ----------------------------------------------------------------------------
     def __str__(self) -> str:
@@ -622,9 +586,8 @@ class Module:
         if alias is None:
             return None
         if alias._value is None:
-            t, _ = TypeReader((alias.source or self.source).text, self.resolve_attribute, self.resolve_type).read(
-                alias.items, 0
-            )
+            t, _ = TypeReader((alias.source or self.source).text, self.resolve_attribute,
+                              self.resolve_type).read(alias.items, 0)
             alias._value = t
         return alias._value
 
@@ -674,13 +637,8 @@ def scf_header_types(op: Operation) -> list | None:
 
 
 # ops whose results are async tokens although their signature names a memory descriptor
-_TOKEN_RESULT_OPS = (
-    "ttg.async_copy_global_to_local",
-    "ttg.async_commit_group",
-    "ttg.async_wait",
-    "amdg.buffer_load_to_local",
-    "ttg.async_copy_local_to_global",
-)
+_TOKEN_RESULT_OPS = ("ttg.async_copy_global_to_local", "ttg.async_commit_group", "ttg.async_wait",
+                     "amdg.buffer_load_to_local", "ttg.async_copy_local_to_global")
 
 
 def _infer_result_types(op: Operation) -> list:

@@ -18,7 +18,6 @@ Optional operands are printed only when present, in order, so filling positional
 right names them correctly. An op not listed here has no named operands (``op.operands`` still
 lists them in order).
 """
-
 from __future__ import annotations
 
 SLOTS: dict[str, str] = {
@@ -73,64 +72,21 @@ SLOTS: dict[str, str] = {
 
 # the two-operand arith ops and the one-operand ones (casts, and negf), without the dialect prefix:
 # the operand slots here, the op families (ops.Binary, ops.Cast) and the op builder read them
-ARITH_BINARY = (
-    "addf",
-    "subf",
-    "mulf",
-    "divf",
-    "remf",
-    "maximumf",
-    "minimumf",
-    "maxnumf",
-    "minnumf",
-    "addi",
-    "subi",
-    "muli",
-    "divsi",
-    "divui",
-    "remsi",
-    "remui",
-    "andi",
-    "ori",
-    "xori",
-    "shli",
-    "shrsi",
-    "shrui",
-    "maxsi",
-    "minsi",
-    "maxui",
-    "minui",
-    "ceildivsi",
-    "floordivsi",
-)
-ARITH_UNARY = (
-    "truncf",
-    "extf",
-    "fptosi",
-    "fptoui",
-    "sitofp",
-    "uitofp",
-    "trunci",
-    "extsi",
-    "extui",
-    "bitcast",
-    "negf",
-    "index_cast",
-)
+ARITH_BINARY = ("addf", "subf", "mulf", "divf", "remf", "maximumf", "minimumf", "maxnumf", "minnumf", "addi", "subi",
+                "muli", "divsi", "divui", "remsi", "remui", "andi", "ori", "xori", "shli", "shrsi", "shrui", "maxsi",
+                "minsi", "maxui", "minui", "ceildivsi", "floordivsi")
+ARITH_UNARY = ("truncf", "extf", "fptosi", "fptoui", "sitofp", "uitofp", "trunci", "extsi", "extui", "bitcast",
+               "negf", "index_cast")
 SLOTS.update({f"arith.{n}": "lhs rhs" for n in ARITH_BINARY})
 SLOTS.update({f"arith.{n}": "src" for n in ARITH_UNARY})
 
 # values and blocks of an op's regions, by name
 REGION_NAMES: dict[str, dict] = {
-    "scf.for": {
-        "induction_var": lambda op: op.body.arguments[0] if op.body and op.body.arguments else None,
-        "iter_args": lambda op: list(op.body.arguments[1:]) if op.body else [],
-        "yield_op": lambda op: op.body.ops[-1] if op.body and op.body.ops else None,
-    },
-    "scf.if": {
-        "then_block": lambda op: op.regions[0].entry if op.regions else None,
-        "else_block": lambda op: op.regions[1].entry if len(op.regions) > 1 else None,
-    },
+    "scf.for": {"induction_var": lambda op: op.body.arguments[0] if op.body and op.body.arguments else None,
+                "iter_args": lambda op: list(op.body.arguments[1:]) if op.body else [],
+                "yield_op": lambda op: op.body.ops[-1] if op.body and op.body.ops else None},
+    "scf.if": {"then_block": lambda op: op.regions[0].entry if op.regions else None,
+               "else_block": lambda op: op.regions[1].entry if len(op.regions) > 1 else None},
     "tt.func": {"arguments": lambda op: list(op.body.arguments) if op.body else []},
 }
 
@@ -142,15 +98,12 @@ def _attr(key: str):
 def _hint(key: str):
     def read(op):
         from .queries import memory_hints
-
         return memory_hints(op).get(key, {"cache": "none", "evict": "evict_normal", "volatile": False}[key])
-
     return read
 
 
 def _constant(op):
     from .queries import constant_value
-
     return constant_value(op)
 
 
@@ -172,10 +125,8 @@ ATTRIBUTE_NAMES: dict[str, dict] = {
     "tt.load": {"cache": _hint("cache"), "evict": _hint("evict"), "is_volatile": _hint("volatile")},
     "tt.store": {"cache": _hint("cache"), "evict": _hint("evict")},
     "arith.constant": {"value": _constant},
-    "ttg.convert_layout": {
-        "src_layout": lambda op: _layout(op.src),
-        "dst_layout": lambda op: _layout(op.results[0]) if op.results else None,
-    },
+    "ttg.convert_layout": {"src_layout": lambda op: _layout(op.src),
+                           "dst_layout": lambda op: _layout(op.results[0]) if op.results else None},
     "ttg.local_alloc": {"layout": lambda op: _layout(op.results[0]) if op.results else None},
     "scf.for": {"num_stages": _attr("tt.num_stages")},
 }
@@ -260,7 +211,7 @@ def operand_use(op, name: str, index: int | None = None):
         if index is None:
             return None
         if kind == "rest":
-            first = sum(1 for k, _, _ in spec[: [n for _, n, _ in spec].index(name)] if k in ("pos", "opt"))
+            first = sum(1 for k, _, _ in spec[:[n for _, n, _ in spec].index(name)] if k in ("pos", "opt"))
             slots = positional[first:]
         elif kind == "brackets":
             slots = [u for u in uses if u.group == "bracket"]

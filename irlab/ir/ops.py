@@ -19,7 +19,6 @@ themselves. So the rewriter, identity (``op is anchor``) and every older access 
 says, in Python's types, what is there. ``tests/test_ir_ops.py`` checks that each declared name is
 what the op gives at run time.
 """
-
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
@@ -36,16 +35,14 @@ F = TypeVar("F", bound="Family")
 class _FamilyMeta(type):
     """``isinstance(op, Family)``: the op's name is one of the family's (no op is of a family's class)."""
 
-    names: tuple[str, ...]  # set by each class made with this metaclass (:class:`Family` and its families)
+    names: tuple[str, ...]   # set by each class made with this metaclass (:class:`Family` and its families)
 
     def __instancecheck__(cls, obj) -> bool:
         return isinstance(obj, Operation) and obj.name in cls.names
 
     def __call__(cls, *args, **kwargs):
-        raise TypeError(
-            f"{cls.__name__} is a family of ops, not an op to build: find its ops with "
-            f"{cls.__name__}.find(module), create ops with irlab.ir.opbuilder.OpBuilder"
-        )
+        raise TypeError(f"{cls.__name__} is a family of ops, not an op to build: find its ops with "
+                        f"{cls.__name__}.find(module), create ops with irlab.ir.opbuilder.OpBuilder")
 
 
 class Family(Operation, metaclass=_FamilyMeta):
@@ -57,32 +54,29 @@ class Family(Operation, metaclass=_FamilyMeta):
     @classmethod
     def match(cls: type[F], op: Operation | None) -> F | None:
         """``op`` itself, typed as this family, if it is one of its ops; else None."""
-        return op if isinstance(op, cls) else None  # type: ignore[return-value]
+        return op if isinstance(op, cls) else None   # type: ignore[return-value]
 
     @classmethod
     def find(cls: type[F], where: Module | Operation) -> list[F]:
         """Every op of this family in a module (or inside an op, itself included), in textual order."""
-        return [op for op in where.walk() if isinstance(op, cls)]  # type: ignore[misc]
+        return [op for op in where.walk() if isinstance(op, cls)]   # type: ignore[misc]
 
 
 # --- memory --------------------------------------------------------------------------------------
 
-
 class Load(Family):
     """``%v = tt.load %ptr[, %mask[, %other]]``"""
-
     names = ("tt.load",)
     ptr: Value
     mask: Value | None
     other: Value | None
-    cache: str  # none, ca, cg, ...
-    evict: str  # evict_normal, evict_first, evict_last
+    cache: str              # none, ca, cg, ...
+    evict: str              # evict_normal, evict_first, evict_last
     is_volatile: bool
 
 
 class Store(Family):
     """``tt.store %ptr, %value[, %mask]``"""
-
     names = ("tt.store",)
     ptr: Value
     value: Value
@@ -93,7 +87,6 @@ class Store(Family):
 
 class AtomicRMW(Family):
     """``%old = tt.atomic_rmw kind, sem, scope, %ptr, %value[, %mask]`` (the kind: ``op.predicate``)"""
-
     names = ("tt.atomic_rmw",)
     ptr: Value
     value: Value
@@ -102,7 +95,6 @@ class AtomicRMW(Family):
 
 class DescriptorLoad(Family):
     """``%v = tt.descriptor_load %desc[%i, %j]``"""
-
     names = ("tt.descriptor_load",)
     desc: Value
     indices: list[Value]
@@ -110,7 +102,6 @@ class DescriptorLoad(Family):
 
 class DescriptorStore(Family):
     """``tt.descriptor_store %desc[%i, %j], %src``"""
-
     names = ("tt.descriptor_store",)
     desc: Value
     indices: list[Value]
@@ -119,7 +110,6 @@ class DescriptorStore(Family):
 
 class BufferLoad(Family):
     """``%v = amdg.buffer_load %ptr[%offsets][, %mask[, %other]] [stride = %s]``"""
-
     names = ("amdg.buffer_load",)
     ptr: Value
     offsets: Value
@@ -130,7 +120,6 @@ class BufferLoad(Family):
 
 class BufferStore(Family):
     """``amdg.buffer_store %value, %ptr[%offsets][, %mask] [stride = %s]``"""
-
     names = ("amdg.buffer_store",)
     value: Value
     ptr: Value
@@ -141,7 +130,6 @@ class BufferStore(Family):
 
 class BufferLoadToLocal(Family):
     """``amdg.buffer_load_to_local %ptr[%offsets] [mask = %m] [other = %o] [stride = %s] into %dst``"""
-
     names = ("amdg.buffer_load_to_local",)
     ptr: Value
     offsets: Value
@@ -153,7 +141,6 @@ class BufferLoadToLocal(Family):
 
 class AsyncCopy(Family):
     """``%t = ttg.async_copy_global_to_local %src, %dst mask %m other %o``"""
-
     names = ("ttg.async_copy_global_to_local",)
     src: Value
     dst: Value
@@ -163,7 +150,6 @@ class AsyncCopy(Family):
 
 class AsyncTMACopy(Family):
     """``ttng.async_tma_copy_global_to_local %desc[%coords] %dst, %barrier, %pred``"""
-
     names = ("ttng.async_tma_copy_global_to_local",)
     desc: Value
     coords: list[Value]
@@ -174,15 +160,13 @@ class AsyncTMACopy(Family):
 
 class LocalAlloc(Family):
     """``%m = ttg.local_alloc [%src]`` (a shared-memory buffer, filled from ``src`` if given)"""
-
     names = ("ttg.local_alloc",)
     src: Value | None
-    layout: Layout | None  # the shared layout of the buffer
+    layout: Layout | None   # the shared layout of the buffer
 
 
 class LocalLoad(Family):
     """``%v = ttg.local_load %src[, %token]``"""
-
     names = ("ttg.local_load",)
     src: Value
     token: Value | None
@@ -190,7 +174,6 @@ class LocalLoad(Family):
 
 class LocalStore(Family):
     """``ttg.local_store %value, %dst``"""
-
     names = ("ttg.local_store",)
     value: Value
     dst: Value
@@ -198,14 +181,12 @@ class LocalStore(Family):
 
 class LocalDealloc(Family):
     """``ttg.local_dealloc %src``"""
-
     names = ("ttg.local_dealloc",)
     src: Value
 
 
 class MemDescIndex(Family):
     """``%m = ttg.memdesc_index %src[%index]``"""
-
     names = ("ttg.memdesc_index",)
     src: Value
     index: Value
@@ -213,10 +194,8 @@ class MemDescIndex(Family):
 
 # --- compute -------------------------------------------------------------------------------------
 
-
 class Dot(Family):
     """``%d = tt.dot %a, %b, %c`` (``c`` the accumulator)"""
-
     names = ("tt.dot",)
     a: Value
     b: Value
@@ -225,7 +204,6 @@ class Dot(Family):
 
 class WarpGroupDot(Family):
     """``%d = ttng.warp_group_dot %a, %b, %c[, %use_c]`` (Hopper's wgmma)"""
-
     names = ("ttng.warp_group_dot",)
     a: Value
     b: Value
@@ -235,7 +213,6 @@ class WarpGroupDot(Family):
 
 class ConvertLayout(Family):
     """``%v = ttg.convert_layout %src : T1 -> T2``"""
-
     names = ("ttg.convert_layout",)
     src: Value
     src_layout: Layout | None
@@ -244,7 +221,6 @@ class ConvertLayout(Family):
 
 class Trans(Family):
     """``%v = tt.trans %src {order = array<i32: ...>}``"""
-
     names = ("tt.trans",)
     src: Value
     order: list[int]
@@ -252,21 +228,18 @@ class Trans(Family):
 
 class Splat(Family):
     """``%v = tt.splat %src : T -> tensor<...>``"""
-
     names = ("tt.splat",)
     src: Value
 
 
 class Broadcast(Family):
     """``%v = tt.broadcast %src : tensor<1x...> -> tensor<N x...>``"""
-
     names = ("tt.broadcast",)
     src: Value
 
 
 class ExpandDims(Family):
     """``%v = tt.expand_dims %src {axis = k : i32}``"""
-
     names = ("tt.expand_dims",)
     src: Value
     axis: int
@@ -274,7 +247,6 @@ class ExpandDims(Family):
 
 class Reshape(Family):
     """``%v = tt.reshape %src``"""
-
     names = ("tt.reshape",)
     src: Value
 
@@ -282,7 +254,6 @@ class Reshape(Family):
 class MakeRange(Family):
     """``%r = tt.make_range {end = N : i32, start = M : i32}`` (``op.start`` and ``op.end`` are
     where the op's text starts and ends: the range is ``range_start`` .. ``range_end``)"""
-
     names = ("tt.make_range",)
     range_start: int
     range_end: int
@@ -290,7 +261,6 @@ class MakeRange(Family):
 
 class AddPtr(Family):
     """``%p = tt.addptr %ptr, %offset``"""
-
     names = ("tt.addptr",)
     ptr: Value
     offset: Value
@@ -298,14 +268,12 @@ class AddPtr(Family):
 
 class GetProgramId(Family):
     """``%pid = tt.get_program_id x``"""
-
     names = ("tt.get_program_id",)
-    axis: str  # x, y or z
+    axis: str               # x, y or z
 
 
 class GetNumPrograms(Family):
     """``%n = tt.get_num_programs x``"""
-
     names = ("tt.get_num_programs",)
     axis: str
 
@@ -313,14 +281,12 @@ class GetNumPrograms(Family):
 class Constant(Family):
     """``%c = arith.constant 0 : i32`` / ``dense<0.0> : tensor<...>`` (``value``: an int, a float, a
     bool or a :class:`~irlab.ir.attributes.Dense`)"""
-
     names = ("arith.constant",)
     value: Any
 
 
 class Binary(Family):
     """``%r = arith.addi %lhs, %rhs`` and the other two-operand arith ops"""
-
     names = tuple(f"arith.{n}" for n in ARITH_BINARY)
     lhs: Value
     rhs: Value
@@ -328,14 +294,12 @@ class Binary(Family):
 
 class Cast(Family):
     """``%r = arith.extsi %src : i32 to i64`` and the other one-operand arith ops"""
-
     names = tuple(f"arith.{n}" for n in ARITH_UNARY)
     src: Value
 
 
 class Compare(Family):
     """``%c = arith.cmpi slt, %lhs, %rhs`` (the predicate: ``op.predicate``)"""
-
     names = ("arith.cmpi", "arith.cmpf")
     lhs: Value
     rhs: Value
@@ -343,7 +307,6 @@ class Compare(Family):
 
 class Select(Family):
     """``%r = arith.select %condition, %true_value, %false_value``"""
-
     names = ("arith.select",)
     condition: Value
     true_value: Value
@@ -352,10 +315,8 @@ class Select(Family):
 
 # --- control flow --------------------------------------------------------------------------------
 
-
 class For(Family):
     """``%r = scf.for %iv = %lower_bound to %upper_bound step %step iter_args(%a = %init) -> (...)``"""
-
     names = ("scf.for",)
     lower_bound: Value
     upper_bound: Value
@@ -363,20 +324,18 @@ class For(Family):
     init_args: list[Value]
     induction_var: BlockArgument
     iter_args: list[BlockArgument]
-    yield_op: Operation  # the body's scf.yield
+    yield_op: Operation     # the body's scf.yield
     num_stages: int | None  # tt.num_stages, where the kernel or a pass set it
 
 
 class Yield(Family):
     """``scf.yield %v, ...``"""
-
     names = ("scf.yield",)
     values: list[Value]
 
 
 class If(Family):
     """``%r = scf.if %condition { ... } else { ... }``"""
-
     names = ("scf.if",)
     condition: Value
     then_block: Block | None
@@ -385,20 +344,17 @@ class If(Family):
 
 class Return(Family):
     """``tt.return [%v, ...]``"""
-
     names = ("tt.return",)
     values: list[Value]
 
 
 class Func(Family):
     """``tt.func @name(%arg0: type, ...) { ... }``"""
-
     names = ("tt.func",)
     arguments: list[BlockArgument]
 
 
 FAMILIES: tuple[type[Family], ...] = tuple(
-    f for f in list(globals().values()) if isinstance(f, type) and issubclass(f, Family) and f is not Family
-)
+    f for f in list(globals().values()) if isinstance(f, type) and issubclass(f, Family) and f is not Family)
 
 __all__ = ["FAMILIES", "Family"] + [f.__name__ for f in FAMILIES]

@@ -1,6 +1,5 @@
 """Reading IR text: :func:`parse` (a module or a fragment of ops), files and stdin, and inputs split
 at ``// -----`` lines. Re-exported by :mod:`irlab.ir`; the rewriter parses inserted ops here."""
-
 from __future__ import annotations
 
 import gc
@@ -34,22 +33,12 @@ def parse(text: str, filename: str | None = None, fragment: bool | None = None, 
     gc.disable()
     try:
         nodes = parse_syntax(source)
-        if not nodes:  # Triton would read an empty module; there is nothing to check or rewrite
-            raise IRParseError(
-                "empty input: only comments, no module or operations",
-                source.filename,
-                first_line,
-                1,
-                source.line_text(first_line),
-            )
+        if not nodes:   # Triton would read an empty module; there is nothing to check or rewrite
+            raise IRParseError("empty input: only comments, no module or operations", source.filename,
+                               first_line, 1, source.line_text(first_line))
         if not any(not hasattr(n, "kind") or n.kind not in ("attr", "type") for n in nodes):
-            raise IRParseError(
-                "no operations: the input holds only alias definitions",
-                source.filename,
-                first_line,
-                1,
-                source.line_text(first_line),
-            )
+            raise IRParseError("no operations: the input holds only alias definitions", source.filename,
+                               first_line, 1, source.line_text(first_line))
         return build(source, nodes, fragment)
     finally:
         if gc_was_enabled:
@@ -73,15 +62,8 @@ def read_text(path: str | Path) -> str:
         if stat.S_ISDIR(st.st_mode):
             raise IRParseError("is a directory, not an IR file", name, 1, 1)
         if not stat.S_ISREG(st.st_mode):
-            kind = (
-                "a FIFO"
-                if stat.S_ISFIFO(st.st_mode)
-                else "a device"
-                if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode)
-                else "a socket"
-                if stat.S_ISSOCK(st.st_mode)
-                else "not a regular file"
-            )
+            kind = "a FIFO" if stat.S_ISFIFO(st.st_mode) else "a device" if stat.S_ISCHR(st.st_mode) or \
+                stat.S_ISBLK(st.st_mode) else "a socket" if stat.S_ISSOCK(st.st_mode) else "not a regular file"
             raise IRParseError(f"is {kind}, not a regular file: irlab reads IR from files (or - for stdin)", name, 1, 1)
         try:
             data = p.read_bytes()

@@ -4,7 +4,6 @@
 blocks and ops, the whitespace before each), as if every op had changed: the round-trip tests
 print that way, so they test the printer and not the shortcut that returns untouched text.
 """
-
 from __future__ import annotations
 
 
@@ -26,7 +25,7 @@ def _own_text(op, start: int, end: int) -> str:
 
 def print_op(op, force: bool = False) -> str:
     if not op.dirty and not force:
-        return op.source.text[op.start : op.end]
+        return op.source.text[op.start:op.end]
     out = []
     pos = op.start
     for region in op.regions:
@@ -74,5 +73,5 @@ def text_with(op, replacements: dict) -> str:
         out.append(text[pos:s])
         out.append(new)
         pos = e
-    out.append(text[pos : op.end])
+    out.append(text[pos:op.end])
     return "".join(out)

@@ -1,5 +1,4 @@
 """Questions passes ask about values and ops, answered from the model and the effect table."""
-
 from __future__ import annotations
 
 import re
@@ -13,18 +12,11 @@ _ELEMENTWISE_TT = ("tt.fp_to_fp", "tt.bitcast", "tt.clampf", "tt.precise_sqrt", 
 
 def is_elementwise(op) -> bool:
     """A pure op of one tensor result whose tensor operands all have the result's shape."""
-    if (
-        len(op.results) != 1
-        or op.regions
-        or not (op.name.startswith(("arith.", "math.")) or op.name in _ELEMENTWISE_TT)
-    ):
+    if len(op.results) != 1 or op.regions or not (op.name.startswith(("arith.", "math.")) or op.name in _ELEMENTWISE_TT):
         return False
     out = op.result.type
-    return (
-        isinstance(out, TensorType)
-        and is_pure(op)
-        and all(not isinstance(v.type, TensorType) or v.type.shape == out.shape for v in op.operands)
-    )
+    return isinstance(out, TensorType) and is_pure(op) and all(
+        not isinstance(v.type, TensorType) or v.type.shape == out.shape for v in op.operands)
 
 
 def is_splat(value) -> bool:
@@ -45,7 +37,6 @@ def constant_value(op):
 
     from .attributes import parse_value
     from .syntax import Group
-
     items = []
     for it in op.items:
         if isinstance(it, Token) and it.type == "COLON":
@@ -69,7 +60,6 @@ def memory_hints(op) -> dict:
     ``isVolatile`` -- as ``{"cache": ..., "evict": ..., "volatile": True}``, listing only what
     differs from the defaults (``none``, ``evict_normal``, not volatile)."""
     from lark import Token
-
     found = {}
     words = [it.value for it in op.items if isinstance(it, Token)]
     for i in range(len(words) - 2):
@@ -97,16 +87,10 @@ def derived_from(roots, ops) -> set:
 
     def derives(op) -> bool:
         if op not in seen:
-            seen[op] = False  # a cycle cannot occur in SSA form; this guards the recursion
-            seen[op] = (
-                op in ops
-                and not op.regions
-                and is_pure(op)
-                and any(
-                    u.value in roots or (u.value.defining_op is not None and derives(u.value.defining_op))
-                    for u in op.operand_uses
-                )
-            )
+            seen[op] = False   # a cycle cannot occur in SSA form; this guards the recursion
+            seen[op] = op in ops and not op.regions and is_pure(op) and any(
+                u.value in roots or (u.value.defining_op is not None and derives(u.value.defining_op))
+                for u in op.operand_uses)
         return seen[op]
 
     for op in ops:
@@ -127,21 +111,15 @@ def backward_slice(op, block, keep=None) -> list:
     def producer(v):
         d = v.defining_op
         while d is not None and d.parent is not block and d.parent is not None:
-            d = d.parent_op  # a value defined inside a nested region: its op in ``block``
+            d = d.parent_op   # a value defined inside a nested region: its op in ``block``
         return d if d is not None and d.parent is block else None
 
     def visit(cur):
         for inner in cur.walk():
             for v in inner.operands:
                 d = producer(v)
-                if (
-                    d is not None
-                    and d is not op
-                    and d is not cur
-                    and id(d) not in found
-                    and not cur.is_ancestor_of(d)
-                    and (keep is None or keep(d))
-                ):
+                if d is not None and d is not op and d is not cur and id(d) not in found \
+                        and not cur.is_ancestor_of(d) and (keep is None or keep(d)):
                     found.add(id(d))
                     visit(d)
                     order.append(d)

@@ -7,7 +7,6 @@ at the insertion point; an op whose own text changes (a new type, an attribute, 
 re-read from its new text in place, so the model always describes what will be printed. Lines
 no rewrite touched print exactly as they were.
 """
-
 from __future__ import annotations
 
 import re
@@ -28,29 +27,17 @@ from .queries import is_splat
 from .syntax import Group, RegionSyntax, canonical_name, split_top_commas
 from .types import _SCALAR_RE, Type, relayout, same_type
 
-_TERMINATORS = (
-    "scf.yield",
-    "tt.return",
-    "tt.reduce.return",
-    "tt.scan.return",
-    "scf.condition",
-    "func.return",
-    "ttg.warp_yield",
-    "ttg.warp_return",
-    "llvm.return",
-    "cf.br",
-    "cf.cond_br",
-    "tt.map_elementwise.return",
-    "ttg.mask.return",
-)
+_TERMINATORS = ("scf.yield", "tt.return", "tt.reduce.return", "tt.scan.return", "scf.condition", "func.return",
+                "ttg.warp_yield", "ttg.warp_return", "llvm.return", "cf.br", "cf.cond_br", "tt.map_elementwise.return",
+                "ttg.mask.return")
 
 
 @dataclass(frozen=True)
 class Change:
-    kind: str  # moved | erased | inserted | replaced-uses | replaced | retyped | attribute
-    op: str  # the op it concerns, as `%r = name (line N)`
+    kind: str                    # moved | erased | inserted | replaced-uses | replaced | retyped | attribute
+    op: str                      # the op it concerns, as `%r = name (line N)`
     detail: str
-    line: int | None = None  # the op's line in the IR the pass was given (None: an op the pass created)
+    line: int | None = None      # the op's line in the IR the pass was given (None: an op the pass created)
     column: int | None = None
     location: str | None = None  # where the op came from in the kernel's source, if known
 
@@ -125,7 +112,7 @@ def _mark_dirty(op: Operation | None, module: Module | None = None):
 
 def _indent_of(op: Operation) -> str:
     lead = op.lead
-    return lead[lead.rfind("\n") + 1 :] if "\n" in lead else lead
+    return lead[lead.rfind("\n") + 1:] if "\n" in lead else lead
 
 
 def _visible_values(block: Block, index: int) -> dict[str, Value]:
@@ -180,26 +167,15 @@ def _type_items(items, text: str, top: bool = True):
         if isinstance(it, Token):
             if it.type == "COLON" and top:
                 in_signature = True
-            if (
-                it.type == "KEYWORD"
-                and in_signature
-                and _SCALAR_RE.match(it.value)
-                and not (i + 1 < len(items) and isinstance(items[i + 1], Group) and items[i + 1].start == it.end_pos)
-            ):
+            if it.type == "KEYWORD" and in_signature and _SCALAR_RE.match(it.value) and not (
+                    i + 1 < len(items) and isinstance(items[i + 1], Group) and items[i + 1].start == it.end_pos):
                 yield it.start_pos, it.end_pos, items, i
-            elif it.type == "TYPE_TOKEN" or (
-                it.type == "BANG_ID"
-                and not (i + 1 < len(items) and isinstance(items[i + 1], Group) and items[i + 1].start == it.end_pos)
-            ):
+            elif it.type == "TYPE_TOKEN" or (it.type == "BANG_ID" and not (
+                    i + 1 < len(items) and isinstance(items[i + 1], Group) and items[i + 1].start == it.end_pos)):
                 yield it.start_pos, it.end_pos, items, i
-            elif (
-                it.type in ("KEYWORD", "BANG_ID")
-                and i + 1 < len(items)
-                and isinstance(items[i + 1], Group)
-                and items[i + 1].kind == "angle"
-                and items[i + 1].start == it.end_pos
-                and (it.type == "BANG_ID" or it.value in ("tensor", "vector", "memref", "tuple"))
-            ):
+            elif it.type in ("KEYWORD", "BANG_ID") and i + 1 < len(items) and isinstance(items[i + 1], Group) \
+                    and items[i + 1].kind == "angle" and items[i + 1].start == it.end_pos \
+                    and (it.type == "BANG_ID" or it.value in ("tensor", "vector", "memref", "tuple")):
                 yield it.start_pos, items[i + 1].end, items, i
         elif isinstance(it, Group) and it.kind in ("paren", "bracket"):
             yield from _type_items(it.items, text, top=False)
@@ -212,7 +188,7 @@ class Rewriter:
     def __init__(self, module: Module):
         self.module = module
         self.changes: list[Change] = []
-        self.touched: list[Operation] = []  # ops changed, created or moved (the driver revisits them)
+        self.touched: list[Operation] = []     # ops changed, created or moved (the driver revisits them)
 
     def _will_change(self) -> None:
         """Called right before the model is changed (the pattern driver takes its undo snapshot here)."""
@@ -220,16 +196,8 @@ class Rewriter:
     def _record(self, kind: str, op: Operation, detail: str, reason: str = "", at: Operation | None = None):
         """Record a change of ``op``, located at ``op``'s line (or, for a new op, at ``at``, where it went)."""
         where = op if op.line is not None or at is None else at
-        self.changes.append(
-            Change(
-                kind,
-                describe(op),
-                detail + (f" ({reason})" if reason else ""),
-                where.line,
-                where.column,
-                op.location() or where.location(),
-            )
-        )
+        self.changes.append(Change(kind, describe(op), detail + (f" ({reason})" if reason else ""), where.line,
+                                   where.column, op.location() or where.location()))
         self.touched.append(op)
 
     # --- queries -----------------------------------------------------------------------------
@@ -266,14 +234,8 @@ class Rewriter:
         past in its own block (``op`` leaves at its place and enters at the ancestor of ``anchor``)."""
         return self._move(op, anchor, after=False, reason=reason, count_may_change=True)
 
-    def check_move(
-        self,
-        op: Operation,
-        anchor: Operation,
-        after: bool,
-        count_may_change: bool = False,
-        across_memories: bool = False,
-    ) -> str | None:
+    def check_move(self, op: Operation, anchor: Operation, after: bool,
+                   count_may_change: bool = False, across_memories: bool = False) -> str | None:
         """Why moving ``op`` next to ``anchor`` would break the IR or reorder conflicting effects,
         or None if it is safe."""
         if op is anchor:
@@ -320,35 +282,28 @@ class Rewriter:
             ce = effects(c)
             if conflict(moved, ce) and not (across_memories and separate_memories(op, c)):
                 extra = why_unknown(c)
-                return (
-                    f"{describe(op)} ({moved.describe()}) would cross {describe(c)}, which "
-                    f"{ce.describe() if ce.describe() != 'every effect' else 'may do anything'}"
-                    + (f" ({extra})" if extra else "")
-                )
+                return (f"{describe(op)} ({moved.describe()}) would cross {describe(c)}, which "
+                        f"{ce.describe() if ce.describe() != 'every effect' else 'may do anything'}"
+                        + (f" ({extra})" if extra else ""))
         return None
 
     def _check_region_change(self, op, block) -> str | None:
         """Moving to another block changes how often the op runs: only pure ops may do that, and
         only speculatable ones may leave a region (they might run where they did not before)."""
         if not is_pure(op):
-            return (
-                f"{describe(op)} ({effects(op).describe()}) would move to another block; only pure ops "
-                "move between blocks (it would run a different number of times)"
-            )
+            return (f"{describe(op)} ({effects(op).describe()}) would move to another block; only pure ops "
+                    "move between blocks (it would run a different number of times)")
         leaving = op.parent.region is not None and not _region_contains(op.parent.region, block)
         if leaving and not is_speculatable(op):
-            return (
-                f"{describe(op)} may trap or be undefined on some inputs (or has regions); it is not "
-                "moved out of its region, where it could run when it did not before"
-            )
+            return (f"{describe(op)} may trap or be undefined on some inputs (or has regions); it is not "
+                    "moved out of its region, where it could run when it did not before")
         return None
 
     def _move(self, op, anchor, after, reason, count_may_change=False, across_memories=False):
         why = self.check_move(op, anchor, after, count_may_change, across_memories)
         if why is not None:
-            raise RewriteError(
-                f"cannot move {describe(op)} {'after' if after else 'before'} {describe(anchor)}: {why}", op=op
-            )
+            raise RewriteError(f"cannot move {describe(op)} {'after' if after else 'before'} "
+                               f"{describe(anchor)}: {why}", op=op)
         if op is anchor:
             return False
         self._will_change()
@@ -373,11 +328,8 @@ class Rewriter:
             if r.uses:
                 user = r.uses[0].op
                 more = len(r.users) - 1
-                raise RewriteError(
-                    f"cannot erase {describe(op)}: its result {r.ref} is still used by "
-                    f"{describe(user)}" + (f" and {more} more" if more else ""),
-                    op=op,
-                )
+                raise RewriteError(f"cannot erase {describe(op)}: its result {r.ref} is still used by "
+                                   f"{describe(user)}" + (f" and {more} more" if more else ""), op=op)
         block = op.parent
         if block is None:
             raise RewriteError(f"cannot erase {describe(op)}: it is a top-level op", op=op)
@@ -414,10 +366,8 @@ class Rewriter:
         for o in ops:
             for name, _ in o.result_groups:
                 if name in taken:
-                    raise RewriteError(
-                        f"inserted op {o.name} defines %{name}, which the function already "
-                        f"defines; pick a new name (Rewriter.fresh_name)"
-                    )
+                    raise RewriteError(f"inserted op {o.name} defines %{name}, which the function already "
+                                       f"defines; pick a new name (Rewriter.fresh_name)")
         # bind the fragment's free values to what is visible at the insertion point
         block = anchor.parent
         visible = _visible_values(block, block.index(anchor) + (1 if after else 0))
@@ -428,11 +378,8 @@ class Rewriter:
                     visible.pop(f"%{r.name}")
         for ref in frag.free_values:
             if visible.get(f"%{ref}") is None:
-                raise RewriteError(
-                    f"inserted text uses %{ref}, which is not defined before the insertion point "
-                    f"{'after' if after else 'before'} {describe(anchor)}",
-                    op=anchor,
-                )
+                raise RewriteError(f"inserted text uses %{ref}, which is not defined before the insertion point "
+                                   f"{'after' if after else 'before'} {describe(anchor)}", op=anchor)
         for o in ops:
             self._check_alias_refs(o)
         self._will_change()
@@ -449,9 +396,7 @@ class Rewriter:
             for _, sigil, name in iter_alias_refs(o.items, o.source.text):
                 table = self.module.aliases if sigil == "#" else self.module.type_aliases
                 if name not in table:
-                    raise RewriteError(
-                        f"inserted op {o.name} refers to {sigil}{name}, which this module does not define"
-                    )
+                    raise RewriteError(f"inserted op {o.name} refers to {sigil}{name}, which this module does not define")
 
     def _place(self, ops: list[Operation], anchor: Operation, after: bool):
         self._will_change()
@@ -475,16 +420,9 @@ class Rewriter:
             self._record("inserted", o, f"{'after' if after else 'before'} {describe(anchor)}", reason, at=anchor)
         return ops
 
-    def clone(
-        self,
-        op: Operation,
-        *,
-        before: Operation | None = None,
-        after: Operation | None = None,
-        mapping: dict | None = None,
-        new_type: Callable[[Type], str | None] | None = None,
-        reason: str = "",
-    ) -> Operation:
+    def clone(self, op: Operation, *, before: Operation | None = None, after: Operation | None = None,
+              mapping: dict | None = None, new_type: Callable[[Type], str | None] | None = None,
+              reason: str = "") -> Operation:
         """A copy of ``op`` (without regions) with fresh result names, placed before or after an
         anchor, its operands renamed through ``mapping`` (``{old value: new value}``), which gains
         ``old result -> new result`` entries; ``new_type`` retypes the copy as :meth:`retype` does."""
@@ -494,16 +432,14 @@ class Rewriter:
             raise RewriteError(f"cannot clone {describe(op)}: it has regions", op=op)
         mapping = mapping if mapping is not None else {}
         anchor = before if before is not None else after
-        assert anchor is not None  # exactly one of them was given (checked above)
+        assert anchor is not None   # exactly one of them was given (checked above)
         edits = {u.span: mapping[u.value].ref for u in op.operand_uses if u.value in mapping}
         if new_type is not None:
             edits.update(_type_edits(op, new_type))
         text = text_with(op, edits)
         if op.results:
-            names = [
-                self.fresh_name(f"{name}_c" if not name.isdigit() else f"c{name}", anchor)
-                for name, _ in op.result_groups
-            ]
+            names = [self.fresh_name(f"{name}_c" if not name.isdigit() else f"c{name}", anchor)
+                     for name, _ in op.result_groups]
             head = ", ".join(f"%{n}" + (f":{c}" if c > 1 else "") for n, (_, c) in zip(names, op.result_groups))
             text = head + " =" + text.split("=", 1)[1]
         new = self._parse_ops(text, anchor, after is not None)
@@ -511,29 +447,17 @@ class Rewriter:
             _unbind(new)
             raise RewriteError(f"cloning {describe(op)} produced {len(new)} ops", op=op)
         self._place(new, anchor, after is not None)
-        self._record(
-            "inserted",
-            new[0],
-            f"clone of {describe(op)} {'before' if before else 'after'} {describe(anchor)}",
-            reason,
-            at=anchor,
-        )
+        self._record("inserted", new[0], f"clone of {describe(op)} {'before' if before else 'after'} "
+                                         f"{describe(anchor)}", reason, at=anchor)
         if new_type is not None:
             self._refresh_layout_hints(new[0], written_types(op))
         for old, nv in zip(op.results, new[0].results):
             mapping[old] = nv
         return new[0]
 
-    def rematerialize(
-        self,
-        value: Value,
-        before: Operation,
-        new_type: Callable[[Type], str | None],
-        can_clone: Callable[[Operation], bool],
-        fallback: Callable[[Value, str], Value],
-        memo: dict | None = None,
-        reason: str = "",
-    ) -> Value:
+    def rematerialize(self, value: Value, before: Operation, new_type: Callable[[Type], str | None],
+                      can_clone: Callable[[Operation], bool], fallback: Callable[[Value, str], Value],
+                      memo: dict | None = None, reason: str = "") -> Value:
         """``value`` recomputed right before ``before`` with its types changed by ``new_type``.
         A value whose type ``new_type`` leaves alone is used as it is; one whose defining op
         ``can_clone`` accepts is recomputed by a retyped clone of that op (its operands
@@ -547,16 +471,10 @@ class Rewriter:
             return value
         op = value.defining_op
         if op is not None and len(op.results) == 1 and not op.regions and can_clone(op):
-            mapping = {
-                v: self.rematerialize(v, before, new_type, can_clone, fallback, memo, reason) for v in op.operands
-            }
-            memo[value] = self.clone(
-                op,
-                before=before,
-                mapping={k: v for k, v in mapping.items() if k is not v},
-                new_type=new_type,
-                reason=reason,
-            ).result
+            mapping = {v: self.rematerialize(v, before, new_type, can_clone, fallback, memo, reason)
+                       for v in op.operands}
+            memo[value] = self.clone(op, before=before, mapping={k: v for k, v in mapping.items() if k is not v},
+                                     new_type=new_type, reason=reason).result
         else:
             memo[value] = fallback(value, target)
         return memo[value]
@@ -575,38 +493,24 @@ class Rewriter:
             pending = [op for op in pending if op.parent is not None]
 
     # --- replacing ---------------------------------------------------------------------------
-    def replace_all_uses(
-        self, old: Value, new: Value, reason: str = "", allow_type_change: bool = False, only: Callable | None = None
-    ) -> int:
+    def replace_all_uses(self, old: Value, new: Value, reason: str = "", allow_type_change: bool = False,
+                         only: Callable | None = None) -> int:
         """Make every use of ``old`` (or those ``only(use)`` accepts) use ``new``; returns how many."""
         if old is new:
             return 0
         uses = [u for u in old.uses if only is None or only(u)]
-        if (
-            not allow_type_change
-            and old.type is not None
-            and new.type is not None
-            and not same_type(old.type, new.type)
-        ):
+        if not allow_type_change and old.type is not None and new.type is not None \
+                and not same_type(old.type, new.type):
             raise RewriteError(f"cannot replace {old.ref} ({old.type}) with {new.ref} ({new.type}): the types differ")
         for u in uses:
             if not dominates(new, u.op):
-                raise RewriteError(
-                    f"cannot replace {old.ref} with {new.ref} in {describe(u.op)}: "
-                    f"{new.ref} is not defined before that use",
-                    op=u.op,
-                )
+                raise RewriteError(f"cannot replace {old.ref} with {new.ref} in {describe(u.op)}: "
+                                   f"{new.ref} is not defined before that use", op=u.op)
         for u in uses:
             self._repoint(u, new)
         if uses:
-            self.changes.append(
-                Change(
-                    "replaced-uses",
-                    old.ref,
-                    f"{len(uses)} use(s) now use {new.ref}" + (f" ({reason})" if reason else ""),
-                    *_where(old),
-                )
-            )
+            self.changes.append(Change("replaced-uses", old.ref, f"{len(uses)} use(s) now use {new.ref}"
+                                       + (f" ({reason})" if reason else ""), *_where(old)))
             self.touched.extend(u.op for u in uses)
         return len(uses)
 
@@ -615,9 +519,8 @@ class Rewriter:
         if use.value is new:
             return
         if not dominates(new, use.op):
-            raise RewriteError(
-                f"cannot use {new.ref} in {describe(use.op)}: it is not defined before that op", op=use.op
-            )
+            raise RewriteError(f"cannot use {new.ref} in {describe(use.op)}: it is not defined before that op",
+                               op=use.op)
         old = use.value
         self._repoint(use, new)
         self._record("replaced-uses", use.op, f"operand {old.ref} -> {new.ref}", reason)
@@ -630,9 +533,8 @@ class Rewriter:
         u.op.edits[u.span] = new.ref
         _mark_dirty(u.op, self.module)
 
-    def replace_op(
-        self, op: Operation, text: str, reason: str = "", allow_type_change: bool = False
-    ) -> list[Operation]:
+    def replace_op(self, op: Operation, text: str, reason: str = "", allow_type_change: bool = False
+                   ) -> list[Operation]:
         """Replace ``op`` by the ops in ``text``; the last new op's results take over op's uses."""
         if op.parent is None:
             raise RewriteError(f"cannot replace the top-level op {describe(op)}", op=op)
@@ -640,11 +542,8 @@ class Rewriter:
         last = ops[-1]
         if len(last.results) != len(op.results):
             _unbind(ops)
-            raise RewriteError(
-                f"replacement of {describe(op)} must define {len(op.results)} result(s); "
-                f"its last op {last.name} defines {len(last.results)}",
-                op=op,
-            )
+            raise RewriteError(f"replacement of {describe(op)} must define {len(op.results)} result(s); "
+                               f"its last op {last.name} defines {len(last.results)}", op=op)
         if not allow_type_change:
             for old, new in zip(op.results, last.results):
                 if old.type is not None and new.type is not None and not same_type(old.type, new.type):
@@ -660,7 +559,7 @@ class Rewriter:
         del self.changes[n:]
         self._record("replaced", op, f"by {', '.join(o.name for o in ops)}", reason)
         self.touched.extend(ops)
-        for new_op in ops:  # a hint copied over from the replaced op must hold for the new layouts
+        for new_op in ops:   # a hint copied over from the replaced op must hold for the new layouts
             if new_op.name == op.name and not new_op.regions:
                 self._refresh_layout_hints(new_op, before)
         return ops
@@ -683,15 +582,8 @@ class Rewriter:
         self._refresh_layout_hints(op, before)
         return True
 
-    def retype_chain(
-        self,
-        chain: list[Operation],
-        old: Value,
-        new: Value,
-        new_type: Callable[[Type], str | None],
-        reason: str = "",
-        splat_reason: str = "",
-    ) -> Value:
+    def retype_chain(self, chain: list[Operation], old: Value, new: Value, new_type: Callable[[Type], str | None],
+                     reason: str = "", splat_reason: str = "") -> Value:
         """Move a chain of elementwise ops from ``old`` onto ``new``, in place: the chain's first op
         reads ``new`` where it read ``old``, each next op reads its predecessor's result, and every
         op is retyped by ``new_type`` (see :meth:`retype`). A splat operand (``tt.splat`` or a splat
@@ -735,11 +627,8 @@ class Rewriter:
         bad = [i for i in new_texts if not 0 <= i < len(spans)]
         if bad:
             raise RewriteError(f"{describe(op)} writes {len(spans)} type(s); there is no type #{bad[0]}", op=op)
-        edits = {
-            (spans[i][0], spans[i][1]): text
-            for i, text in new_texts.items()
-            if text != op.source.text[spans[i][0] : spans[i][1]]
-        }
+        edits = {(spans[i][0], spans[i][1]): text for i, text in new_texts.items()
+                 if text != op.source.text[spans[i][0]:spans[i][1]]}
         if not edits:
             return False
         old = sorted({op.source.text[s:e] for s, e in edits})
@@ -762,14 +651,14 @@ class Rewriter:
             n_in = len(spans) - n_res
             res_at = n_in
         else:
-            raise RewriteError(
-                f"irlab does not retype the values of {describe(op)} (scf.for, scf.if and scf.while only)", op=op
-            )
+            raise RewriteError(f"irlab does not retype the values of {describe(op)} (scf.for, scf.if and scf.while "
+                               "only)", op=op)
         reads: dict[int, Type] = {}
         for i, text in new_texts.items():
             read = self.read_type(text)
             if read is None:
-                raise RewriteError(f"cannot read the new type(s) {sorted(new_texts.values())} of {describe(op)}", op=op)
+                raise RewriteError(f"cannot read the new type(s) {sorted(new_texts.values())} of {describe(op)}",
+                                   op=op)
             reads[i] = read
         self._will_change()
         op.edits.update(edits)
@@ -805,7 +694,6 @@ class Rewriter:
         """The type written ``text``, its aliases resolved in this module."""
         from .syntax import parse_items
         from .types import TypeReader
-
         m = self.module
         return TypeReader(text, m.resolve_attribute, m.resolve_type, {}).read(list(parse_items(text)))[0]
 
@@ -816,7 +704,6 @@ class Rewriter:
         so FileCheck lines written against Triton's output (``[[$L:#.*]] = #ttg.blocked<...>``)
         match what a pass writes."""
         from .attributes import same_layout
-
         m = self.module
         probe = parse(f"#{prefix}_probe = {text}\nirlab.probe\n", fragment=True)
         value = probe.resolve_attribute(f"{prefix}_probe")
@@ -916,9 +803,8 @@ class Rewriter:
         props = op._attrs[1]
         last = op.regions[-1]
         entry_text = key if value_text == "unit" else f"{key} = {value_text}"
-        group = next(
-            (it for it in op.items if isinstance(it, Group) and it.kind == "dict" and it.start >= last.end - 1), None
-        )
+        group = next((it for it in op.items if isinstance(it, Group) and it.kind == "dict"
+                      and it.start >= last.end - 1), None)
         if group is None:
             # a dictionary this rewriter added earlier lives in the edit at the region's end
             entries, detail = _set_entry(op.edits.get((last.end, last.end), " {}")[2:-1], key, entry_text)
@@ -936,12 +822,12 @@ class Rewriter:
                 # entries this rewriter added earlier live in the edit before the closing brace
                 close = group.end - 1
                 lead = ", " if group.items else ""
-                entries, detail = _set_entry(op.edits.get((close, close), lead)[len(lead) :], key, entry_text)
+                entries, detail = _set_entry(op.edits.get((close, close), lead)[len(lead):], key, entry_text)
                 op.edits[(close, close)] = lead + entries
         dict_text = op.edits[(last.end, last.end)] if group is None else _own_text(op, group.start, group.end)
         try:
-            op._attrs = (parse(f"irlab.attrs {dict_text.strip()}", fragment=True).ops[0].attributes, props)
-        except Exception:  # an alias the fragment cannot resolve: read lazily after a re-parse
+                op._attrs = (parse(f"irlab.attrs {dict_text.strip()}", fragment=True).ops[0].attributes, props)
+        except Exception:   # an alias the fragment cannot resolve: read lazily after a re-parse
             op._attrs = None
         _mark_dirty(op, self.module)
         self._record("attribute", op, detail, reason)

@@ -8,7 +8,6 @@ printed text would give new objects with other line numbers, so the snapshot rec
 of every op, block, region, value and use instead, and :meth:`Snapshot.restore` puts it back;
 ops created since are dropped with the lists that held them.
 """
-
 from __future__ import annotations
 
 from .model import Block, BlockArgument, Module, Operation, OpResult, Region, Use, Value
@@ -26,17 +25,8 @@ class Snapshot:
         self.module = module
         self._module_state = (list(module.entries), dict(module.aliases), module.tail, module.dirty)
         # (op, its fields, then copies of the lists and dictionary a rewrite changes in place)
-        self._ops: list[
-            tuple[
-                Operation,
-                tuple,
-                list[OpResult],
-                list[tuple[str, int]],
-                list[Use],
-                list[Region],
-                dict[tuple[int, int], str],
-            ]
-        ] = []
+        self._ops: list[tuple[Operation, tuple, list[OpResult], list[tuple[str, int]], list[Use], list[Region],
+                              dict[tuple[int, int], str]]] = []
         self._blocks: list[tuple[Block, list[Operation], list[BlockArgument], str]] = []
         self._regions: list[tuple[Region, list[Block], str]] = []
         self._values: list[tuple[Value, list[Use], Type | None]] = []
@@ -54,17 +44,8 @@ class Snapshot:
     def _save_op(self, op: Operation, values: dict[int, Value]) -> None:
         state = tuple(getattr(op, f) for f in _OP_FIELDS)
         # the lists and the dictionary a rewrite changes in place are copied
-        self._ops.append(
-            (
-                op,
-                state,
-                list(op.results),
-                list(op.result_groups),
-                list(op.operand_uses),
-                list(op.regions),
-                dict(op.edits),
-            )
-        )
+        self._ops.append((op, state, list(op.results), list(op.result_groups), list(op.operand_uses),
+                          list(op.regions), dict(op.edits)))
         for r in op.results:
             values[id(r)] = r
         for u in op.operand_uses:

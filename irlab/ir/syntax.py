@@ -3,7 +3,6 @@
 Nodes keep offsets into the source so irlab.ir.model can reprint untouched text byte for byte.
 The transformer runs inside the LALR parser, so no intermediate parse tree is built.
 """
-
 from __future__ import annotations
 
 import functools
@@ -85,10 +84,8 @@ def item_end(item) -> int:
 def _group_callback(kind: str) -> Callable[[Transformer, list], Group]:
     """The parser callback of a bracketed rule: a :class:`Group` of ``kind`` over the items
     between the brackets."""
-
     def build(self: Transformer, c: list) -> Group:
         return Group(kind, c[1:-1], c[0].start_pos, c[-1].end_pos)
-
     return build
 
 
@@ -152,53 +149,19 @@ class _Build(Transformer):
 def _parser() -> lark.Lark:
     # No lark cache: it would be a file in the system's temporary folder, and building the LALR
     # tables takes about 30 ms once per process.
-    return lark.Lark(
-        GRAMMAR_PATH.read_text(),
-        parser="lalr",
-        lexer="contextual",
-        transformer=_Build(),
-        maybe_placeholders=False,
-        start=["start", "items"],
-    )
+    return lark.Lark(GRAMMAR_PATH.read_text(), parser="lalr", lexer="contextual", transformer=_Build(),
+                     maybe_placeholders=False, start=["start", "items"])
 
 
 _TOKEN_NAMES = {
-    "RBRACE": "'}'",
-    "RPAR": "')'",
-    "RSQB": "']'",
-    "RANGLE": "'>'",
-    "LPAR": "'('",
-    "LSQB": "'['",
-    "LANGLE": "'<'",
-    "REGION_LBRACE": "'{'",
-    "ATTR_LBRACE": "'{'",
-    "COMMA": "','",
-    "COLON": "':'",
-    "EQUAL": "'='",
-    "ARROW": "'->'",
-    "VALUE": "a %value",
-    "RESULTS": "'%result ='",
-    "OPNAME": "an op name",
-    "KEYWORD": "a keyword",
-    "$END": "end of input",
-    "BLOCK_LABEL": "a block label",
-    "SUCCESSOR": "a successor block",
-    "ATTR_ALIAS_DEF": "'#alias ='",
-    "LOC_ALIAS_DEF": "'#loc = loc(...)'",
-    "TYPE_ALIAS_DEF": "'!alias ='",
-    "GENERIC_OPNAME": "a quoted op name",
-    "MODULE": "'module'",
-    "LOC_REF": "a location",
-    "LOC_LPAR": "'loc('",
-    "TYPE_TOKEN": "a type",
-    "ATTR_TOKEN": "an attribute",
-    "HASH_ID": "an attribute",
-    "BANG_ID": "a type",
-    "INT": "an integer",
-    "FLOAT": "a number",
-    "STRING": "a string",
-    "DIMS": "a shape",
-    "SYMBOL": "a @symbol",
+    "RBRACE": "'}'", "RPAR": "')'", "RSQB": "']'", "RANGLE": "'>'", "LPAR": "'('", "LSQB": "'['",
+    "LANGLE": "'<'", "REGION_LBRACE": "'{'", "ATTR_LBRACE": "'{'", "COMMA": "','", "COLON": "':'",
+    "EQUAL": "'='", "ARROW": "'->'", "VALUE": "a %value", "RESULTS": "'%result ='", "OPNAME": "an op name",
+    "KEYWORD": "a keyword", "$END": "end of input", "BLOCK_LABEL": "a block label", "SUCCESSOR": "a successor block",
+    "ATTR_ALIAS_DEF": "'#alias ='", "LOC_ALIAS_DEF": "'#loc = loc(...)'", "TYPE_ALIAS_DEF": "'!alias ='",
+    "GENERIC_OPNAME": "a quoted op name", "MODULE": "'module'", "LOC_REF": "a location", "LOC_LPAR": "'loc('",
+    "TYPE_TOKEN": "a type", "ATTR_TOKEN": "an attribute", "HASH_ID": "an attribute", "BANG_ID": "a type",
+    "INT": "an integer", "FLOAT": "a number", "STRING": "a string", "DIMS": "a shape", "SYMBOL": "a @symbol",
 }
 
 _OPENERS = {"(": ")", "[": "]", "{": "}", "<": ">"}
@@ -250,11 +213,8 @@ def prescan(source: Source) -> None:
         line_start = text.rfind("\n", 0, m.start()) + 1
         if not _in_string_or_comment(text, line_start, m.start()):
             ch = text[m.start()]
-            what = (
-                f"control character U+{ord(ch):04X}"
-                if ord(ch) < 0x80
-                else f"non-ASCII character {ch!r} (U+{ord(ch):04X}) outside a string"
-            )
+            what = f"control character U+{ord(ch):04X}" if ord(ch) < 0x80 else \
+                f"non-ASCII character {ch!r} (U+{ord(ch):04X}) outside a string"
             raise IRParseError.at(source, m.start(), f"{what}: not part of any IR token")
         m = _BAD_CHAR.search(text, m.end())
     depth = 0
@@ -325,20 +285,16 @@ def parse_syntax(source: Source) -> list:
         return _parser().parse(text, start="start")
     except lark.exceptions.UnexpectedCharacters as e:
         ch = text[e.pos_in_stream] if e.pos_in_stream < len(text) else ""
-        raise IRParseError.at(
-            source, e.pos_in_stream, f"unexpected character {ch!r}: not part of any IR token"
-        ) from None
+        raise IRParseError.at(source, e.pos_in_stream, f"unexpected character {ch!r}: not part of any IR token") from None
     except lark.exceptions.UnexpectedToken as e:
         tok = e.token
         if tok.type == "$END":
             opener = _unclosed_opener(text, len(text))
             if opener is not None:
                 line, col = source.line_col(opener)
-                err = IRParseError.at(
-                    source,
-                    len(text.rstrip()) or 0,
-                    f"unexpected end of input: '{text[opener]}' opened at {line}:{col} is never closed",
-                )
+                err = IRParseError.at(source, len(text.rstrip()) or 0,
+                                      f"unexpected end of input: '{text[opener]}' opened at {line}:{col} "
+                                      f"is never closed")
                 raise err from None
             raise IRParseError.at(source, len(text.rstrip()), "unexpected end of input") from None
         expected = sorted({_TOKEN_NAMES.get(t, t.lower()) for t in e.expected if not t.startswith("__")})
@@ -359,4 +315,4 @@ def token_body(tok: Token) -> tuple[str, str]:
     """Split a TYPE_TOKEN/ATTR_TOKEN into its head and the text between its outer ``<`` ``>``."""
     v = tok.value
     i = v.index("<")
-    return v[:i], v[i + 1 : -1]
+    return v[:i], v[i + 1:-1]

@@ -10,7 +10,6 @@ and 3.9.0, and one of them can also hang Triton, which the child does not catch.
   result shape by inserting a 1 at ``axis`` before checking it, writing out of bounds (an abort
   on a corrupted heap, a segfault, or a hang).
 """
-
 from __future__ import annotations
 
 from .errors import IRParseError
@@ -25,9 +24,8 @@ def triton_would_crash(module: Module) -> IRParseError | None:
         if why is not None:
             line, col = op.line or 1, op.column or 1
             text = module.source.line_text(line) if op.source is module.source else ""
-            return IRParseError(
-                f"{why} (Triton's verifier would crash on it, not report it)", module.filename, line, col, text
-            )
+            return IRParseError(f"{why} (Triton's verifier would crash on it, not report it)",
+                                module.filename, line, col, text)
     return None
 
 

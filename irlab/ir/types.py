@@ -1,6 +1,5 @@
 """Types as Triton prints them: scalars, ``tensor<...>``, ``!tt.ptr<...>``, ``!ttg.memdesc<...>``,
 function types; read from the items the grammar keeps inside ops."""
-
 from __future__ import annotations
 
 import re
@@ -52,11 +51,10 @@ class PointerType(Type):
 @dataclass(frozen=True, eq=True)
 class TensorType(Type):
     """``tensor<128x64xf16, #blocked1>``: shape, element type and (resolved) layout encoding."""
-
     text: str
     shape: tuple
     element: Any
-    encoding: Any = None  # Layout, Attribute or None
+    encoding: Any = None   # Layout, Attribute or None
     encoding_text: str = ""
 
     @property
@@ -78,7 +76,6 @@ class TensorType(Type):
 @dataclass(frozen=True, eq=True)
 class MemDescType(Type):
     """``!ttg.memdesc<1x128x64xf16, #shared, #smem, mutable[, alloc shape]>``: a shared-memory view."""
-
     text: str
     shape: tuple
     element: Any
@@ -106,7 +103,6 @@ class FunctionType(Type):
 @dataclass(frozen=True, eq=True)
 class OpaqueType(Type):
     """Any other type (``!ttg.async.token``, ``!tt.tensordesc<...>``, ...), kept as its text."""
-
     text: str
 
 
@@ -120,7 +116,8 @@ def _dims(tok: Token) -> tuple:
 class TypeReader:
     """Reads types out of an item list; ``resolve`` maps alias names to attributes/types."""
 
-    def __init__(self, text: str, resolve: Resolver, resolve_type: Resolver | None = None, cache: dict | None = None):
+    def __init__(self, text: str, resolve: Resolver, resolve_type: Resolver | None = None,
+                 cache: dict | None = None):
         self.text = text
         self.resolve = resolve
         self.resolve_type = resolve_type or (lambda name: None)
@@ -133,11 +130,8 @@ class TypeReader:
         it = items[i]
         nxt = items[i + 1] if i + 1 < len(items) else None
         # the `<...>` written right after `it` (``tensor<...>``, ``!tt.ptr<...>``), if there is one
-        angle = (
-            nxt
-            if isinstance(nxt, Group) and nxt.kind == "angle" and isinstance(it, Token) and nxt.start == it.end_pos
-            else None
-        )
+        angle = nxt if isinstance(nxt, Group) and nxt.kind == "angle" and isinstance(it, Token) \
+            and nxt.start == it.end_pos else None
         if isinstance(it, Token):
             if it.type == "TYPE_TOKEN":
                 t = self.cache.get(it.value)
@@ -146,23 +140,23 @@ class TypeReader:
                 return t, i + 1
             if it.type == "KEYWORD":
                 if it.value == "tensor" and angle is not None:
-                    return self._tensor(self.text[it.start_pos : angle.end], angle.items), i + 2
+                    return self._tensor(self.text[it.start_pos:angle.end], angle.items), i + 2
                 if it.value in ("vector", "memref", "tuple") and angle is not None:
-                    return OpaqueType(self.text[it.start_pos : angle.end]), i + 2
+                    return OpaqueType(self.text[it.start_pos:angle.end]), i + 2
                 if _SCALAR_RE.match(it.value):
                     return ScalarType(it.value), i + 1
                 return None, i
             if it.type == "BANG_ID":
                 name = it.value[1:]
                 if angle is not None:
-                    return self._dialect_type(self.text[it.start_pos : angle.end], name, angle.items), i + 2
+                    return self._dialect_type(self.text[it.start_pos:angle.end], name, angle.items), i + 2
                 aliased = self.resolve_type(name)
                 if aliased is not None:
                     return aliased, i + 1
                 return OpaqueType(it.value), i + 1
             return None, i
         if isinstance(it, Group) and it.kind == "angle":  # memdesc printed without its prefix
-            return self._memdesc(self.text[it.start : it.end], it.items), i + 1
+            return self._memdesc(self.text[it.start:it.end], it.items), i + 1
         if isinstance(it, Group) and it.kind == "paren":
             # function type: (inputs) -> result | (results)
             inputs = tuple(self.read_list(it.items))
@@ -204,7 +198,7 @@ class TypeReader:
         elem, j = self.read(items, j)
         enc, enc_text = None, ""
         if j < len(items) and isinstance(items[j], Token) and items[j].type == "COMMA":
-            enc_items = items[j + 1 :]
+            enc_items = items[j + 1:]
             if enc_items and isinstance(enc_items[0], Token) and enc_items[0].type in ("HASH_ID", "ATTR_TOKEN"):
                 enc = parse_attribute(enc_items, self.text, self.resolve)
                 enc_text = text_of(enc_items, self.text)
@@ -234,7 +228,7 @@ class TypeReader:
         if elem is None:
             return OpaqueType(text)
         if isinstance(elem, TensorType) and not shape and len(parts) == 1:
-            return PointerType(text, elem)  # `<tensor<...>>`: a block pointer in tt ops' short form
+            return PointerType(text, elem)   # `<tensor<...>>`: a block pointer in tt ops' short form
         encoding = memory_space = None
         mutable = False
         alloc_shape = None
@@ -272,22 +266,14 @@ def same_type(a: Type | None, b: Type | None) -> bool:
     if isinstance(a, TensorType) and isinstance(b, TensorType):
         return a.shape == b.shape and same_type(a.element, b.element) and _same_encoding(a.encoding, b.encoding)
     if isinstance(a, MemDescType) and isinstance(b, MemDescType):
-        return (
-            a.shape == b.shape
-            and same_type(a.element, b.element)
-            and _same_encoding(a.encoding, b.encoding)
-            and _same_encoding(a.memory_space, b.memory_space)
-            and a.mutable == b.mutable
-            and (a.alloc_shape or a.shape) == (b.alloc_shape or b.shape)
-        )
+        return (a.shape == b.shape and same_type(a.element, b.element) and _same_encoding(a.encoding, b.encoding)
+                and _same_encoding(a.memory_space, b.memory_space) and a.mutable == b.mutable
+                and (a.alloc_shape or a.shape) == (b.alloc_shape or b.shape))
     if isinstance(a, PointerType) and isinstance(b, PointerType):
         return same_type(a.pointee, b.pointee) and a.address_space == b.address_space
     if isinstance(a, FunctionType) and isinstance(b, FunctionType):
-        return (
-            len(a.inputs) == len(b.inputs)
-            and len(a.results) == len(b.results)
-            and all(same_type(x, y) for x, y in zip(a.inputs + a.results, b.inputs + b.results))
-        )
+        return len(a.inputs) == len(b.inputs) and len(a.results) == len(b.results) and all(
+            same_type(x, y) for x, y in zip(a.inputs + a.results, b.inputs + b.results))
     if type(a) is not type(b):
         return False
     return re.sub(r"\s+", "", a.text) == re.sub(r"\s+", "", b.text)
@@ -312,20 +298,16 @@ def element_of_pointer(t: Type | None) -> Type | None:
         return t.pointee
     if isinstance(t, TensorType) and isinstance(t.element, PointerType):
         pointee = t.element.pointee
-        return TensorType(tensor_text(t.shape, pointee, t.encoding_text), t.shape, pointee, t.encoding, t.encoding_text)
+        return TensorType(tensor_text(t.shape, pointee, t.encoding_text), t.shape, pointee, t.encoding,
+                          t.encoding_text)
     return None
 
 
 def with_element(t: Type | None, elem_text: str) -> Type | None:
     """``t`` with its element type replaced (``cmpi`` results: same shape, ``i1``)."""
     if isinstance(t, TensorType):
-        return TensorType(
-            tensor_text(t.shape, elem_text, t.encoding_text),
-            t.shape,
-            ScalarType(elem_text),
-            t.encoding,
-            t.encoding_text,
-        )
+        return TensorType(tensor_text(t.shape, elem_text, t.encoding_text), t.shape, ScalarType(elem_text),
+                          t.encoding, t.encoding_text)
     if isinstance(t, ScalarType):
         return ScalarType(elem_text)
     return None
@@ -335,7 +317,6 @@ def relayout(t: Type | None, old, new_text: str) -> str | None:
     """The text of tensor type ``t`` moved from layout ``old`` to the layout written ``new_text``,
     slices of ``old`` becoming slices of the new layout; None if ``t`` is not in (a slice of) ``old``."""
     from .attributes import same_layout
-
     if not isinstance(t, TensorType) or t.layout is None:
         return None
     if same_layout(t.layout, old):

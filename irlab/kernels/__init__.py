@@ -5,7 +5,6 @@ A kernel file holds a ``KernelSpec`` (and the ``@triton.jit`` function it descri
 the spec's ``name`` or the variable holding it; a file with one spec needs no ``:NAME``. Files
 load through :mod:`irlab.base.pyfile` (once, with their folder on ``sys.path``).
 """
-
 from __future__ import annotations
 
 import os
@@ -21,7 +20,7 @@ KERNELS: dict[str, KernelSpec] = {
     for spec in (gemm.SPEC, gluon_gemm.SPEC, splitk_gemm.SPEC, softmax.SPEC, int4_gemm.SPEC, persistent_gemm.SPEC)
 }
 
-_FILES: dict[str, list[tuple[str, KernelSpec]]] = {}  # resolved file path -> (variable, spec)
+_FILES: dict[str, list[tuple[str, KernelSpec]]] = {}     # resolved file path -> (variable, spec)
 
 
 def specs_in_file(path: str | Path) -> list[tuple[str, KernelSpec]]:
@@ -68,10 +67,8 @@ def get(ref: str) -> KernelSpec:
     known = all_kernels()
     if ref in known:
         return known[ref]
-    raise KernelError(
-        f"unknown kernel {ref!r}{did_you_mean(ref, known)}; known: {', '.join(known)} (or give a kernel "
-        "file: path/to/file.py:NAME)"
-    )
+    raise KernelError(f"unknown kernel {ref!r}{did_you_mean(ref, known)}; known: {', '.join(known)} (or give a kernel "
+                      "file: path/to/file.py:NAME)")
 
 
 def reference(spec: KernelSpec, ref: str) -> str:
@@ -85,15 +82,5 @@ def reference(spec: KernelSpec, ref: str) -> str:
     return ref
 
 
-__all__ = [
-    "KERNELS",
-    "KernelError",
-    "KernelSpec",
-    "Problem",
-    "TileConfig",
-    "all_kernels",
-    "config_name",
-    "get",
-    "reference",
-    "specs_in_file",
-]
+__all__ = ["KERNELS", "KernelError", "KernelSpec", "Problem", "TileConfig", "all_kernels", "config_name", "get",
+           "reference", "specs_in_file"]

@@ -5,7 +5,6 @@ This is the GEMM of the source documents' experiments: AMD's stream pipeliner tu
 gfx942, and its epilogue converts the MMA accumulator to a blocked layout before ``tt.store`` on
 NVIDIA.
 """
-
 from __future__ import annotations
 
 import triton
@@ -15,24 +14,10 @@ from .shapes import RowMajorGemm, TileConfig
 
 
 @triton.jit
-def matmul_kernel(
-    a_ptr,
-    b_ptr,
-    c_ptr,
-    M,
-    N,
-    K,
-    stride_am,
-    stride_ak,
-    stride_bk,
-    stride_bn,
-    stride_cm,
-    stride_cn,
-    BLOCK_M: tl.constexpr,
-    BLOCK_N: tl.constexpr,
-    BLOCK_K: tl.constexpr,
-    GROUP_M: tl.constexpr,
-):
+def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K,
+                  stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
+                  BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+                  GROUP_M: tl.constexpr):
     pid = tl.program_id(0)
     num_pid_m = tl.cdiv(M, BLOCK_M)
     num_pid_n = tl.cdiv(N, BLOCK_N)
@@ -80,19 +65,11 @@ GEMM = RowMajorGemm()
 def cublas(inputs):
     """The same product by torch.matmul (cuBLAS), into the kernel's output."""
     import torch
-
     torch.matmul(inputs["a"], inputs["b"], out=inputs["c"])
 
 
-SPEC = GEMM.spec(
-    "gemm_fp16",
-    matmul_kernel,
-    CONFIGS,
-    "128x128x64-w8",
-    library=cublas,
-    library_name="torch.matmul",
-    description="tutorial-style masked fp16 GEMM with GROUP_M swizzle (C = A @ B, fp32 accumulate)",
-)
+SPEC = GEMM.spec("gemm_fp16", matmul_kernel, CONFIGS, "128x128x64-w8", library=cublas, library_name="torch.matmul",
+                 description="tutorial-style masked fp16 GEMM with GROUP_M swizzle (C = A @ B, fp32 accumulate)")
 
 # the problem's parts, for the kernels that share gemm_fp16's problem (persistent_gemm) and for scripts
 bind, make_inputs, launch_args, reference = SPEC.bind, SPEC.make_inputs, SPEC.launch_args, SPEC.reference

@@ -6,7 +6,6 @@ local_store B``. That makes the source documents' interleaved global-load schedu
 can be timed on an NVIDIA GPU. Triton's shared-memory barrier analysis inserts the barriers between
 the ``local_load``s and the ``local_store``s that overwrite the same buffers.
 """
-
 from __future__ import annotations
 
 from triton.experimental import gluon
@@ -39,20 +38,8 @@ def _mma_layout(num_warps):
 
 
 @gluon.jit
-def gluon_gemm_prefetch_kernel(
-    a_ptr,
-    b_ptr,
-    c_ptr,
-    M,
-    N,
-    K,
-    stride_am,
-    stride_bk,
-    stride_cm,
-    BLOCK_M: gl.constexpr,
-    BLOCK_N: gl.constexpr,
-    BLOCK_K: gl.constexpr,
-):
+def gluon_gemm_prefetch_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk, stride_cm,
+                               BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, BLOCK_K: gl.constexpr):
     NUM_WARPS: gl.constexpr = gl.num_warps()
     A_LOAD: gl.constexpr = _load_layout(BLOCK_K, NUM_WARPS)
     B_LOAD: gl.constexpr = _load_layout(BLOCK_N, NUM_WARPS)
@@ -111,23 +98,13 @@ GEMM = RowMajorGemm(strides=("stride_am", "stride_bk", "stride_cm"))
 def bind(shape, cfg: TileConfig) -> Problem:
     K = shape["K"]
     if K % cfg.meta["BLOCK_K"]:
-        raise ValueError(
-            f"gluon_gemm_prefetch needs K ({K}) to be a multiple of BLOCK_K ({cfg.meta['BLOCK_K']}): "
-            "its K loop has no mask"
-        )
+        raise ValueError(f"gluon_gemm_prefetch needs K ({K}) to be a multiple of BLOCK_K ({cfg.meta['BLOCK_K']}): "
+                         "its K loop has no mask")
     return GEMM.bind(shape, cfg)
 
 
-SPEC = GEMM.spec(
-    "gluon_gemm_prefetch",
-    gluon_gemm_prefetch_kernel,
-    CONFIGS,
-    "128x128x32-w4",
-    bind=bind,
-    description="Gluon fp16 GEMM, next K tile prefetched into registers, mma_v2 from single-buffered smem",
-    unsupported={
-        t: "written with NVIDIA mma_v2 (ampere) instructions and layouts" for t in ("hip:gfx942", "hip:gfx950")
-    },
-    library=gemm.cublas,
-    library_name="torch.matmul",
-)
+SPEC = GEMM.spec("gluon_gemm_prefetch", gluon_gemm_prefetch_kernel, CONFIGS, "128x128x32-w4", bind=bind,
+                 description="Gluon fp16 GEMM, next K tile prefetched into registers, mma_v2 from single-buffered smem",
+                 unsupported={t: "written with NVIDIA mma_v2 (ampere) instructions and layouts"
+                              for t in ("hip:gfx942", "hip:gfx950")},
+                 library=gemm.cublas, library_name="torch.matmul")

@@ -6,7 +6,6 @@ shifts and masks, subtracts the zero point 8, scales, and transposes the ``BLOCK
 to feed ``tl.dot`` -- the same shape of IR as the documents' FA-decode int4 snippet, whose layout
 conversions and transposes go through LDS.
 """
-
 from __future__ import annotations
 
 import triton
@@ -16,21 +15,9 @@ from .shapes import Problem, TileConfig, gemm_grid, gemm_spec, generator, random
 
 
 @triton.jit
-def int4_matmul_kernel(
-    a_ptr,
-    w_ptr,
-    scale_ptr,
-    c_ptr,
-    M,
-    N,
-    K,
-    stride_am,
-    stride_wn,
-    stride_cm,
-    BLOCK_M: tl.constexpr,
-    BLOCK_N: tl.constexpr,
-    BLOCK_K: tl.constexpr,
-):
+def int4_matmul_kernel(a_ptr, w_ptr, scale_ptr, c_ptr, M, N, K,
+                       stride_am, stride_wn, stride_cm,
+                       BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
     pid = tl.program_id(0)
     num_pid_n = tl.cdiv(N, BLOCK_N)
     pid_m = pid // num_pid_n
@@ -46,7 +33,7 @@ def int4_matmul_kernel(
     scale = tl.load(scale_ptr + offs_n)
 
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-    for k in range(0, tl.cdiv(K, BLOCK_K)):  # noqa: B007 (the kernel's source, and so its IR, stays as written)
+    for k in range(0, tl.cdiv(K, BLOCK_K)):   # noqa: B007 (the kernel's source, and so its IR, stays as written)
         a = tl.load(a_ptrs)
         packed = tl.load(w_ptrs)
         nibbles = (packed >> shifts) & 0xF
@@ -72,24 +59,13 @@ def bind(shape, cfg: TileConfig) -> Problem:
     M, N, K = shape["M"], shape["N"], shape["K"]
     if K % cfg.meta["BLOCK_K"]:
         raise ValueError(f"int4_gemm needs K ({K}) to be a multiple of BLOCK_K ({cfg.meta['BLOCK_K']})")
-    args = {
-        "a_ptr": "*fp16",
-        "w_ptr": "*i32",
-        "scale_ptr": "*fp16",
-        "c_ptr": "*fp16",
-        "M": M,
-        "N": N,
-        "K": K,
-        "stride_am": K,
-        "stride_wn": K // 8,
-        "stride_cm": N,
-    }
+    args = {"a_ptr": "*fp16", "w_ptr": "*i32", "scale_ptr": "*fp16", "c_ptr": "*fp16", "M": M, "N": N, "K": K,
+            "stride_am": K, "stride_wn": K // 8, "stride_cm": N}
     return Problem(args, dict(cfg.meta), cfg.options())
 
 
 def make_inputs(shape, device="cuda", seed=0):
     import torch
-
     g = generator(device, seed)
     M, N, K = shape["M"], shape["N"], shape["K"]
     a = random_matrix(M, K, "fp16", device, g)
@@ -103,19 +79,8 @@ def make_inputs(shape, device="cuda", seed=0):
 
 def launch_args(inputs, shape, cfg: TileConfig):
     a, w, scale, c = inputs["a"], inputs["w"], inputs["scale"], inputs["c"]
-    args = {
-        "a_ptr": a,
-        "w_ptr": w,
-        "scale_ptr": scale,
-        "c_ptr": c,
-        "M": shape["M"],
-        "N": shape["N"],
-        "K": shape["K"],
-        "stride_am": a.stride(0),
-        "stride_wn": w.stride(0),
-        "stride_cm": c.stride(0),
-        **cfg.meta,
-    }
+    args = {"a_ptr": a, "w_ptr": w, "scale_ptr": scale, "c_ptr": c, "M": shape["M"], "N": shape["N"], "K": shape["K"],
+            "stride_am": a.stride(0), "stride_wn": w.stride(0), "stride_cm": c.stride(0), **cfg.meta}
     return gemm_grid(shape, cfg.meta), args
 
 
@@ -124,15 +89,7 @@ def reference(inputs):
     return inputs["a"] @ w.t()
 
 
-SPEC = gemm_spec(
-    "int4_gemm",
-    int4_matmul_kernel,
-    CONFIGS,
-    "64x64x64-w4",
-    default_shape={"M": 1024, "N": 1024, "K": 1024},
-    description="fp16 x int4 GEMM: nibbles unpacked to fp16, scaled, tl.trans'd into tl.dot",
-    bind=bind,
-    make_inputs=make_inputs,
-    launch_args=launch_args,
-    reference=reference,
-)
+SPEC = gemm_spec("int4_gemm", int4_matmul_kernel, CONFIGS, "64x64x64-w4",
+                 default_shape={"M": 1024, "N": 1024, "K": 1024},
+                 description="fp16 x int4 GEMM: nibbles unpacked to fp16, scaled, tl.trans'd into tl.dot",
+                 bind=bind, make_inputs=make_inputs, launch_args=launch_args, reference=reference)

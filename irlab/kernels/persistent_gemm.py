@@ -19,7 +19,6 @@ gemm_persistent_tma`` can time this one beside ``gemm_fp16``'s variants. The ste
 is the number of programs launched, not a constant: any grid computes every tile once, so the
 launch (``launch_args``, sized by the device's SM count) decides how persistent it is.
 """
-
 from __future__ import annotations
 
 import triton
@@ -44,19 +43,9 @@ def _tile_coords(tile, tiles_m, tiles_n, GROUP_M: tl.constexpr):
 
 
 @triton.jit
-def persistent_tma_gemm(
-    a_ptr,
-    b_ptr,
-    c_ptr,
-    M,
-    N,
-    K,
-    BLOCK_M: tl.constexpr,
-    BLOCK_N: tl.constexpr,
-    BLOCK_K: tl.constexpr,
-    GROUP_M: tl.constexpr,
-    SPLIT_STORE: tl.constexpr,
-):
+def persistent_tma_gemm(a_ptr, b_ptr, c_ptr, M, N, K,
+                        BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+                        GROUP_M: tl.constexpr, SPLIT_STORE: tl.constexpr):
     a_desc = tl.make_tensor_descriptor(a_ptr, shape=[M, K], strides=[K, 1], block_shape=[BLOCK_M, BLOCK_K])
     b_desc = tl.make_tensor_descriptor(b_ptr, shape=[K, N], strides=[N, 1], block_shape=[BLOCK_K, BLOCK_N])
     if SPLIT_STORE:
@@ -72,37 +61,28 @@ def persistent_tma_gemm(
         row = tm * BLOCK_M
         col = tn * BLOCK_N
         acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-        for kk in range(k_steps):  # TMA fills the part of a box past K with zeros: no mask
+        for kk in range(k_steps):   # TMA fills the part of a box past K with zeros: no mask
             acc = tl.dot(a_desc.load([row, kk * BLOCK_K]), b_desc.load([kk * BLOCK_K, col]), acc)
-        if SPLIT_STORE:  # two BLOCK_M x BLOCK_N/2 stores: half the shared memory staging the store
+        if SPLIT_STORE:   # two BLOCK_M x BLOCK_N/2 stores: half the shared memory staging the store
             left, right = tl.split(tl.permute(tl.reshape(acc, (BLOCK_M, 2, BLOCK_N // 2)), (0, 2, 1)))
             c_desc.store([row, col], left.to(tl.float16))
             c_desc.store([row, col + BLOCK_N // 2], right.to(tl.float16))
         else:
-            c_desc.store([row, col], acc.to(tl.float16))  # TMA drops what falls past M or N
+            c_desc.store([row, col], acc.to(tl.float16))   # TMA drops what falls past M or N
 
 
 def _config(m: int, n: int, k: int, warps: int, stages: int, split: bool) -> TileConfig:
     name = f"{m}x{n}x{k}-w{warps}-s{stages}" + ("-split" if split else "")
-    return TileConfig(
-        name, {"BLOCK_M": m, "BLOCK_N": n, "BLOCK_K": k, "GROUP_M": 8, "SPLIT_STORE": split}, warps, stages
-    )
+    return TileConfig(name, {"BLOCK_M": m, "BLOCK_N": n, "BLOCK_K": k, "GROUP_M": 8, "SPLIT_STORE": split},
+                      warps, stages)
 
 
 # tutorial 09's kind of space on Hopper: 128-row tiles, 8 warps, 3-4 stages, with and without the
 # split store (shared memory rules out 128x256x64 at 4 stages with a whole-tile store)
-CONFIGS = {
-    c.name: c
-    for c in (
-        _config(128, 128, 64, 8, 3, False),
-        _config(128, 128, 64, 8, 3, True),
-        _config(128, 128, 64, 8, 4, False),
-        _config(128, 128, 64, 8, 4, True),
-        _config(128, 256, 64, 8, 3, False),
-        _config(128, 256, 64, 8, 3, True),
-        _config(128, 256, 64, 8, 4, True),
-    )
-}
+CONFIGS = {c.name: c for c in (_config(128, 128, 64, 8, 3, False), _config(128, 128, 64, 8, 3, True),
+                               _config(128, 128, 64, 8, 4, False), _config(128, 128, 64, 8, 4, True),
+                               _config(128, 256, 64, 8, 3, False), _config(128, 256, 64, 8, 3, True),
+                               _config(128, 256, 64, 8, 4, True))}
 
 
 # gemm_fp16's problem; the descriptors assume row-major A, B and C, so the kernel takes no strides
@@ -114,7 +94,6 @@ def sm_count(tensor) -> int:
     if getattr(tensor.device, "type", "cpu") != "cuda":
         return DEFAULT_SMS
     import torch
-
     return int(torch.cuda.get_device_properties(tensor.device).multi_processor_count)
 
 
@@ -125,21 +104,10 @@ def launch_args(inputs, shape, cfg: TileConfig):
 
 
 SPEC = GEMM.spec(
-    "gemm_persistent_tma",
-    persistent_tma_gemm,
-    CONFIGS,
-    "128x256x64-w8-s3-split",
-    launch_args=launch_args,
+    "gemm_persistent_tma", persistent_tma_gemm, CONFIGS, "128x256x64-w8-s3-split", launch_args=launch_args,
     description="persistent fp16 GEMM, TMA loads and stores, one program per SM (tutorial 09's structure; "
-    "gemm_fp16's problem and inputs)",
+                "gemm_fp16's problem and inputs)",
     # TMA descriptors exist from Hopper on (Triton lowers them for sm_90 and later only)
-    unsupported={
-        "cuda:80": "TMA descriptors need Hopper (sm_90) or later",
-        "hip:gfx942": "a TMA (Hopper) kernel",
-        "hip:gfx950": "a TMA (Hopper) kernel",
-    },
-    make_inputs=gemm.make_inputs,
-    reference=gemm.reference,
-    library=gemm.cublas,
-    library_name="torch.matmul",
-)
+    unsupported={"cuda:80": "TMA descriptors need Hopper (sm_90) or later",
+                 "hip:gfx942": "a TMA (Hopper) kernel", "hip:gfx950": "a TMA (Hopper) kernel"},
+    make_inputs=gemm.make_inputs, reference=gemm.reference, library=gemm.cublas, library_name="torch.matmul")

@@ -12,7 +12,6 @@ use, so that the two agree by construction and a kernel file says only what is i
 Each gives a :class:`~irlab.kernels.spec.KernelSpec` with :meth:`spec`; a kernel file can still
 override any part (its own inputs, reference, bind that checks more).
 """
-
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -23,44 +22,22 @@ import triton
 from .spec import KernelError, KernelSpec, Problem, TileConfig
 
 # a kernel file imports its spec's pieces from here too, on one line
-__all__ = [
-    "GEMM_STRIDES",
-    "KernelSpec",
-    "Problem",
-    "RowMajorGemm",
-    "RowWise",
-    "TileConfig",
-    "gemm_flops",
-    "gemm_grid",
-    "gemm_reference",
-    "gemm_spec",
-    "generator",
-    "random_matrix",
-    "torch_dtype",
-    "unwritten",
-]
+__all__ = ["GEMM_STRIDES", "KernelSpec", "Problem", "RowMajorGemm", "RowWise", "TileConfig", "gemm_flops", "gemm_grid",
+           "gemm_reference", "gemm_spec", "generator", "random_matrix", "torch_dtype", "unwritten"]
 
 # Triton element types -> torch dtype names
-_TORCH = {
-    "fp16": "float16",
-    "bf16": "bfloat16",
-    "fp32": "float32",
-    "i8": "int8",
-    "i32": "int32",
-    "fp8e4nv": "float8_e4m3fn",
-}
+_TORCH = {"fp16": "float16", "bf16": "bfloat16", "fp32": "float32", "i8": "int8", "i32": "int32",
+          "fp8e4nv": "float8_e4m3fn"}
 
 
 def torch_dtype(element: str):
     """The torch dtype of a Triton element type (``fp16`` -> ``torch.float16``)."""
     import torch
-
     return getattr(torch, _TORCH[element])
 
 
 def generator(device, seed: int):
     import torch
-
     return torch.Generator(device=device).manual_seed(seed)
 
 
@@ -68,7 +45,6 @@ def random_matrix(rows: int, cols: int, element: str, device, g):
     """Random values of ``element`` type: normal for floats (drawn in fp32 for fp8, which torch
     cannot draw in), small integers (-8..7) for integer types, so that integer products stay exact."""
     import torch
-
     dtype = torch_dtype(element)
     if not dtype.is_floating_point:
         return torch.randint(-8, 8, (rows, cols), device=device, dtype=dtype, generator=g)
@@ -81,7 +57,6 @@ def unwritten(size, element: str, device):
     """An output buffer full of a value a kernel never writes (NaN, or the least integer), so that an
     element it skips shows."""
     import torch
-
     dtype = torch_dtype(element)
     fill = float("nan") if dtype.is_floating_point else torch.iinfo(dtype).min
     return torch.full(size, fill, device=device, dtype=dtype)
@@ -92,14 +67,8 @@ def unwritten(size, element: str, device):
 
 # every stride parameter a GEMM kernel may take: the matrix, its dimension, and the size it is
 # in a row-major layout (None: 1, the unit stride)
-GEMM_STRIDES = {
-    "stride_am": ("a", 0, "K"),
-    "stride_ak": ("a", 1, None),
-    "stride_bk": ("b", 0, "N"),
-    "stride_bn": ("b", 1, None),
-    "stride_cm": ("c", 0, "N"),
-    "stride_cn": ("c", 1, None),
-}
+GEMM_STRIDES = {"stride_am": ("a", 0, "K"), "stride_ak": ("a", 1, None), "stride_bk": ("b", 0, "N"),
+                "stride_bn": ("b", 1, None), "stride_cm": ("c", 0, "N"), "stride_cn": ("c", 1, None)}
 
 
 def gemm_flops(shape) -> float:
@@ -125,14 +94,8 @@ class RowMajorGemm:
     def args(self, shape) -> dict:
         """The arguments a launch on row-major tensors of ``shape`` passes: pointer types and the
         real sizes and strides (a cross-compile specializes them as the JIT would)."""
-        args = {
-            "a_ptr": f"*{self.a}",
-            "b_ptr": f"*{self.b}",
-            "c_ptr": f"*{self.c}",
-            "M": shape["M"],
-            "N": shape["N"],
-            "K": shape["K"],
-        }
+        args = {"a_ptr": f"*{self.a}", "b_ptr": f"*{self.b}", "c_ptr": f"*{self.c}",
+                "M": shape["M"], "N": shape["N"], "K": shape["K"]}
         for name in self.strides:
             size = GEMM_STRIDES[name][2]
             args[name] = shape[size] if size else 1
@@ -156,18 +119,10 @@ class RowMajorGemm:
         for name, (m, dim, size) in GEMM_STRIDES.items():
             want = shape[size] if size else 1
             if name not in self.strides and tensors[m].stride(dim) != want:
-                raise ValueError(
-                    f"the kernel takes no {name}: it needs a row-major {m.upper()} (stride {want} along "
-                    f"dimension {dim}), not one of stride {tensors[m].stride(dim)}"
-                )
-        args = {
-            "a_ptr": tensors["a"],
-            "b_ptr": tensors["b"],
-            "c_ptr": tensors["c"],
-            "M": shape["M"],
-            "N": shape["N"],
-            "K": shape["K"],
-        }
+                raise ValueError(f"the kernel takes no {name}: it needs a row-major {m.upper()} (stride {want} along "
+                                 f"dimension {dim}), not one of stride {tensors[m].stride(dim)}")
+        args = {"a_ptr": tensors["a"], "b_ptr": tensors["b"], "c_ptr": tensors["c"],
+                "M": shape["M"], "N": shape["N"], "K": shape["K"]}
         for name in self.strides:
             m, dim, _ = GEMM_STRIDES[name]
             args[name] = tensors[m].stride(dim)
@@ -176,13 +131,8 @@ class RowMajorGemm:
     def spec(self, name: str, fn, configs, default_config: str = "", **fields) -> KernelSpec:
         """The kernel's spec (:func:`gemm_spec`) with this problem's bind, inputs and launch;
         ``fields`` override any of them."""
-        return gemm_spec(
-            name,
-            fn,
-            configs,
-            default_config,
-            **{"bind": self.bind, "make_inputs": self.make_inputs, "launch_args": self.launch_args, **fields},
-        )
+        return gemm_spec(name, fn, configs, default_config, **{"bind": self.bind, "make_inputs": self.make_inputs,
+                                                               "launch_args": self.launch_args, **fields})
 
 
 def gemm_reference(inputs):
@@ -193,24 +143,13 @@ def gemm_spec(name: str, fn, configs, default_config: str = "", **fields) -> Ker
     """A GEMM's spec: output ``C``, reference ``A @ B`` (in the inputs' type), its flops, a
     4096-cubed default shape; ``fields`` give the rest (bind, make_inputs, launch_args, ...) and
     override any of these."""
-    return KernelSpec(
-        **{
-            "name": name,
-            "fn": fn,
-            "configs": configs,
-            "default_config": default_config,
-            "default_shape": {"M": 4096, "N": 4096, "K": 4096},
-            "reference": gemm_reference,
-            "output": _output("c"),
-            "flops": gemm_flops,
-            **fields,
-        }
-    )
+    return KernelSpec(**{"name": name, "fn": fn, "configs": configs, "default_config": default_config,
+                         "default_shape": {"M": 4096, "N": 4096, "K": 4096}, "reference": gemm_reference,
+                         "output": _output("c"), "flops": gemm_flops, **fields})
 
 
 # ------------------------------------------------------------------------------------------------
 # row-wise kernels
-
 
 @dataclass(frozen=True)
 class RowWise:
@@ -245,18 +184,9 @@ class RowWise:
     def spec(self, fn, configs, default_config: str, **fields) -> KernelSpec:
         """The kernel's spec: this problem's bind, launch and output; ``fields`` give the rest
         (``make_inputs``, ``reference``, ``default_shape``, ...) and may override these."""
-        return KernelSpec(
-            **{
-                "name": self.name,
-                "fn": fn,
-                "configs": configs,
-                "default_config": default_config,
-                "bind": self.bind,
-                "launch_args": self.launch_args,
-                "output": _output(self.output),
-                **fields,
-            }
-        )
+        return KernelSpec(**{"name": self.name, "fn": fn, "configs": configs, "default_config": default_config,
+                             "bind": self.bind, "launch_args": self.launch_args, "output": _output(self.output),
+                             **fields})
 
 
 def _output(name: str):

@@ -3,7 +3,6 @@
 A corpus kernel with no dot: reductions, ``tt.reduce`` regions and exp, so the IR model and the
 passes meet IR that is not a GEMM (and the passes must say there is nothing for them to do).
 """
-
 from __future__ import annotations
 
 import triton
@@ -30,13 +29,8 @@ CONFIGS = {
 }
 
 
-ROWS = RowWise(
-    "softmax",
-    {"out_ptr": ("y", "fp32"), "in_ptr": ("x", "fp32")},
-    output="y",
-    row_strides={"in_row_stride": "x", "out_row_stride": "y"},
-    whole_row="BLOCK_SIZE",
-)
+ROWS = RowWise("softmax", {"out_ptr": ("y", "fp32"), "in_ptr": ("x", "fp32")}, output="y",
+               row_strides={"in_row_stride": "x", "out_row_stride": "y"}, whole_row="BLOCK_SIZE")
 bind, launch_args = ROWS.bind, ROWS.launch_args
 
 
@@ -45,14 +39,7 @@ def make_inputs(shape, device="cuda", seed=0):
     return {"x": x, "y": unwritten(x.shape, "fp32", device)}
 
 
-SPEC = ROWS.spec(
-    softmax_kernel,
-    CONFIGS,
-    "1024-w4",
-    description="fused row-wise fp32 softmax",
-    default_shape={"M": 4096, "N": 1000},
-    make_inputs=make_inputs,
-    reference=lambda inputs: inputs["x"].softmax(dim=-1),
-    flops=lambda shape: 5.0 * shape["M"] * shape["N"],
-    tolerance={"rel_fro": 1e-5},
-)
+SPEC = ROWS.spec(softmax_kernel, CONFIGS, "1024-w4", description="fused row-wise fp32 softmax",
+                 default_shape={"M": 4096, "N": 1000}, make_inputs=make_inputs,
+                 reference=lambda inputs: inputs["x"].softmax(dim=-1),
+                 flops=lambda shape: 5.0 * shape["M"] * shape["N"], tolerance={"rel_fro": 1e-5})

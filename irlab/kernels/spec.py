@@ -16,7 +16,6 @@ What ``bind`` and ``launch_args`` return is matched to the kernel's parameters b
 position: a name the kernel has no parameter for, or a parameter left without a value, is a
 :class:`ParameterError` that names it and the file and line it comes from.
 """
-
 from __future__ import annotations
 
 import os
@@ -25,16 +24,8 @@ from types import FrameType
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
-from .tile_configs import (  # noqa: F401  (config_suffix, dim_key, size_keys: re-exported for kernel files)
-    KernelError,
-    TileConfig,
-    config_name,
-    config_space,
-    config_suffix,
-    dim_key,
-    named_config,
-    size_keys,
-)
+from .tile_configs import (KernelError, TileConfig, config_name, config_space, config_suffix, dim_key,  # noqa: F401
+                           named_config, size_keys)
 
 
 class ParameterError(KernelError):
@@ -48,8 +39,7 @@ def parameters(fn) -> list[tuple[str, bool]]:
     params = getattr(fn, "params", None)
     if params is not None:
         return [(p.name, bool(p.is_constexpr)) for p in params]
-    import inspect  # Triton's interpreter (TRITON_INTERPRET=1) keeps no params: read the Python signature
-
+    import inspect    # Triton's interpreter (TRITON_INTERPRET=1) keeps no params: read the Python signature
     sig = inspect.signature(getattr(fn, "fn", fn))
     return [(p.name, "constexpr" in str(p.annotation)) for p in sig.parameters.values()]
 
@@ -71,11 +61,8 @@ def _definition_site() -> str:
     """``file:line`` of the code that constructs a KernelSpec (the first frame outside irlab's
     spec machinery and dataclass machinery), for messages about the spec."""
     f: FrameType | None = sys._getframe(1)
-    while f is not None and (
-        os.path.abspath(f.f_code.co_filename) in _MACHINERY
-        or f.f_code.co_filename.startswith("<")
-        or f.f_code.co_filename.endswith(os.sep + "dataclasses.py")
-    ):
+    while f is not None and (os.path.abspath(f.f_code.co_filename) in _MACHINERY or f.f_code.co_filename.startswith("<")
+                             or f.f_code.co_filename.endswith(os.sep + "dataclasses.py")):
         f = f.f_back
     return f"{_shown(f.f_code.co_filename)}:{f.f_lineno}" if f is not None else ""
 
@@ -94,40 +81,17 @@ def _names(names) -> str:
 
 
 # how other libraries spell element types, in Triton's spelling (torch.float16 -> fp16)
-_SPELLINGS = {
-    "float16": "fp16",
-    "half": "fp16",
-    "bfloat16": "bf16",
-    "float32": "fp32",
-    "float": "fp32",
-    "float64": "fp64",
-    "double": "fp64",
-    "int8": "i8",
-    "int16": "i16",
-    "int32": "i32",
-    "int": "i32",
-    "int64": "i64",
-    "long": "i64",
-    "uint8": "u8",
-    "uint16": "u16",
-    "uint32": "u32",
-    "uint64": "u64",
-    "bool": "i1",
-    "int1": "i1",
-    "float8_e4m3fn": "fp8e4nv",
-    "float8_e5m2": "fp8e5",
-    "f16": "fp16",
-    "f32": "fp32",
-    "f64": "fp64",
-    "bf": "bf16",
-}
+_SPELLINGS = {"float16": "fp16", "half": "fp16", "bfloat16": "bf16", "float32": "fp32", "float": "fp32",
+              "float64": "fp64", "double": "fp64", "int8": "i8", "int16": "i16", "int32": "i32", "int": "i32",
+              "int64": "i64", "long": "i64", "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64",
+              "bool": "i1", "int1": "i1", "float8_e4m3fn": "fp8e4nv", "float8_e5m2": "fp8e5",
+              "f16": "fp16", "f32": "fp32", "f64": "fp64", "bf": "bf16"}
 
 
 def type_spelling_error(text: str) -> str | None:
     """Why Triton cannot read ``text`` as an argument type (None: it can): a pointer is ``*`` and an
     element type in Triton's spelling (``*fp16``, ``*i8``), a scalar the element type alone (``i32``)."""
     from triton.language import str_to_ty
-
     try:
         str_to_ty(text, None)
         return None
@@ -137,10 +101,8 @@ def type_spelling_error(text: str) -> str | None:
     element = text[1:] if star else text
     known = _SPELLINGS.get(element.lower().replace("torch.", "").replace("tl.", ""))
     if known is None:
-        return (
-            "not a type Triton knows: a pointer is '*' and an element type (*fp16, *bf16, *fp32, *i8, *i32, "
-            "*fp8e4nv, ...), a scalar the element type alone (i32, fp32)"
-        )
+        return ("not a type Triton knows: a pointer is '*' and an element type (*fp16, *bf16, *fp32, *i8, *i32, "
+                "*fp8e4nv, ...), a scalar the element type alone (i32, fp32)")
     if star:
         return f"Triton spells it {star}{known}"
     return f"Triton spells a pointer to {element} '*{known}' (a scalar of that type: '{known}')"
@@ -150,9 +112,9 @@ def type_spelling_error(text: str) -> str | None:
 class Problem:
     """Bound arguments of one kernel for one shape and config, ready for specialization."""
 
-    args: dict  # name -> "*fp16" style pointer type, or a Python int/float value
-    constexprs: dict  # name -> value
-    options: dict  # num_warps, num_stages, ...
+    args: dict          # name -> "*fp16" style pointer type, or a Python int/float value
+    constexprs: dict    # name -> value
+    options: dict       # num_warps, num_stages, ...
 
 
 def unwrap(fn) -> tuple[Any, list, dict]:
@@ -163,7 +125,7 @@ def unwrap(fn) -> tuple[Any, list, dict]:
     heuristics: dict[str, Callable[..., Any]] = {}
     try:
         from triton.runtime.autotuner import Autotuner, Heuristics
-    except ImportError:  # pragma: no cover (every supported Triton has both)
+    except ImportError:   # pragma: no cover (every supported Triton has both)
         return fn, configs, heuristics
     while isinstance(fn, (Autotuner, Heuristics)):
         if isinstance(fn, Autotuner) and not configs:
@@ -182,11 +144,8 @@ def tile_configs(autotune_configs: list) -> dict[str, TileConfig]:
     vary = tuple(k for k in dict.fromkeys(k for m in metas for k in m) if len({repr(m.get(k)) for m in metas}) > 1)
     out: dict[str, TileConfig] = {}
     for c, meta in zip(autotune_configs, metas):
-        extra = {
-            k: v
-            for k, v in (("num_ctas", getattr(c, "num_ctas", 1)), ("maxnreg", getattr(c, "maxnreg", None)))
-            if v not in (None, 1)
-        }
+        extra = {k: v for k, v in (("num_ctas", getattr(c, "num_ctas", 1)), ("maxnreg", getattr(c, "maxnreg", None)))
+                 if v not in (None, 1)}
         name = config_name(meta, c.num_warps, c.num_stages, extra, vary=vary)
         while name in out:
             name += "'"
@@ -197,7 +156,6 @@ def tile_configs(autotune_configs: list) -> dict[str, TileConfig]:
 def _takes_target(bind) -> bool:
     """Whether ``bind`` takes the target as a third argument (``bind(shape, cfg, target)``)."""
     import inspect
-
     try:
         params = list(inspect.signature(bind).parameters.values())
     except (TypeError, ValueError):
@@ -212,36 +170,28 @@ def _check_kernel_function(fn, name: str, defined_at: str) -> None:
     function (the ``@triton.jit`` forgotten), or a name that is not ASCII (Triton takes only ASCII
     identifiers: the name becomes the binary's symbol)."""
     import inspect
-
     if inspect.isfunction(fn) or inspect.ismethod(fn) or not callable(fn):
         what = "a plain Python function" if inspect.isfunction(fn) else f"a {type(fn).__name__}"
         fname = getattr(fn, "__name__", repr(fn))
-        raise KernelError(
-            f"{_function_site(fn, defined_at)}: kernel {name}: fn {fname} is {what}, not a Triton "
-            "kernel: decorate it with @triton.jit (or @gluon.jit)"
-        )
+        raise KernelError(f"{_function_site(fn, defined_at)}: kernel {name}: fn {fname} is {what}, not a Triton "
+                          "kernel: decorate it with @triton.jit (or @gluon.jit)")
     fname = getattr(getattr(fn, "fn", fn), "__name__", "") or ""
     if not fname.isascii():
-        raise KernelError(
-            f"{_function_site(getattr(fn, 'fn', fn), defined_at)}: kernel {name}: the kernel function's "
-            f"name {fname!r} is not ASCII; Triton takes only ASCII names (it becomes the binary's "
-            "symbol): rename it"
-        )
+        raise KernelError(f"{_function_site(getattr(fn, 'fn', fn), defined_at)}: kernel {name}: the kernel function's "
+                          f"name {fname!r} is not ASCII; Triton takes only ASCII names (it becomes the binary's "
+                          "symbol): rename it")
 
 
 def _check_configs(configs, name: str, defined_at: str) -> None:
     """``configs`` must map names to TileConfigs (a list of them is the common slip)."""
     if not isinstance(configs, Mapping):
         hint = " ({c.name: c for c in CONFIGS})" if isinstance(configs, (list, tuple)) else ""
-        raise KernelError(
-            f"{defined_at}: kernel {name}: configs is a {type(configs).__name__}; give a dict of "
-            f"name -> TileConfig{hint}"
-        )
+        raise KernelError(f"{defined_at}: kernel {name}: configs is a {type(configs).__name__}; give a dict of "
+                          f"name -> TileConfig{hint}")
     for key, cfg in configs.items():
         if not isinstance(cfg, TileConfig):
-            raise KernelError(
-                f"{defined_at}: kernel {name}: configs[{key!r}] is a {type(cfg).__name__}, not a TileConfig"
-            )
+            raise KernelError(f"{defined_at}: kernel {name}: configs[{key!r}] is a {type(cfg).__name__}, not a "
+                              "TileConfig")
 
 
 @dataclass(frozen=True)
@@ -262,7 +212,7 @@ class KernelSpec:
     default_shape: Mapping[str, int] = None  # type: ignore[assignment]
     # bind(shape, cfg) or bind(shape, cfg, target) -> Problem (see _takes_target)
     bind: Callable[..., Problem] = None  # type: ignore[assignment]
-    language: str = ""  # "triton" or "gluon"; read from fn when not given
+    language: str = ""                 # "triton" or "gluon"; read from fn when not given
     description: str = ""
     # targets this kernel cannot be compiled for, with the reason (reported, never skipped silently)
     unsupported: Mapping[str, str] = field(default_factory=dict)
@@ -275,11 +225,11 @@ class KernelSpec:
     # ``outputs`` (a tuple in that order, or a dict by name). It sees the inputs as they were before
     # the launch, so a kernel that updates an input in place is checked against the original.
     reference: Callable | None = None
-    output: Callable | None = None  # output(inputs) -> the tensor the kernel wrote
+    output: Callable | None = None      # output(inputs) -> the tensor the kernel wrote
     # or: the names of the entries of make_inputs' dict the kernel writes (``("y", "mean", "rstd")``),
     # each checked against the reference on its own; an input updated in place is named here too
     outputs: tuple = ()
-    flops: Callable | None = None  # flops(shape) -> float
+    flops: Callable | None = None       # flops(shape) -> float
     # library(inputs) -> None: the same work done by the library a user would call, written to
     # output(inputs); timed in the same rounds as a reference column (library_name names it)
     library: Callable | None = None
@@ -305,45 +255,32 @@ class KernelSpec:
         object.__setattr__(self, "fn", jit)
         if not self.configs:
             if not autotuned:
-                raise KernelError(
-                    f"{self.defined_at}: kernel {self.name}: give configs (TileConfigs), or an "
-                    "@triton.autotune'd fn whose configs become them"
-                )
+                raise KernelError(f"{self.defined_at}: kernel {self.name}: give configs (TileConfigs), or an "
+                                  "@triton.autotune'd fn whose configs become them")
             object.__setattr__(self, "configs", tile_configs(autotuned))
         _check_configs(self.configs, self.name, self.defined_at)
         if not self.default_config:
             object.__setattr__(self, "default_config", next(iter(self.configs)))
         if self.bind is None:
-            raise KernelError(
-                f"{self.defined_at}: kernel {self.name}: a KernelSpec needs bind, the function that "
-                "turns a shape and a TileConfig into the kernel's arguments: bind(shape, cfg) -> "
-                "Problem(args, constexprs, options)"
-            )
+            raise KernelError(f"{self.defined_at}: kernel {self.name}: a KernelSpec needs bind, the function that "
+                              "turns a shape and a TileConfig into the kernel's arguments: bind(shape, cfg) -> "
+                              "Problem(args, constexprs, options)")
         if not callable(self.bind):
-            raise KernelError(
-                f"{self.defined_at}: kernel {self.name}: bind is a {type(self.bind).__name__}, not a "
-                "function: bind(shape, cfg) -> Problem(args, constexprs, options)"
-            )
+            raise KernelError(f"{self.defined_at}: kernel {self.name}: bind is a {type(self.bind).__name__}, not a "
+                              "function: bind(shape, cfg) -> Problem(args, constexprs, options)")
         if self.default_shape is None:
-            raise KernelError(
-                f"{self.defined_at}: kernel {self.name}: a KernelSpec needs default_shape, the problem "
-                "size it is compiled at unless a command names another: {'M': 4096, 'N': 4096, ...}"
-            )
+            raise KernelError(f"{self.defined_at}: kernel {self.name}: a KernelSpec needs default_shape, the problem "
+                              "size it is compiled at unless a command names another: {'M': 4096, 'N': 4096, ...}")
         if not isinstance(self.default_shape, Mapping) or not all(
-            isinstance(k, str) and isinstance(v, int) for k, v in self.default_shape.items()
-        ):
-            raise KernelError(
-                f"{self.defined_at}: kernel {self.name}: default_shape must map dimension names to "
-                f"sizes, {{'M': 4096, ...}}, not {self.default_shape!r}"
-            )
+                isinstance(k, str) and isinstance(v, int) for k, v in self.default_shape.items()):
+            raise KernelError(f"{self.defined_at}: kernel {self.name}: default_shape must map dimension names to "
+                              f"sizes, {{'M': 4096, ...}}, not {self.default_shape!r}")
         if not self.language:
             is_gluon = getattr(self.fn, "is_gluon", None)
             object.__setattr__(self, "language", "gluon" if callable(is_gluon) and is_gluon() else "triton")
         if self.default_config not in self.configs:
-            raise KernelError(
-                f"kernel {self.name}: default_config {self.default_config!r} is not one of its "
-                f"configs ({', '.join(self.configs)})"
-            )
+            raise KernelError(f"kernel {self.name}: default_config {self.default_config!r} is not one of its "
+                              f"configs ({', '.join(self.configs)})")
         if isinstance(self.outputs, str):
             object.__setattr__(self, "outputs", (self.outputs,))
         object.__setattr__(self, "outputs", tuple(self.outputs))
@@ -353,9 +290,8 @@ class KernelSpec:
     @property
     def timeable(self) -> bool:
         """Whether a GPU run can build inputs, launch, and check the outputs against a reference."""
-        return None not in (self.make_inputs, self.launch_args, self.reference) and (
-            self.output is not None or bool(self.outputs)
-        )
+        return None not in (self.make_inputs, self.launch_args, self.reference) and \
+            (self.output is not None or bool(self.outputs))
 
     def _where(self, fn) -> str:
         return _function_site(fn, self.defined_at)
@@ -368,16 +304,12 @@ class KernelSpec:
         kernel = getattr(self.fn, "__name__", None) or getattr(getattr(self.fn, "fn", None), "__name__", self.name)
         unknown = [k for k in given if k not in names]
         if unknown:
-            raise ParameterError(
-                f"{self._where(fn)}: kernel {self.name}: {what} gives {_names(unknown)}, which "
-                f"{kernel} has no parameter for (its parameters: {', '.join(names)})"
-            )
+            raise ParameterError(f"{self._where(fn)}: kernel {self.name}: {what} gives {_names(unknown)}, which "
+                                 f"{kernel} has no parameter for (its parameters: {', '.join(names)})")
         missing = [n for n, constexpr in params if n not in given and not (constexpr and constexprs_optional)]
         if missing and not unknown_only:
-            raise ParameterError(
-                f"{self._where(fn)}: kernel {self.name}: {what} gives no value for {kernel}'s "
-                f"parameter(s) {_names(missing)}"
-            )
+            raise ParameterError(f"{self._where(fn)}: kernel {self.name}: {what} gives no value for {kernel}'s "
+                                 f"parameter(s) {_names(missing)}")
 
     def launch_call(self, inputs, shape: Mapping, cfg: TileConfig, target=None) -> tuple[tuple, list]:
         """``launch_args`` called, and its arguments put in the order of the kernel's parameters,
@@ -398,10 +330,8 @@ class KernelSpec:
             return {"output": self.output(inputs)}
         missing = [n for n in self.outputs if n not in inputs]
         if missing:
-            raise ParameterError(
-                f"{self.defined_at}: kernel {self.name}: outputs names {_names(missing)}, which "
-                f"make_inputs does not give (it gives {', '.join(map(str, inputs))})"
-            )
+            raise ParameterError(f"{self.defined_at}: kernel {self.name}: outputs names {_names(missing)}, which "
+                                 f"make_inputs does not give (it gives {', '.join(map(str, inputs))})")
         return {n: inputs[n] for n in self.outputs}
 
     def expected(self, inputs: Mapping) -> dict:
@@ -411,24 +341,18 @@ class KernelSpec:
         ref = self.reference(inputs)
         if isinstance(ref, Mapping):
             if set(ref) != set(names):
-                raise ParameterError(
-                    f"{self._where(self.reference)}: kernel {self.name}: reference returns "
-                    f"{', '.join(map(str, ref))}; its outputs are {', '.join(names)}"
-                )
+                raise ParameterError(f"{self._where(self.reference)}: kernel {self.name}: reference returns "
+                                     f"{', '.join(map(str, ref))}; its outputs are {', '.join(names)}")
             return {n: ref[n] for n in names}
         if isinstance(ref, (tuple, list)):
             if len(ref) != len(names):
-                raise ParameterError(
-                    f"{self._where(self.reference)}: kernel {self.name}: reference returns "
-                    f"{len(ref)} values for {len(names)} output(s) ({', '.join(names)})"
-                )
+                raise ParameterError(f"{self._where(self.reference)}: kernel {self.name}: reference returns "
+                                     f"{len(ref)} values for {len(names)} output(s) ({', '.join(names)})")
             return dict(zip(names, ref))
         if len(names) != 1:
-            raise ParameterError(
-                f"{self._where(self.reference)}: kernel {self.name}: reference returns one value "
-                f"for {len(names)} outputs; return one per output ({', '.join(names)}), in that "
-                "order or as a dict by name"
-            )
+            raise ParameterError(f"{self._where(self.reference)}: kernel {self.name}: reference returns one value "
+                                 f"for {len(names)} outputs; return one per output ({', '.join(names)}), in that "
+                                 "order or as a dict by name")
         return {names[0]: ref}
 
     def config(self, name: str | None = None) -> TileConfig:
@@ -438,11 +362,9 @@ class KernelSpec:
         found = named_config(self, name)
         if found is not None:
             return found
-        raise KernelError(
-            f"kernel {self.name!r} has no tile config {name!r}; known: {', '.join(self.configs)}, "
-            "or a config of its search space with its depth (irlab search's names, e.g. "
-            f"{config_space(self, (3,))[0].name})"
-        )
+        raise KernelError(f"kernel {self.name!r} has no tile config {name!r}; known: {', '.join(self.configs)}, "
+                          "or a config of its search space with its depth (irlab search's names, e.g. "
+                          f"{config_space(self, (3,))[0].name})")
 
     def shape(self, shape: Mapping[str, int] | None = None) -> dict:
         """``shape`` completed from the default shape; unknown dimension names are an error."""
@@ -457,17 +379,15 @@ class KernelSpec:
                 out[k] = v
                 continue
             if k not in out:
-                raise KernelError(
-                    f"kernel {self.name!r} has no shape dimension {k!r}; its dimensions: {', '.join(out)}"
-                )
+                raise KernelError(f"kernel {self.name!r} has no shape dimension {k!r}; its dimensions: "
+                                  f"{', '.join(out)}")
             if not isinstance(v, int) or v < 1:
                 raise KernelError(f"shape {k}={v!r}: sizes are positive integers")
             out[k] = v
         return out
 
-    def problem(
-        self, shape: Mapping[str, int] | None = None, config: str | TileConfig | None = None, target=None
-    ) -> Problem:
+    def problem(self, shape: Mapping[str, int] | None = None, config: str | TileConfig | None = None,
+                target=None) -> Problem:
         cfg = config if isinstance(config, TileConfig) else self.config(config)
         return self.bind_problem(self.shape(shape), cfg, target)
 
@@ -477,10 +397,8 @@ class KernelSpec:
         problem = self.bind(shape, cfg, target) if _takes_target(self.bind) else self.bind(shape, cfg)
         if not isinstance(problem, Problem):
             got = "nothing (None)" if problem is None else f"a {type(problem).__name__}"
-            raise ParameterError(
-                f"{self._where(self.bind)}: kernel {self.name}: bind returned {got}; it must return "
-                "irlab.Problem(args, constexprs, options)"
-            )
+            raise ParameterError(f"{self._where(self.bind)}: kernel {self.name}: bind returned {got}; it must return "
+                                 "irlab.Problem(args, constexprs, options)")
         self._match("bind", self.bind, {**problem.args, **problem.constexprs}, unknown_only=bool(self.heuristics))
         self._check_types(problem.args)
         if not self.heuristics:
@@ -492,10 +410,8 @@ class KernelSpec:
                 try:
                     constexprs[name] = values[name] = f(values)
                 except KeyError as e:
-                    raise KernelError(
-                        f"kernel {self.name}: its heuristic for {name} reads {e.args[0]!r}, which "
-                        "bind gives no value (a pointer, or missing)"
-                    ) from None
+                    raise KernelError(f"kernel {self.name}: its heuristic for {name} reads {e.args[0]!r}, which "
+                                      "bind gives no value (a pointer, or missing)") from None
         self._match("bind", self.bind, {**problem.args, **constexprs})
         return Problem(problem.args, constexprs, problem.options)
 
@@ -507,9 +423,8 @@ class KernelSpec:
                 continue
             why = type_spelling_error(value)
             if why:
-                raise ParameterError(
-                    f"{self._where(self.bind)}: kernel {self.name}: bind gives {arg} the type {value!r}: {why}"
-                )
+                raise ParameterError(f"{self._where(self.bind)}: kernel {self.name}: bind gives {arg} the type "
+                                     f"{value!r}: {why}")
 
     def rel_tolerance(self, dtype: str) -> float:
         """The relative (Frobenius) error the correctness gate allows for an output of ``dtype``

@@ -3,7 +3,6 @@
 The source documents' caveat kernel: OPTIMIZE_EPILOGUE only applies to ``tt.store``; split-K and
 stream-K epilogues end in an atomic, and the epilogue pass must refuse them.
 """
-
 from __future__ import annotations
 
 import triton
@@ -13,24 +12,10 @@ from .shapes import RowMajorGemm, TileConfig
 
 
 @triton.jit
-def splitk_matmul_kernel(
-    a_ptr,
-    b_ptr,
-    c_ptr,
-    M,
-    N,
-    K,
-    stride_am,
-    stride_ak,
-    stride_bk,
-    stride_bn,
-    stride_cm,
-    stride_cn,
-    BLOCK_M: tl.constexpr,
-    BLOCK_N: tl.constexpr,
-    BLOCK_K: tl.constexpr,
-    SPLIT_K: tl.constexpr,
-):
+def splitk_matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K,
+                         stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
+                         BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+                         SPLIT_K: tl.constexpr):
     pid = tl.program_id(0)
     pid_k = tl.program_id(1)
     num_pid_n = tl.cdiv(N, BLOCK_N)
@@ -60,10 +45,10 @@ def splitk_matmul_kernel(
 
 
 CONFIGS = {
-    "128x128x32-s4-w4": TileConfig(
-        "128x128x32-s4-w4", {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 32, "SPLIT_K": 4}, 4, 2
-    ),
-    "64x64x64-s8-w4": TileConfig("64x64x64-s8-w4", {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 64, "SPLIT_K": 8}, 4, 2),
+    "128x128x32-s4-w4": TileConfig("128x128x32-s4-w4",
+                                   {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 32, "SPLIT_K": 4}, 4, 2),
+    "64x64x64-s8-w4": TileConfig("64x64x64-s8-w4",
+                                 {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 64, "SPLIT_K": 8}, 4, 2),
 }
 
 
@@ -84,15 +69,7 @@ def launch_args(inputs, shape, cfg: TileConfig):
     return (grid[0], cfg.meta["SPLIT_K"], 1), args
 
 
-SPEC = GEMM.spec(
-    "gemm_splitk",
-    splitk_matmul_kernel,
-    CONFIGS,
-    "128x128x32-s4-w4",
-    description="split-K fp16 GEMM, fp32 epilogue through tl.atomic_add",
-    default_shape={"M": 1024, "N": 1024, "K": 8192},
-    make_inputs=make_inputs,
-    launch_args=launch_args,
-    reference=lambda inputs: inputs["a"].float() @ inputs["b"].float(),
-    tolerance={"rel_fro": 1e-5},
-)
+SPEC = GEMM.spec("gemm_splitk", splitk_matmul_kernel, CONFIGS, "128x128x32-s4-w4",
+                 description="split-K fp16 GEMM, fp32 epilogue through tl.atomic_add",
+                 default_shape={"M": 1024, "N": 1024, "K": 8192}, make_inputs=make_inputs, launch_args=launch_args,
+                 reference=lambda inputs: (inputs["a"].float() @ inputs["b"].float()), tolerance={"rel_fro": 1e-5})

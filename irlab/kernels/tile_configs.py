@@ -18,14 +18,13 @@ Every config of a space has its own name: the tile sizes, every other meta-param
 differs within the space (``128x128x64-GROUP_SIZE_M4-w4-s3``), the warps, the depth and the extra
 options. Results are keyed by these names, so two configs never share one.
 """
-
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Mapping
 
-if TYPE_CHECKING:  # spec imports this module; the annotations only name its class
+if TYPE_CHECKING:   # spec imports this module; the annotations only name its class
     from .spec import KernelSpec
 
 
@@ -61,8 +60,8 @@ class TileConfig:
         if not (own or changes):
             return self
         suffix = config_suffix(self.num_warps, self.num_stages, self.extra)
-        if self.name.endswith(suffix):  # a name of irlab's making: keep its tile part, say the new options
-            name = self.name[: -len(suffix)] + config_suffix(nw, ns, extra)
+        if self.name.endswith(suffix):   # a name of irlab's making: keep its tile part, say the new options
+            name = self.name[:-len(suffix)] + config_suffix(nw, ns, extra)
         else:
             name = config_name(self.meta, nw, ns, extra, self.name)
         return TileConfig(name, self.meta, nw, ns, extra)
@@ -83,11 +82,8 @@ def size_keys(meta: Mapping) -> list[str]:
 
 def dim_key(meta: Mapping, dim: str) -> str | None:
     """The size meta-parameter of dimension ``dim`` (M, N or K), if exactly one is named for it."""
-    found = [
-        k
-        for k in meta
-        if _SIZE_KEY.search(k) and "GROUP" not in k.upper() and re.fullmatch(rf"(?:.*_|B|BLOCK|TILE){dim}", k, re.I)
-    ]
+    found = [k for k in meta if _SIZE_KEY.search(k) and "GROUP" not in k.upper()
+             and re.fullmatch(rf"(?:.*_|B|BLOCK|TILE){dim}", k, re.I)]
     return found[0] if len(found) == 1 else None
 
 
@@ -95,14 +91,8 @@ def config_suffix(num_warps: int, num_stages: int, extra: Mapping | None = None)
     return f"-w{num_warps}-s{num_stages}" + "".join(f"-{k}{v}" for k, v in sorted((extra or {}).items()))
 
 
-def config_name(
-    meta: Mapping,
-    num_warps: int,
-    num_stages: int,
-    extra: Mapping | None = None,
-    base: str | None = None,
-    vary: tuple = (),
-) -> str:
+def config_name(meta: Mapping, num_warps: int, num_stages: int, extra: Mapping | None = None,
+                base: str | None = None, vary: tuple = ()) -> str:
     """``128x256x64-w8-s3`` (+ ``-maxnreg128`` ...): a config's name from the kernel's own tile-size
     meta-parameters (whatever they are called, :func:`size_keys`) and options; ``vary`` names the
     other meta-parameters to spell out (``-GROUP_SIZE_M4``): those that differ between the configs
@@ -113,19 +103,10 @@ def config_name(
     head = "-".join(parts) or (base or "config").split("-")[0]
     return head + config_suffix(num_warps, num_stages, extra)
 
-
 # (BLOCK_M, BLOCK_N, BLOCK_K, num_warps, num_stages) of the tutorial's get_cuda_autotune_config() for
 # fp16 (python/tutorials/03-matrix-multiplication.py), all with GROUP_SIZE_M = 8
-TUTORIAL_FP16 = (
-    (128, 256, 64, 8, 3),
-    (64, 256, 32, 4, 4),
-    (128, 128, 32, 4, 4),
-    (128, 64, 32, 4, 4),
-    (64, 128, 32, 4, 4),
-    (128, 32, 32, 4, 4),
-    (64, 32, 32, 2, 5),
-    (32, 64, 32, 2, 5),
-)
+TUTORIAL_FP16 = ((128, 256, 64, 8, 3), (64, 256, 32, 4, 4), (128, 128, 32, 4, 4), (128, 64, 32, 4, 4),
+                 (64, 128, 32, 4, 4), (128, 32, 32, 4, 4), (64, 32, 32, 2, 5), (32, 64, 32, 2, 5))
 DEFAULT_STAGES = (2, 3, 4, 5)
 
 
@@ -143,10 +124,8 @@ def _group_key(meta) -> str | None:
 def tutorial_configs(group_m: bool = True) -> list[TileConfig]:
     """The tutorial's eight configs as they are (Triton's "autotuned" reference set); ``group_m``:
     with its GROUP_M = 8 (for kernels that have that meta-parameter)."""
-    return [
-        _tile({"BLOCK_M": m, "BLOCK_N": n, "BLOCK_K": k, **({"GROUP_M": 8} if group_m else {})}, w, s)
-        for m, n, k, w, s in TUTORIAL_FP16
-    ]
+    return [_tile({"BLOCK_M": m, "BLOCK_N": n, "BLOCK_K": k, **({"GROUP_M": 8} if group_m else {})}, w, s)
+            for m, n, k, w, s in TUTORIAL_FP16]
 
 
 def config_space(spec: "KernelSpec", stages=None, names: list[str] | None = None) -> list[TileConfig]:
@@ -166,17 +145,12 @@ def config_space(spec: "KernelSpec", stages=None, names: list[str] | None = None
         else:
             tile = spec.configs[name] if name in spec.configs else None
             exact = named_config(spec, name)
-            found = (
-                [exact]
-                if exact is not None
-                else [c for c in space if _without_depth(c.name) == name or (tile is not None and _same_tile(c, tile))]
-            )
+            found = [exact] if exact is not None else \
+                [c for c in space if _without_depth(c.name) == name or (tile is not None and _same_tile(c, tile))]
         if not found:
             tiles = sorted({_without_depth(c.name) for c in space})
-            raise KernelError(
-                f"kernel {spec.name!r} has no config {name!r} in its config space; its tiles "
-                f"(add -sN for one depth): {', '.join(tiles)}"
-            )
+            raise KernelError(f"kernel {spec.name!r} has no config {name!r} in its config space; its tiles "
+                              f"(add -sN for one depth): {', '.join(tiles)}")
         out += [c for c in found if c not in out]
     return out
 
@@ -210,10 +184,8 @@ def _tutorial_tiles(spec: "KernelSpec") -> list[tuple[dict, int]]:
     default = dict(spec.configs[spec.default_config].meta)
     keys = [dim_key(default, d) for d in "MNK"]
     group = _group_key(default)
-    return [
-        ({**default, **dict(zip(keys, (m, n, k))), **({group: 8} if group else {})}, w)
-        for m, n, k, w, _ in TUTORIAL_FP16
-    ]
+    return [({**default, **dict(zip(keys, (m, n, k))), **({group: 8} if group else {})}, w)
+            for m, n, k, w, _ in TUTORIAL_FP16]
 
 
 def differing_meta(metas: list[dict]) -> tuple:

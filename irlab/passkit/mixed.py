@@ -22,7 +22,6 @@ with ``variant``, compile ``options`` (``num_warps``, ``num_stages``: a neighbou
 captured one) and any notes (``why``) the writer kept. Reading resolves each variant against the
 registered passes (:mod:`irlab.bridge.mixed`); this module is the data, with no Triton.
 """
-
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -31,16 +30,16 @@ from .variant import Variant, VariantError
 
 KIND = "mixed-variant"
 VERSION = 1
-OPTIONS = ("num_warps", "num_stages")  # compile options a kernel's entry may set
+OPTIONS = ("num_warps", "num_stages")   # compile options a kernel's entry may set
 
 
 @dataclass(frozen=True)
 class KernelChoice:
     """One kernel's variant and compile options in a mixed variant."""
 
-    spelling: str  # as written in the file: name{k=v}
+    spelling: str                  # as written in the file: name{k=v}
     variant: Variant
-    options: tuple = ()  # ((name, value), ...) sorted
+    options: tuple = ()            # ((name, value), ...) sorted
 
     @property
     def is_baseline(self) -> bool:
@@ -54,10 +53,10 @@ class KernelChoice:
 @dataclass(frozen=True)
 class MixedVariant:
     name: str
-    kernels: tuple = ()  # ((kernel name, KernelChoice), ...) sorted by name
+    kernels: tuple = ()            # ((kernel name, KernelChoice), ...) sorted by name
     description: str = ""
-    source: str = ""  # the file it was read from
-    notes: dict = field(default_factory=dict, compare=False, hash=False)  # kernel -> what the file says of it
+    source: str = ""               # the file it was read from
+    notes: dict = field(default_factory=dict, compare=False, hash=False)   # kernel -> what the file says of it
 
     def choice(self, kernel: str) -> KernelChoice | None:
         """The choice for the kernel whose function is called ``kernel`` (None: the baseline)."""
@@ -77,20 +76,10 @@ class MixedVariant:
         return None
 
     def to_json(self) -> dict:
-        return {
-            "irlab": KIND,
-            "version": VERSION,
-            "name": self.name,
-            "description": self.description,
-            "kernels": {
-                k: {
-                    "variant": c.spelling,
-                    **({"options": dict(c.options)} if c.options else {}),
-                    **({"why": self.notes[k]} if k in self.notes else {}),
-                }
-                for k, c in self.kernels
-            },
-        }
+        return {"irlab": KIND, "version": VERSION, "name": self.name, "description": self.description,
+                "kernels": {k: {"variant": c.spelling, **({"options": dict(c.options)} if c.options else {}),
+                                **({"why": self.notes[k]} if k in self.notes else {})}
+                            for k, c in self.kernels}}
 
 
 def read_entry(kernel: str, entry, where: str) -> tuple[str, dict, str]:
@@ -98,19 +87,15 @@ def read_entry(kernel: str, entry, where: str) -> tuple[str, dict, str]:
     if isinstance(entry, str):
         return entry, {}, ""
     if not isinstance(entry, dict) or not isinstance(entry.get("variant"), str):
-        raise VariantError(
-            f"{where}: kernel {kernel!r}: give its variant as a string (\"name{{k=v}}\") or a table "
-            "with a \"variant\" string, not " + repr(entry)[:80]
-        )
+        raise VariantError(f"{where}: kernel {kernel!r}: give its variant as a string (\"name{{k=v}}\") or a table "
+                           "with a \"variant\" string, not " + repr(entry)[:80])
     options = entry.get("options") or {}
     if not isinstance(options, dict):
         raise VariantError(f"{where}: kernel {kernel!r}: options must be a table of {', '.join(OPTIONS)}")
     unknown = sorted(set(options) - set(OPTIONS))
     if unknown:
-        raise VariantError(
-            f"{where}: kernel {kernel!r}: unknown option(s) {', '.join(unknown)} (a kernel's entry "
-            f"may set {', '.join(OPTIONS)})"
-        )
+        raise VariantError(f"{where}: kernel {kernel!r}: unknown option(s) {', '.join(unknown)} (a kernel's entry "
+                           f"may set {', '.join(OPTIONS)})")
     for k, v in options.items():
         if not isinstance(v, int) or isinstance(v, bool) or v < 1:
             raise VariantError(f"{where}: kernel {kernel!r}: option {k} must be a positive integer, not {v!r}")

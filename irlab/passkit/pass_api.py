@@ -17,7 +17,6 @@ and said nothing gets a note saying so. Nothing is declared rewritten until Trit
 IR: if it refuses, :class:`PassRejected` carries its message, the pass's name and where the
 rejected IR was saved. A console shows the notes only when asked (``--explain``), and their count
 otherwise (:meth:`PassResult.shown`, :meth:`PassResult.declines_line`)."""
-
 from __future__ import annotations
 
 import dataclasses
@@ -40,12 +39,12 @@ from ..base.suggest import did_you_mean
 
 @dataclass(frozen=True)
 class Diagnostic:
-    severity: str  # remark | note | warning | error
+    severity: str                 # remark | note | warning | error
     message: str
     file: str | None = None
     line: int | None = None
     column: int | None = None
-    location: str | None = None  # where the op came from in the kernel's source
+    location: str | None = None   # where the op came from in the kernel's source
 
     @property
     def where(self) -> str | None:
@@ -58,14 +57,8 @@ class Diagnostic:
         return f"{self.where + ': ' if self.where else ''}{self.severity}: {self.message}"
 
     def to_json(self) -> dict:
-        return {
-            "severity": self.severity,
-            "message": self.message,
-            "file": self.file,
-            "line": self.line,
-            "column": self.column,
-            "location": self.location,
-        }
+        return {"severity": self.severity, "message": self.message, "file": self.file, "line": self.line,
+                "column": self.column, "location": self.location}
 
 
 @dataclass
@@ -74,9 +67,9 @@ class PassResult:
     changed: bool
     diagnostics: list[Diagnostic] = field(default_factory=list)
     changes: list[Change] = field(default_factory=list)
-    data: dict = field(default_factory=dict)  # analysis output (findings, tables)
-    verified: bool | None = None  # Triton accepted the output (None: not asked, or nothing changed)
-    spec: str = ""  # the pass with its options as spelled: name{k=v}
+    data: dict = field(default_factory=dict)   # analysis output (findings, tables)
+    verified: bool | None = None               # Triton accepted the output (None: not asked, or nothing changed)
+    spec: str = ""                             # the pass with its options as spelled: name{k=v}
 
     def change_lines(self, filename: str) -> list[str]:
         """One ``file:line:col: change: ...`` line per change, at the changed op's own line."""
@@ -95,13 +88,8 @@ class PassResult:
         """What a console prints of the diagnostics: warnings and errors always, remarks unless
         ``quiet``, declines (notes) only with ``explain`` (there may be one per op the pass looked
         at; :meth:`declines_line` counts them instead)."""
-        return [
-            d
-            for d in self.diagnostics
-            if d.severity in ("warning", "error")
-            or (d.severity == "remark" and not quiet)
-            or (d.severity == "note" and explain)
-        ]
+        return [d for d in self.diagnostics if d.severity in ("warning", "error")
+                or (d.severity == "remark" and not quiet) or (d.severity == "note" and explain)]
 
     def declines_line(self, explain: bool = False, quiet: bool = False) -> str | None:
         """``12 declines (--explain lists them)``: what a console prints where it leaves the notes
@@ -112,15 +100,9 @@ class PassResult:
         return f"{n} decline{'s' if n != 1 else ''} (--explain lists {'them' if n != 1 else 'it'})"
 
     def to_json(self) -> dict:
-        return {
-            "pass": self.name,
-            "spec": self.spec or self.name,
-            "changed": self.changed,
-            "verified": self.verified,
-            "diagnostics": [d.to_json() for d in self.diagnostics],
-            "changes": [str(c) for c in self.changes],
-            "data": self.data,
-        }
+        return {"pass": self.name, "spec": self.spec or self.name, "changed": self.changed,
+                "verified": self.verified, "diagnostics": [d.to_json() for d in self.diagnostics],
+                "changes": [str(c) for c in self.changes], "data": self.data}
 
 
 STAGE_NAMES = {"ttir": "TTIR", "ttgir": "TTGIR", "llir": "LLIR", "ptx": "PTX", "amdgcn": "AMDGCN"}
@@ -149,9 +131,8 @@ class PassRejected(PassError):
 
     def __init__(self, pass_name: str, message: str, saved: str):
         self.pass_name, self.message, self.saved = pass_name, message, saved
-        super().__init__(
-            f"pass {pass_name!r} produced IR that Triton rejects:\n{message}\n  the rejected IR is saved at {saved}"
-        )
+        super().__init__(f"pass {pass_name!r} produced IR that Triton rejects:\n{message}\n"
+                         f"  the rejected IR is saved at {saved}")
 
 
 class PassServices(Protocol):
@@ -180,14 +161,15 @@ class PassContext:
     """What a running pass works with: the module, a rewriter, Triton's services and its
     diagnostics. ``stage`` names the pipeline stage when the pass runs inside a compile."""
 
-    def __init__(self, module: Module, pass_name: str, services: PassServices | None = None, stage: str | None = None):
+    def __init__(self, module: Module, pass_name: str, services: PassServices | None = None,
+                 stage: str | None = None):
         self.module = module
         self.rewriter = PatternRewriter(module)
         self.pass_name = pass_name
         self.stage = stage
         self.diagnostics: list[Diagnostic] = []
-        self.rewriter.logs.append(self.diagnostics)  # an undone pattern application takes back its remarks
-        self._noted: dict[int, tuple[Diagnostic, Operation]] = {}  # id(note) -> (note, the op it is at)
+        self.rewriter.logs.append(self.diagnostics)   # an undone pattern application takes back its remarks
+        self._noted: dict[int, tuple[Diagnostic, Operation]] = {}   # id(note) -> (note, the op it is at)
         self.data: dict = {}
         self._services = services
 
@@ -201,10 +183,8 @@ class PassContext:
     def services(self) -> PassServices:
         """What the pass may ask of Triton (:class:`PassServices`), as handed in by the runner."""
         if self._services is None:
-            raise PassError(
-                f"pass {self.pass_name!r} asks Triton, but was run without services: run it with "
-                "irlab.bridge.pass_runner.run_pass, or hand services to apply()"
-            )
+            raise PassError(f"pass {self.pass_name!r} asks Triton, but was run without services: run it with "
+                            "irlab.bridge.pass_runner.run_pass, or hand services to apply()")
         return self._services
 
     def _diag(self, severity: str, message: str, op: Operation | None):
@@ -235,10 +215,8 @@ class PassContext:
         m = self.module
         if m.num_warps is None and not m.layouts():
             return False
-        self.note(
-            f"refused: {self.pass_name} runs on TTIR (Insert(..., stage='ttir', at='end')); this module "
-            "already has layouts"
-        )
+        self.note(f"refused: {self.pass_name} runs on TTIR (Insert(..., stage='ttir', at='end')); this module "
+                  "already has layouts")
         return True
 
     def warning(self, message: str, op: Operation | None = None):
@@ -255,7 +233,7 @@ class PassContext:
         result = apply_patterns(self.module, patterns, self.rewriter)
         said = set()
         for _pattern, op, reason in result.declines:
-            if (id(op), reason) not in said:  # two visited ops declined at the same op for the same reason
+            if (id(op), reason) not in said:   # two visited ops declined at the same op for the same reason
                 said.add((id(op), reason))
                 self.note(reason, op)
         if result.cancelled:
@@ -304,7 +282,7 @@ class ModulePass:
         snapshot = Snapshot(module)
         try:
             self.run(ctx)
-        except RewriteError as e:  # a change the rewriter refused outside the pattern driver
+        except RewriteError as e:   # a change the rewriter refused outside the pattern driver
             snapshot.restore()
             raise PassError(f"pass {self.name!r} stopped: {e} (the module is left as it was given)") from None
         ctx.drop_erased_declines()
@@ -312,11 +290,8 @@ class ModulePass:
         changes = list(ctx.rewriter.changes) if changed else []
         if not changed and ctx.rewriter.changes and not any("cancelled out" in d.message for d in ctx.diagnostics):
             ctx.note(f"{len(ctx.rewriter.changes)} rewrite(s) cancelled out: the module is unchanged")
-        if (
-            not changed
-            and not any(d.severity in ("note", "warning", "error") for d in ctx.diagnostics)
-            and not ctx.data
-        ):
+        if not changed and not any(d.severity in ("note", "warning", "error") for d in ctx.diagnostics) \
+                and not ctx.data:
             ctx.note("changed nothing and gave no reason (a pass should say why it did not act)")
         return PassResult(self.name, changed, ctx.diagnostics, changes, ctx.data, spec=self.spec())
 
@@ -352,17 +327,17 @@ class ModulePass:
             name = key.replace("-", "_")
             if name not in fields:
                 known = ", ".join(fields) or "none"
-                raise PassError(
-                    f"pass {cls.name!r} has no option {key!r}{did_you_mean(name, fields)} (options: {known})"
-                )
+                raise PassError(f"pass {cls.name!r} has no option {key!r}{did_you_mean(name, fields)} "
+                                f"(options: {known})")
             value = _convert(raw, hints.get(name, str), f"{cls.name} option {key}")
             choices = fields[name].metadata.get("choices")
             if choices and value not in choices:
-                raise PassError(f"{cls.name} option {key} must be one of {', '.join(map(str, choices))}, not {value!r}")
+                raise PassError(f"{cls.name} option {key} must be one of {', '.join(map(str, choices))}, "
+                                f"not {value!r}")
             kwargs[name] = value
         try:
             return cls(**kwargs)
-        except (ValueError, TypeError) as e:  # a pass's own __post_init__ checks
+        except (ValueError, TypeError) as e:   # a pass's own __post_init__ checks
             raise PassError(f"{cls.name}: {e}") from None
 
     def spec(self) -> str:
@@ -439,21 +414,6 @@ def _convert(raw: Any, t: Any, what: str) -> Any:
         raise PassError(f"{what}: cannot read {raw!r} as {getattr(t, '__name__', t)}") from None
 
 
-__all__ = [
-    "Diagnostic",
-    "ModulePass",
-    "OpBuilder",
-    "PassContext",
-    "PassError",
-    "PassRejected",
-    "PassResult",
-    "PassServices",
-    "PatternRewriter",
-    "RewritePattern",
-    "format_value",
-    "option",
-    "same_layout",
-    "same_type",
-    "spell",
-    "stage_of",
-]
+__all__ = ["Diagnostic", "ModulePass", "OpBuilder", "PassContext", "PassError", "PassRejected", "PassResult",
+           "PassServices", "PatternRewriter", "RewritePattern", "format_value", "option", "same_layout", "same_type",
+           "spell", "stage_of"]

@@ -1,7 +1,6 @@
 """Passes registered by name. The built-in passes are the modules of the package ``irlab.passes``
 (the repository's ``passes/`` folder, one per file); more folders can be listed in
 ``IRLAB_PASS_PATH`` (``os.pathsep``-separated) or in a project's ``[tool.irlab] passes_path``."""
-
 from __future__ import annotations
 
 import hashlib
@@ -41,15 +40,9 @@ def register(cls: type[ModulePass]) -> type[ModulePass]:
     if not _NAME_RE.match(name or ""):
         raise PassError(f"pass class {cls.__name__} needs a kebab-case `name`, got {name!r}")
     prev = _REGISTRY.get(name)
-    if (
-        prev is not None
-        and prev is not cls
-        and (prev.__module__, prev.__qualname__) != (cls.__module__, cls.__qualname__)
-    ):
-        raise PassError(
-            f"two passes are named {name!r}: {prev.__module__}.{prev.__qualname__} and "
-            f"{cls.__module__}.{cls.__qualname__}"
-        )
+    if prev is not None and prev is not cls and (prev.__module__, prev.__qualname__) != (cls.__module__, cls.__qualname__):
+        raise PassError(f"two passes are named {name!r}: {prev.__module__}.{prev.__qualname__} and "
+                        f"{cls.__module__}.{cls.__qualname__}")
     _REGISTRY[name] = cls
     return cls
 
@@ -90,16 +83,14 @@ def load_passes() -> None:
         for m in pkgutil.iter_modules(package.__path__):
             if not m.name.startswith("_"):
                 finder = m.module_finder
-                assert isinstance(finder, importlib.machinery.FileFinder)  # the package is a folder on disk
+                assert isinstance(finder, importlib.machinery.FileFinder)   # the package is a folder on disk
                 _import(f"{BUILTIN_PACKAGE}.{m.name}", Path(finder.path) / f"{m.name}.py")
         builtin = {Path(p).resolve() for p in package.__path__}
         for d in pass_dirs():
-            if not d.is_dir():  # a typo would otherwise show up later as "no pass named ..."
-                raise PassError(
-                    f"the pass folder {d} (IRLAB_PASS_PATH, or passes_path in [tool.irlab]) "
-                    f"{'is not a folder' if d.exists() else 'does not exist'}"
-                )
-            if d.resolve() not in builtin:  # the built-in folder named again is loaded already
+            if not d.is_dir():   # a typo would otherwise show up later as "no pass named ..."
+                raise PassError(f"the pass folder {d} (IRLAB_PASS_PATH, or passes_path in [tool.irlab]) "
+                                f"{'is not a folder' if d.exists() else 'does not exist'}")
+            if d.resolve() not in builtin:   # the built-in folder named again is loaded already
                 for path in sorted(d.glob("*.py")):
                     if not path.name.startswith("_"):
                         _import(f"irlab_passes.{path.stem}", path)
@@ -118,7 +109,7 @@ def _import(name: str, path: Path) -> None:
             importlib.import_module(name)
         else:
             spec = importlib.util.spec_from_file_location(name, path)
-            assert spec is not None and spec.loader is not None  # a .py file always has a source loader
+            assert spec is not None and spec.loader is not None   # a .py file always has a source loader
             module = importlib.util.module_from_spec(spec)
             sys.modules[name] = module
             spec.loader.exec_module(module)

@@ -23,7 +23,6 @@ The spellings from before keep working for now, each with a one-line note (:clas
 that gives the new one: ``name:k=v:k2=v2`` in a variant reference and ``--option k=v`` beside a
 pass name.
 """
-
 from __future__ import annotations
 
 import re
@@ -76,7 +75,6 @@ class PassSpec:
 # ------------------------------------------------------------------------------------------------
 # splitting text at separators that are not inside braces or quotes
 
-
 def split_outside(text: str, sep: str, what: str | None = None) -> list[str]:
     """``text`` split at each ``sep`` that is not inside braces or double quotes; an unbalanced
     brace or quote is an error naming ``what`` (the whole spelling; ``text`` by default)."""
@@ -93,9 +91,8 @@ def split_outside(text: str, sep: str, what: str | None = None) -> list[str]:
         elif ch == "}":
             depth -= 1
             if depth < 0:
-                raise SpellingError(
-                    f"{what or text}: unbalanced braces (a '}}' without its '{{'; write name{{k=v,k2=v2}})"
-                )
+                raise SpellingError(f"{what or text}: unbalanced braces (a '}}' without its '{{'; write "
+                                    "name{k=v,k2=v2})")
         elif ch == sep and depth == 0:
             parts.append(text[start:i])
             start = i + 1
@@ -119,7 +116,6 @@ def split_passes(text: str) -> list[str]:
 # ------------------------------------------------------------------------------------------------
 # one pass
 
-
 def name_of(part: str) -> str:
     """The pass name a one-pass spelling starts with (``pin-order`` of ``pin-order{order=...}``)."""
     return re.split(r"[{:]", part.strip(), maxsplit=1)[0].strip()
@@ -136,16 +132,16 @@ def raw_options(part: str, what: str | None = None) -> list[tuple[str, str]]:
     read: ``name{k=v,...}`` and the old ``name:k=v:...``."""
     what = what or part
     text = part.strip()
-    split_outside(text, ",", what)  # an unbalanced brace or quote is said as such
+    split_outside(text, ",", what)   # an unbalanced brace or quote is said as such
     name = name_of(text)
     _check_name(name, what)
     if is_old(text):
-        return _pieces(split_outside(text[len(name) + 1 :], ":"), ":", what)
+        return _pieces(split_outside(text[len(name) + 1:], ":"), ":", what)
     if "{" not in text:
         return []
     if not text.endswith("}") or text.index("{") != len(name):
         raise SpellingError(f"{what}: write a pass with options as name{{k=v,k2=v2}}, nothing after the braces")
-    body = text[len(name) + 1 : -1]
+    body = text[len(name) + 1:-1]
     if not body.strip():
         return []
     return _pieces(split_outside(body, ",", what), ",", what)
@@ -155,15 +151,13 @@ def _check_name(name: str, what: str) -> None:
     if not name:
         raise SpellingError(f"{what}: a pass name comes first (name{{k=v,k2=v2}})")
     if "=" in name or "}" in name:
-        raise SpellingError(
-            f"{what}: pass options go in braces after the name, name{{k=v,k2=v2}} (on a shell "
-            "command line in quotes, or the shell expands the braces)"
-        )
+        raise SpellingError(f"{what}: pass options go in braces after the name, name{{k=v,k2=v2}} (on a shell "
+                            "command line in quotes, or the shell expands the braces)")
 
 
 def _pieces(pieces: list[str], sep: str, what: str) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
-    closed = False  # the last value was quoted: nothing continues it
+    closed = False    # the last value was quoted: nothing continues it
     for raw in pieces:
         piece = raw.strip()
         key, eq, value = piece.partition("=")
@@ -201,7 +195,8 @@ def _unquote(value: str, what: str) -> str:
     return "".join(out)
 
 
-def parse_pass(part: str, old_options: Iterable[str] = (), what: str | None = None, flag: str = "--option") -> PassSpec:
+def parse_pass(part: str, old_options: Iterable[str] = (), what: str | None = None,
+               flag: str = "--option") -> PassSpec:
     """The pass a one-pass spelling names, with its options converted and checked against the
     pass. ``old_options``: ``k=v`` items given the old way beside the name (``flag``, ``--option``),
     added to those in the spelling. An old spelling is read with an :class:`OldSpelling` note."""
@@ -210,12 +205,10 @@ def parse_pass(part: str, old_options: Iterable[str] = (), what: str | None = No
     for item in old_options:
         key, eq, value = item.partition("=")
         if not eq or not key.strip():
-            raise SpellingError(
-                f"{flag} expects KEY=VALUE, got {item!r} (or write the option in the pass's "
-                f"braces: '{name_of(part)}{{k=v}}')"
-            )
+            raise SpellingError(f"{flag} expects KEY=VALUE, got {item!r} (or write the option in the pass's "
+                                f"braces: '{name_of(part)}{{k=v}}')")
         extra.append((key.strip(), value.strip()))
-    if extra:  # a mistake is said of the whole spelling, the options given beside it included
+    if extra:   # a mistake is said of the whole spelling, the options given beside it included
         what = name_of(part) + "{" + ",".join(f"{k}={v}" for k, v in raw_options(part, what) + extra) + "}"
     spec = _read(part, what, extra, flag)
     if is_old(part.strip()):
@@ -254,7 +247,7 @@ def convert(cls: type[ModulePass], options: list[tuple[str, str]], what: str) ->
     try:
         built = cls.from_options(dict(options))
     except PassError as e:
-        message = str(e).removeprefix(f"{cls.name}: ")  # the spelling names the pass already
+        message = str(e).removeprefix(f"{cls.name}: ")   # the spelling names the pass already
         raise SpellingError(f"{what}: {message}") from None
     typed = tuple(sorted((k.replace("-", "_"), getattr(built, k.replace("-", "_"))) for k, _ in options))
     return PassSpec(cls.name, typed, built)
@@ -281,7 +274,6 @@ def note(message: str) -> None:
 # ------------------------------------------------------------------------------------------------
 # the name of a variant spelled as passes
 
-
 def flat_form(text: str) -> str:
     """A spelling with its options written the old way, as they were written
     (``pin-order{order=a:1,b}`` -> ``pin-order:order=a:1,b``): what names made from a spelling
@@ -305,20 +297,5 @@ def variant_name(text: str) -> str:
     return re.sub(r"[\s/\\]", "_", name)
 
 
-__all__ = [
-    "OldSpelling",
-    "PassSpec",
-    "SpellingError",
-    "convert",
-    "flat_form",
-    "is_old",
-    "name_of",
-    "parse_pass",
-    "parse_passes",
-    "raw_options",
-    "respell",
-    "split_list",
-    "split_outside",
-    "split_passes",
-    "variant_name",
-]
+__all__ = ["OldSpelling", "PassSpec", "SpellingError", "convert", "flat_form", "is_old", "name_of", "parse_pass", "parse_passes",
+           "raw_options", "respell", "split_list", "split_outside", "split_passes", "variant_name"]

@@ -25,7 +25,6 @@ A variant is plain data: it names passes but does not load them. The bridge chec
 the registered passes and hashes it (:func:`irlab.bridge.variant_identity.variant_key`: the edits, the
 source of every Python pass it runs and irlab's version), which is its cache identity.
 """
-
 from __future__ import annotations
 
 import ast
@@ -37,15 +36,8 @@ IRLAB_VERSION = "0.2.0"
 
 # Triton cleanup passes an Insert may ask for after its Python pass (the bridge maps each name to
 # the installed Triton's pass adder)
-CLEANUP_NAMES = (
-    "canonicalize",
-    "cse",
-    "remove_layout_conversions",
-    "licm",
-    "symbol_dce",
-    "sccp",
-    "reduce_data_duplication",
-)
+CLEANUP_NAMES = ("canonicalize", "cse", "remove_layout_conversions", "licm", "symbol_dce", "sccp",
+                 "reduce_data_duplication")
 
 STAGES = ("ttir", "ttgir", "llir")
 
@@ -66,11 +58,8 @@ class Drop:
         return self.stage is None or self.stage == stage
 
     def describe(self) -> str:
-        return (
-            f"drop {self.pattern}"
-            + (f" in {self.stage}" if self.stage else "")
-            + (" (if present)" if self.optional else "")
-        )
+        return f"drop {self.pattern}" + (f" in {self.stage}" if self.stage else "") + \
+            (" (if present)" if self.optional else "")
 
     def to_json(self) -> dict:
         return {"drop": self.pattern, "stage": self.stage, "optional": self.optional}
@@ -84,40 +73,38 @@ class Insert:
     gives them converted to the pass's types), kept sorted by name."""
 
     pass_name: str
-    options: tuple | dict = ()  # a dict given is kept as its items sorted by name (__post_init__)
+    options: tuple | dict = ()      # a dict given is kept as its items sorted by name (__post_init__)
     stage: str = "ttgir"
     after: str | None = None
     at: str | None = None
     cleanup: tuple = ()
-    reparse: str = "if-changed"  # 'always': hand the printed IR back to Triton even if unchanged
+    reparse: str = "if-changed"     # 'always': hand the printed IR back to Triton even if unchanged
     optional: bool = False
 
     def __post_init__(self):
         if isinstance(self.options, dict):
             object.__setattr__(self, "options", tuple(sorted(self.options.items())))
         if isinstance(self.cleanup, (list, str)):
-            object.__setattr__(
-                self, "cleanup", (self.cleanup,) if isinstance(self.cleanup, str) else tuple(self.cleanup)
-            )
+            object.__setattr__(self, "cleanup", (self.cleanup,) if isinstance(self.cleanup, str)
+                               else tuple(self.cleanup))
         if (self.after is None) == (self.at is None):
-            raise VariantError(f"insert {self.pass_name}: give exactly one of after=<triton pass> or at='start'|'end'")
+            raise VariantError(f"insert {self.pass_name}: give exactly one of after=<triton pass> or "
+                               "at='start'|'end'")
         if self.at not in (None, "start", "end"):
             raise VariantError(f"insert {self.pass_name}: at must be 'start' or 'end', not {self.at!r}")
         if self.stage not in STAGES:
             raise VariantError(f"insert {self.pass_name}: stage must be one of {', '.join(STAGES)}")
         for c in self.cleanup:
             if c not in CLEANUP_NAMES:
-                raise VariantError(
-                    f"insert {self.pass_name}: unknown cleanup pass {c!r} (known: {', '.join(CLEANUP_NAMES)})"
-                )
+                raise VariantError(f"insert {self.pass_name}: unknown cleanup pass {c!r} "
+                                   f"(known: {', '.join(CLEANUP_NAMES)})")
         if self.reparse not in ("if-changed", "always"):
             raise VariantError("reparse must be 'if-changed' or 'always'")
 
     @property
     def spec(self) -> str:
         """The pass and its options as they are spelled: ``name{k=v,k2=v2}``."""
-        from .pass_api import spell  # here: a variant is plain data that loads no IR machinery
-
+        from .pass_api import spell   # here: a variant is plain data that loads no IR machinery
         return spell(self.pass_name, self.options)
 
     def describe(self) -> str:
@@ -127,16 +114,9 @@ class Insert:
         return f"insert {self.spec} {where}{clean}"
 
     def to_json(self) -> dict:
-        return {
-            "insert": self.pass_name,
-            "options": {k: _plain(v) for k, v in self.options},
-            "stage": self.stage,
-            "after": self.after,
-            "at": self.at,
-            "cleanup": list(self.cleanup),
-            "reparse": self.reparse,
-            "optional": self.optional,
-        }
+        return {"insert": self.pass_name, "options": {k: _plain(v) for k, v in self.options}, "stage": self.stage,
+                "after": self.after, "at": self.at, "cleanup": list(self.cleanup), "reparse": self.reparse,
+                "optional": self.optional}
 
 
 # the attribute persistent-tiles puts on its loop over tiles: what launch_grid looks for in the
@@ -148,10 +128,8 @@ _MARKED = re.compile(r"[{,]\s*" + re.escape(PERSISTENT_MARKER) + r"\s*[,}]")
 TILE_COUNT_ATTR = "irlab.tile_count"
 _TILE_COUNT = re.compile(re.escape(TILE_COUNT_ATTR) + r'\s*=\s*"([^"]*)"')
 
-LAUNCH_GRIDS = {
-    "persistent": "(min(#SMs, grid x), 1, 1) when the compiled kernel loops over its tiles "
-    "(persistent-tiles), else the kernel's own grid"
-}
+LAUNCH_GRIDS = {"persistent": "(min(#SMs, grid x), 1, 1) when the compiled kernel loops over its tiles "
+                              "(persistent-tiles), else the kernel's own grid"}
 
 
 @dataclass(frozen=True)
@@ -207,31 +185,24 @@ def check_tile_grid(grid, ttir: str, args) -> None:
     the loop does once."""
     m = _TILE_COUNT.search(ttir or "")
     if m is None:
-        raise VariantError(
-            f"the compiled kernel loops over its tiles but does not say how many "
-            f"({TILE_COUNT_ATTR} is missing): its launch grid cannot be checked"
-        )
+        raise VariantError(f"the compiled kernel loops over its tiles but does not say how many "
+                           f"({TILE_COUNT_ATTR} is missing): its launch grid cannot be checked")
     if args is None:
-        raise VariantError(
-            "a persistent launch is checked against the kernel's tile count: the launcher must give "
-            "the kernel's argument values"
-        )
+        raise VariantError("a persistent launch is checked against the kernel's tile count: the launcher must give "
+                           "the kernel's argument values")
     expr = m.group(1)
     count = tile_count(expr, args)
     g = _grid_tuple(grid)
     if g != (count, 1, 1):
-        raise VariantError(
-            f"the launch grid {g} is not one program per tile ({expr} = {count}, 1, 1): the "
-            "persistent kernel computes exactly the tiles 0 .. num_tiles-1, so launched on this grid it "
-            "would not do what the tile-per-program kernel does"
-        )
+        raise VariantError(f"the launch grid {g} is not one program per tile ({expr} = {count}, 1, 1): the "
+                           "persistent kernel computes exactly the tiles 0 .. num_tiles-1, so launched on this grid it "
+                           "would not do what the tile-per-program kernel does")
 
 
 def tile_count(expr: str, args) -> int:
     """The value of a tile-count expression (``cdiv(arg3, 128) * cdiv(arg4, 128)``: ``argN``,
     integers, ``+ - *``, ``div`` and ``cdiv`` as the kernel's ``arith.divsi`` computes them, rounding
     toward zero) for the argument values ``args``."""
-
     def value(node):
         if isinstance(node, ast.Constant) and type(node.value) is int:
             return node.value
@@ -245,19 +216,13 @@ def tile_count(expr: str, args) -> int:
             return v
         if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
             return _BINOPS[type(node.op)](value(node.left), value(node.right))
-        if (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Name)
-            and node.func.id in ("div", "cdiv")
-            and len(node.args) == 2
-            and not node.keywords
-        ):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("div", "cdiv") \
+                and len(node.args) == 2 and not node.keywords:
             a, b = value(node.args[0]), value(node.args[1])
             if b == 0:
                 raise VariantError(f"the tile count {expr!r} divides by zero for these arguments")
             return _div(a + b - 1, b) if node.func.id == "cdiv" else _div(a, b)
         raise VariantError(f"the tile count {expr!r} is not an expression irlab evaluates")
-
     try:
         tree = ast.parse(expr, mode="eval")
     except SyntaxError:
@@ -284,11 +249,8 @@ def is_persistent(ttir: str | None) -> bool:
 def _grid_tuple(grid) -> tuple:
     if isinstance(grid, int) and not isinstance(grid, bool):
         grid = (grid,)
-    if (
-        not isinstance(grid, (tuple, list))
-        or not 1 <= len(grid) <= 3
-        or not all(isinstance(g, int) and not isinstance(g, bool) and g >= 0 for g in grid)
-    ):
+    if not isinstance(grid, (tuple, list)) or not 1 <= len(grid) <= 3 or \
+            not all(isinstance(g, int) and not isinstance(g, bool) and g >= 0 for g in grid):
         raise VariantError(f"a grid is 1 to 3 non-negative ints, not {grid!r}")
     return tuple(grid) + (1,) * (3 - len(grid))
 
@@ -329,9 +291,8 @@ class Variant:
         # a renamed variant is a new thing: it does not inherit its base's description
         renamed = name is not None and name != self.name
         kept = "" if renamed else self.description
-        return Variant(
-            name or self.name, self.edits + tuple(edits), description or kept, self.name if renamed else self.base
-        )
+        return Variant(name or self.name, self.edits + tuple(edits), description or kept,
+                       self.name if renamed else self.base)
 
     @property
     def base_name(self) -> str | None:
@@ -364,18 +325,9 @@ class Variant:
                 edits.append(Drop(e["drop"], e.get("stage"), e.get("optional", False)))
             elif "insert" in e:
                 opts = {k: tuple(v) if isinstance(v, list) else v for k, v in (e.get("options") or {}).items()}
-                edits.append(
-                    Insert(
-                        e["insert"],
-                        opts,
-                        e.get("stage", "ttgir"),
-                        e.get("after"),
-                        e.get("at"),
-                        tuple(e.get("cleanup") or ()),
-                        e.get("reparse", "if-changed"),
-                        e.get("optional", False),
-                    )
-                )
+                edits.append(Insert(e["insert"], opts, e.get("stage", "ttgir"), e.get("after"), e.get("at"),
+                                    tuple(e.get("cleanup") or ()), e.get("reparse", "if-changed"),
+                                    e.get("optional", False)))
             elif "launch" in e:
                 edits.append(Launch((e["launch"] or {}).get("grid", "persistent")))
             else:

@@ -8,7 +8,6 @@ instruction classes (the lines ``irlab report`` prints), and one last line for t
 instructions (address math, predicates, ...), so that the lines add up to every sample inside
 the loop.
 """
-
 from __future__ import annotations
 
 from collections import Counter, defaultdict
@@ -21,11 +20,11 @@ from .proton_data import LineSamples
 
 @dataclass
 class Row:
-    label: str  # "8 x LDGSTS.128", "other (12)"
+    label: str                    # "8 x LDGSTS.128", "other (12)"
     instructions: int
     samples: float = 0.0
     stalls: Counter = field(default_factory=Counter)
-    split: float = 0.0  # samples shared with instructions of the same line elsewhere
+    split: float = 0.0            # samples shared with instructions of the same line elsewhere
 
     def top_stalls(self, n: int = 3) -> list[tuple[str, float]]:
         total = sum(self.stalls.values())
@@ -36,33 +35,19 @@ class Row:
 class Attribution:
     rows: list[Row]
     loop_samples: float
-    kernel_samples: float  # every sample placed on a line of this kernel
-    unplaced: int  # samples CUPTI gave no line
-    unmatched: float  # samples on lines no SASS instruction of this binary has
-    split: float  # of loop_samples, shared out among several instructions
+    kernel_samples: float         # every sample placed on a line of this kernel
+    unplaced: int                 # samples CUPTI gave no line
+    unmatched: float              # samples on lines no SASS instruction of this binary has
+    split: float                  # of loop_samples, shared out among several instructions
     loop_label: str = ""
     stalls: Counter = field(default_factory=Counter)
 
     def to_json(self) -> dict:
-        return {
-            "loop": self.loop_label,
-            "loop_samples": self.loop_samples,
-            "kernel_samples": self.kernel_samples,
-            "unplaced": self.unplaced,
-            "unmatched": self.unmatched,
-            "split": self.split,
-            "stalls": dict(self.stalls),
-            "rows": [
-                {
-                    "label": r.label,
-                    "instructions": r.instructions,
-                    "samples": r.samples,
-                    "split": r.split,
-                    "stalls": dict(r.stalls),
-                }
-                for r in self.rows
-            ],
-        }
+        return {"loop": self.loop_label, "loop_samples": self.loop_samples, "kernel_samples": self.kernel_samples,
+                "unplaced": self.unplaced, "unmatched": self.unmatched, "split": self.split,
+                "stalls": dict(self.stalls),
+                "rows": [{"label": r.label, "instructions": r.instructions, "samples": r.samples,
+                          "split": r.split, "stalls": dict(r.stalls)} for r in self.rows]}
 
 
 def _key(file: str, line: int | None):
@@ -100,7 +85,6 @@ def per_instruction(sass_map: list[tuple[int, str, int | None]], samples: list[L
 def attribute(sass: str, samples: list[LineSamples], unplaced: int = 0) -> Attribution:
     """The hot loop of ``sass`` (``nvdisasm -c -g`` text) with ``samples`` on its lines."""
     from .lines import sass_lines
-
     prog = isa.parse_sass(sass)
     sass_map = sass_lines(sass)
     if len(sass_map) != len(prog.instrs):
@@ -114,7 +98,7 @@ def attribute(sass: str, samples: list[LineSamples], unplaced: int = 0) -> Attri
             cls = isa.sass_class(ins)
             if not isa.sass_is_key(cls):
                 row = other
-            elif rows and rows[-1].label == cls:  # runs as isa.schedule builds them
+            elif rows and rows[-1].label == cls:   # runs as isa.schedule builds them
                 row = rows[-1]
             else:
                 row = Row(cls, 0)
@@ -134,13 +118,5 @@ def attribute(sass: str, samples: list[LineSamples], unplaced: int = 0) -> Attri
     total: Counter = Counter()
     for r in rows:
         total.update(r.stalls)
-    return Attribution(
-        rows,
-        sum(r.samples for r in rows),
-        sum(got),
-        unplaced,
-        unmatched,
-        sum(r.split for r in rows),
-        loop.label if loop else "",
-        total,
-    )
+    return Attribution(rows, sum(r.samples for r in rows), sum(got), unplaced, unmatched,
+                       sum(r.split for r in rows), loop.label if loop else "", total)

@@ -4,7 +4,6 @@ For each entry: the plain compile; the compile with one line per PTX instruction
 be the plain one's, instruction for instruction: otherwise the PC samples would describe other
 code); the compile with the proton-scopes pass under Proton's record lowering (where each scope
 went, and how many instructions the records add to the kernel and to its hot loop)."""
-
 from __future__ import annotations
 
 from .instrument import compile_time_instrumentation, scopes_variant
@@ -14,7 +13,6 @@ from .run import Job, Subject, _entries
 def compile_check(job: Job, say=print) -> int:
     from ..report import isa
     from . import lines
-
     subject = Subject(job)
     ok = True
     for label, variant, config in _entries(job):
@@ -22,10 +20,8 @@ def compile_check(job: Job, say=print) -> int:
         with compile_time_instrumentation(subject.target, job.scope_buffer):
             scoped = subject.compile(scopes_variant(variant, job.scopes), config)
         placed = [str(d) for _, r in scoped.python_results if r.name == "proton-scopes" for d in r.diagnostics]
-        say(
-            f"{label}: shared {plain.metadata.get('shared')} B -> {scoped.metadata.get('shared')} B with scope "
-            f"records in {job.scope_buffer} memory"
-        )
+        say(f"{label}: shared {plain.metadata.get('shared')} B -> {scoped.metadata.get('shared')} B with scope "
+            f"records in {job.scope_buffer} memory")
         for d in placed:
             say(f"  {d}")
         if not any(": remark: " in d for d in placed):
@@ -36,10 +32,8 @@ def compile_check(job: Job, say=print) -> int:
             continue
         a, b = (isa.parse_sass(lines.disassemble(r.binary, False)) for r in (plain, scoped))
         la, lb = isa.hot_loop(a), isa.hot_loop(b)
-        say(
-            f"  instructions: {len(a.instrs)} -> {len(b.instrs)} with the records; hot loop "
-            f"{len(la.instrs) if la else '-'} -> {len(lb.instrs) if lb else '-'}"
-        )
+        say(f"  instructions: {len(a.instrs)} -> {len(b.instrs)} with the records; hot loop "
+            f"{len(la.instrs) if la else '-'} -> {len(lb.instrs) if lb else '-'}")
         with lines.relined_ptx(f"{label}.ptx"):
             relined = subject.compile(variant, config)
         same = lines.same_code(plain.binary, relined.binary)
@@ -48,9 +42,7 @@ def compile_check(job: Job, say=print) -> int:
         for _pc, _f, ln in table:
             own[ln] = own.get(ln, 0) + 1
         single = sum(1 for _pc, _f, ln in table if ln is not None and own[ln] == 1)
-        say(
-            f"  PTX relined: same SASS {'yes' if same else 'NO'}; {single} of {len(table)} SASS instructions are "
-            "the only one of their PTX line (their samples are exact)"
-        )
+        say(f"  PTX relined: same SASS {'yes' if same else 'NO'}; {single} of {len(table)} SASS instructions are "
+            "the only one of their PTX line (their samples are exact)")
         ok = ok and same
     return 0 if ok else 1

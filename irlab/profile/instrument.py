@@ -10,7 +10,6 @@ with a fixed shared-memory size, so that an instrumented kernel cross-compiles o
 without a GPU (``irlab profile --compile-only`` and the tests); on the GPU, ``irlab profile``
 uses ``proton.start(backend="instrumentation")`` itself.
 """
-
 from __future__ import annotations
 
 import contextlib
@@ -37,7 +36,6 @@ def instrumentation_mode(buffer_type: str = "global"):
     shared-memory buffer takes shared memory from the kernel, which can change its occupancy
     and so the very timeline being compared."""
     from triton.profiler import mode
-
     return mode.Default(buffer_type=buffer_type)
 
 
@@ -58,31 +56,19 @@ def compile_time_instrumentation(target, buffer_type: str = "global"):
     import triton
     from triton._C.libtriton import passes as triton_passes
     from triton._C.libtriton import proton as triton_proton
-
     m = instrumentation_mode(buffer_type)
     backend = target.facts.triton_backend
     max_shared = max_shared_per_block(target)
 
     def to_llvmir(pm):
         triton_proton.add_convert_proton_to_protongpu(
-            pm,
-            m.metric_type,
-            m.sampling_strategy,
-            m.sampling_options,
-            m.granularity,
-            m.buffer_strategy,
-            m.buffer_type,
-            m.buffer_size,
-            max_shared,
-            PROFILE_BUFFER_SIZE,
-            PROFILE_BUFFER_ALIGNMENT,
-            True,
-        )
+            pm, m.metric_type, m.sampling_strategy, m.sampling_options, m.granularity, m.buffer_strategy,
+            m.buffer_type, m.buffer_size, max_shared, PROFILE_BUFFER_SIZE, PROFILE_BUFFER_ALIGNMENT, True)
         triton_passes.common.add_cse(pm)
         triton_proton.add_allocate_proton_shared_memory(pm)
 
     def to_llvm(pm):
-        if _registry() is None:  # 3.6 allocates the global scratch buffer here; later versions elsewhere
+        if _registry() is None:   # 3.6 allocates the global scratch buffer here; later versions elsewhere
             triton_proton.add_allocate_proton_global_scratch_buffer(pm)
         if backend == "nvidia":
             triton_proton.add_convert_proton_nvidia_gpu_to_llvm(pm)
@@ -98,7 +84,6 @@ def compile_time_instrumentation(target, buffer_type: str = "global"):
     else:
         from triton.backends import backends
         from triton.profiler.hooks.instrumentation import Instrumentation
-
         compiler = backends[backend].compiler
         old = compiler.instrumentation
         compiler.instrumentation = Instrumentation({"ttgpuir_to_llvmir": to_llvmir, "llvmir_to_llvm": to_llvm})
@@ -118,8 +103,6 @@ def scopes_variant(variant, scopes: str):
     """``variant`` with the proton-scopes pass at the end of its TTGIR stage (after Triton's own
     TTGIR passes and the variant's)."""
     from ..passkit.variant import Insert
-
     # options as Insert keeps them: (name, value) pairs sorted by name
-    return variant.then(
-        Insert("proton-scopes", options=(("scopes", scopes),), stage="ttgir", at="end"), name=f"{variant.name}+scopes"
-    )
+    return variant.then(Insert("proton-scopes", options=(("scopes", scopes),), stage="ttgir", at="end"),
+                        name=f"{variant.name}+scopes")

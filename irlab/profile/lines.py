@@ -14,7 +14,6 @@ information: :func:`same_code` checks that the SASS is the same instruction for 
 instructions (or that appears in several places) still shares its samples among them; the
 attribution says how many samples that concerns.
 """
-
 from __future__ import annotations
 
 import contextlib
@@ -34,7 +33,7 @@ def _is_instruction(stripped: str) -> bool:
     """A PTX statement that becomes code: not a directive, label, brace, comment or declaration."""
     if not stripped or stripped.startswith(("//", ".", "{", "}", ")", "(")):
         return False
-    if re.match(r"^\$?[\w$]+:", stripped):  # a label
+    if re.match(r"^\$?[\w$]+:", stripped):   # a label
         return False
     return True
 
@@ -63,10 +62,8 @@ def reline(ptx: str, filename: str) -> str:
             in_func = False
         out.append(line)
     if not saw_file1:
-        raise ValueError(
-            "the PTX names no source file (.file 1): Triton compiled it without line information "
-            "(TRITON_DISABLE_LINE_INFO?), and PC samples could not be placed"
-        )
+        raise ValueError("the PTX names no source file (.file 1): Triton compiled it without line information "
+                         "(TRITON_DISABLE_LINE_INFO?), and PC samples could not be placed")
     return "\n".join(out) + "\n"
 
 
@@ -88,7 +85,6 @@ def sass_lines(sass: str) -> list[tuple[int, str, int | None]]:
 
 def _tool(name: str) -> str:
     from ..bridge import compat
-
     return compat.nvidia_tool(name)
 
 
@@ -124,7 +120,7 @@ class RelineHook:
     def __init__(self, filename: str, previous=None):
         self.filename = filename
         self.previous = previous
-        self.original: str | None = None  # the PTX as Triton produced it: the lines N refer to
+        self.original: str | None = None   # the PTX as Triton produced it: the lines N refer to
 
     def __call__(self, *args):
         answer = self.previous(*args) if self.previous is not None else None
@@ -132,7 +128,6 @@ class RelineHook:
             prev = answer[0] if isinstance(answer, tuple) else answer
             key = f"{prev}-irlab-ptx-lines" if prev else "irlab-ptx-lines"
             import hashlib
-
             return key, hashlib.sha256(key.encode()).hexdigest()
         stages = args[1]
         if "ptx" in stages:
@@ -142,7 +137,6 @@ class RelineHook:
                 ptx = make_ptx(src, metadata)
                 self.original = ptx
                 return reline(ptx, self.filename)
-
             stages["ptx"] = ptx_stage
         return answer
 
@@ -152,7 +146,6 @@ def relined_ptx(filename: str):
     """Compiles inside get PTX with a line per instruction, in file ``filename``; yields the hook
     (``hook.original``: the PTX before relining)."""
     from triton import knobs
-
     with knobs.runtime.scope():
         hook = RelineHook(filename, knobs.runtime.add_stages_inspection_hook)
         knobs.runtime.add_stages_inspection_hook = hook

@@ -14,7 +14,6 @@
   (SM P, CTA B), ``tid`` ``"warp W (line L)"``, ``ts``/``dur`` in microseconds at an assumed
   1000 MHz clock (``args["Frequency (MHz)"]``), that is cycles / 1000.
 """
-
 from __future__ import annotations
 
 import json
@@ -73,14 +72,15 @@ class LineSamples:
     file: str
     line: int
     function: str
-    metrics: dict  # num_samples, num_stalled_samples, stalled_* (counts)
+    metrics: dict           # num_samples, num_stalled_samples, stalled_* (counts)
 
     @property
     def samples(self) -> int:
         return int(self.metrics.get("num_samples", 0))
 
     def stalls(self) -> dict:
-        return {k[len(STALL_PREFIX) :]: int(v) for k, v in self.metrics.items() if k.startswith(STALL_PREFIX) and v}
+        return {k[len(STALL_PREFIX):]: int(v) for k, v in self.metrics.items()
+                if k.startswith(STALL_PREFIX) and v}
 
 
 def line_samples(tree, path="hatchet") -> dict:
@@ -96,16 +96,15 @@ def line_samples(tree, path="hatchet") -> dict:
             hit = LINE_NODE.match(name)
             if hit and "num_samples" in m:
                 key = (hit.group("file"), int(hit.group("line")), hit.group("function"))
-                if key in rows:  # the same line reached through two call paths
+                if key in rows:   # the same line reached through two call paths
                     for k, v in m.items():
                         if isinstance(v, (int, float)):
                             rows[key].metrics[k] = rows[key].metrics.get(k, 0) + v
                 else:
-                    rows[key] = LineSamples(
-                        key[0], key[1], key[2], {k: v for k, v in m.items() if isinstance(v, (int, float))}
-                    )
+                    rows[key] = LineSamples(key[0], key[1], key[2], {k: v for k, v in m.items()
+                                                                     if isinstance(v, (int, float))})
             elif node is not scope and "num_samples" in m and not hit:
-                unplaced += int(m.get("num_samples", 0))  # a node's metrics are its own, not its children's
+                unplaced += int(m.get("num_samples", 0))   # a node's metrics are its own, not its children's
         out[scope["frame"]["name"]] = (list(rows.values()), unplaced)
     return out
 
@@ -117,7 +116,7 @@ class ScopeEvent:
     cta: int
     warp: int
     scope: str
-    start: float  # cycles, on the trace's common time axis
+    start: float           # cycles, on the trace's common time axis
     cycles: float
 
 
@@ -137,15 +136,7 @@ def scope_events(trace, path="chrome_trace") -> list[ScopeEvent]:
         if not pid or not tid:
             continue
         freq = float((ev.get("args") or {}).get("Frequency (MHz)", 1000.0))
-        out.append(
-            ScopeEvent(
-                pid.group("kernel"),
-                int(pid.group("sm")),
-                int(pid.group("cta")),
-                int(tid.group("warp")),
-                ev["name"],
-                round(float(ev["ts"]) * freq),
-                round(float(ev["dur"]) * freq),
-            )
-        )  # Proton wrote cycles / MHz
+        out.append(ScopeEvent(pid.group("kernel"), int(pid.group("sm")), int(pid.group("cta")),
+                              int(tid.group("warp")), ev["name"], round(float(ev["ts"]) * freq),
+                              round(float(ev["dur"]) * freq)))   # Proton wrote cycles / MHz
     return out

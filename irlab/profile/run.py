@@ -15,7 +15,6 @@ instrumentation session may be active at a time).
 
 Every entry runs a few uninstrumented launches first (module load, caches warm).
 """
-
 from __future__ import annotations
 
 import json
@@ -24,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 WARMUP = 3
-WARMUP_SCOPE = "irlab-warmup"  # pcsampling: the warm-up launches' samples, read by no entry
+WARMUP_SCOPE = "irlab-warmup"   # pcsampling: the warm-up launches' samples, read by no entry
 
 
 @dataclass
@@ -32,12 +31,12 @@ class Job:
     kernel: str
     shape: dict | None
     target: str
-    entries: list  # [{"label", "variant" (Variant.to_json()), "config" (name or TileConfig fields)}]
+    entries: list           # [{"label", "variant" (Variant.to_json()), "config" (name or TileConfig fields)}]
     out: str
     launches: int = 20
     scopes: str = "kloop,epilogue"
     scope_buffer: str = "global"
-    pc_interval: int = 0  # 0: Proton's default sampling period
+    pc_interval: int = 0    # 0: Proton's default sampling period
 
     def to_json(self) -> dict:
         return dict(self.__dict__)
@@ -50,24 +49,17 @@ class Job:
 # ------------------------------------------------------------------------------------------------
 # what is launched
 
-
 def config_to_json(cfg) -> str | dict | None:
     if cfg is None or isinstance(cfg, str):
         return cfg
-    return {
-        "name": cfg.name,
-        "meta": dict(cfg.meta),
-        "num_warps": cfg.num_warps,
-        "num_stages": cfg.num_stages,
-        "extra": dict(getattr(cfg, "extra", {}) or {}),
-    }
+    return {"name": cfg.name, "meta": dict(cfg.meta), "num_warps": cfg.num_warps, "num_stages": cfg.num_stages,
+            "extra": dict(getattr(cfg, "extra", {}) or {})}
 
 
 def config_from_json(d):
     if d is None or isinstance(d, str):
         return d
     from ..kernels.spec import TileConfig
-
     return TileConfig(d["name"], d["meta"], d["num_warps"], d["num_stages"], d.get("extra") or {})
 
 
@@ -77,13 +69,11 @@ class Subject:
     def __init__(self, job: Job):
         from ..program.launches import is_launch_ref, load
         from ..base.targets import Target
-
         self.job = job
         self.target = Target.parse(job.target)
         self.launch = load(job.kernel) if is_launch_ref(job.kernel) else None
         if self.launch is None:
             from ..kernels import get
-
             self.spec = get(job.kernel)
             self.shape = self.spec.shape(job.shape)
 
@@ -91,7 +81,6 @@ class Subject:
         if self.launch is not None:
             return self.launch.recompile(self.target, variant)
         from ..bridge.compile import compile_kernel
-
         return compile_kernel(self.spec, self.target, shape=self.shape, config=config, variant=variant)
 
     def launcher(self, result, config):
@@ -102,8 +91,8 @@ class Subject:
         else:
             cfg = config if config is not None and not isinstance(config, str) else self.spec.config(config)
             inputs = self.spec.make_inputs(self.shape, "cuda", seed=1)
-            grid, values = self.spec.launch_call(inputs, self.shape, cfg, self.target)  # matched by name
-        grid = result.launch_grid(grid, args=values)  # the variant's declared grid (persistent: one program per SM)
+            grid, values = self.spec.launch_call(inputs, self.shape, cfg, self.target)   # matched by name
+        grid = result.launch_grid(grid, args=values)   # the variant's declared grid (persistent: one program per SM)
         return lambda: compiled[grid](*values)
 
 
@@ -126,17 +115,14 @@ def keep_metadata_files(compiled, folder: Path) -> None:
 # ------------------------------------------------------------------------------------------------
 # the three sessions
 
-
 def _entries(job: Job):
     from ..passkit.variant import Variant
-
     for e in job.entries:
         yield e["label"], Variant.from_json(e["variant"]), config_from_json(e["config"])
 
 
 def _warm(launch):
     import torch
-
     for _ in range(WARMUP):
         launch()
     torch.cuda.synchronize()
@@ -145,7 +131,6 @@ def _warm(launch):
 def run_time(job: Job, subject: Subject) -> dict:
     import torch
     import triton.profiler as proton
-
     prepared = []
     for label, variant, config in _entries(job):
         res = subject.compile(variant, config)
@@ -168,7 +153,6 @@ def run_pcsampling(job: Job, subject: Subject) -> dict:
     import triton.profiler as proton
     from . import lines
     from ..base.jsonio import write_json
-
     out = Path(job.out)
     prepared, files = [], {}
     for label, variant, config in _entries(job):
@@ -180,13 +164,9 @@ def run_pcsampling(job: Job, subject: Subject) -> dict:
         sass = lines.disassemble(res.binary)
         (out / "sass").mkdir(parents=True, exist_ok=True)
         (out / "sass" / f"{label}.sass").write_text(sass)
-        files[label] = {
-            "ptx": ptx_name,
-            "sass": str(out / "sass" / f"{label}.sass"),
-            "same_code_as_unrelined": lines.same_code(res.binary, plain.binary),
-            "num_warps": res.metadata.get("num_warps"),
-            "shared": res.metadata.get("shared"),
-        }
+        files[label] = {"ptx": ptx_name, "sass": str(out / "sass" / f"{label}.sass"),
+                        "same_code_as_unrelined": lines.same_code(res.binary, plain.binary),
+                        "num_warps": res.metadata.get("num_warps"), "shared": res.metadata.get("shared")}
         prepared.append((label, subject.launcher(res, config)))
     mode = "pcsampling" if not job.pc_interval else f"pcsampling:interval={job.pc_interval}"
     name = str(out / "pcsampling")
@@ -214,17 +194,15 @@ def run_scopes(job: Job, subject: Subject) -> dict:
     import triton.profiler as proton
     import triton.profiler.language as pl
     from .instrument import instrumentation_mode, scopes_variant
-
     out = Path(job.out)
-    pl.enable_semantic("triton")  # scopes the kernel's own source names (enter_scope / exit_scope)
+    pl.enable_semantic("triton")   # scopes the kernel's own source names (enter_scope / exit_scope)
     traces = {}
     for label, variant, config in _entries(job):
         plain = subject.compile(variant, config)
         _warm(subject.launcher(plain, config))
         name = str(out / f"scopes-{label}")
-        session = proton.start(
-            name, data="trace", backend="instrumentation", mode=instrumentation_mode(job.scope_buffer)
-        )
+        session = proton.start(name, data="trace", backend="instrumentation",
+                               mode=instrumentation_mode(job.scope_buffer))
         res = subject.compile(scopes_variant(variant, job.scopes), config)
         keep_metadata_files(res.compiled, out / "instrumented" / label)
         subject.launcher(res, config)()
@@ -232,16 +210,11 @@ def run_scopes(job: Job, subject: Subject) -> dict:
         proton.finalize(session)
         from ..report import isa
         from .lines import disassemble
-
         sass = subject.target.facts.isa == "sass"
         n_plain = len(isa.parse_sass(disassemble(plain.binary, False)).instrs) if sass else None
         n_inst = len(isa.parse_sass(disassemble(res.binary, False)).instrs) if sass else None
-        traces[label] = {
-            "trace": _written(name),
-            "instructions": n_plain,
-            "instructions_instrumented": n_inst,
-            "remarks": [str(d) for _, r in res.python_results for d in r.diagnostics],
-        }
+        traces[label] = {"trace": _written(name), "instructions": n_plain, "instructions_instrumented": n_inst,
+                         "remarks": [str(d) for _, r in res.python_results for d in r.diagnostics]}
     return {"traces": traces}
 
 
@@ -263,14 +236,10 @@ def mode_job(payload: dict, ctx) -> dict:
     job = Job.from_json(payload["job"])
     if not Path(job.out).is_dir():
         import socket
-
-        raise RuntimeError(
-            f"{job.out} is not visible on {socket.gethostname()}: on a cluster, irlab profile writes "
-            "into --out from the GPU's node; give a folder every node shares"
-        )
+        raise RuntimeError(f"{job.out} is not visible on {socket.gethostname()}: on a cluster, irlab profile writes "
+                           "into --out from the GPU's node; give a folder every node shares")
     import torch
     from ..timing.gpu import install_scratch_allocator
-
     install_scratch_allocator(torch)
     return MODES[payload["mode"]](job, Subject(job))
 
@@ -282,7 +251,6 @@ def main(argv=None) -> int:
     job = Job.from_json(json.loads(Path(job_path).read_text()))
     import torch
     from ..timing.gpu import install_scratch_allocator
-
     install_scratch_allocator(torch)
     result = MODES[mode](job, Subject(job))
     Path(result_path).write_text(json.dumps(result, indent=1))

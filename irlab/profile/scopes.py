@@ -1,6 +1,5 @@
 """Intra-kernel scopes per warp: statistics of each scope's cycles, and the timeline plot of one
 CTA per entry, side by side."""
-
 from __future__ import annotations
 
 import statistics
@@ -24,21 +23,15 @@ def summary(events: list[ScopeEvent]) -> dict:
     out = {}
     for scope, by_warp in per.items():
         xs = list(by_warp.values())
-        out[scope] = {
-            "warps": len(xs),
-            "median": statistics.median(xs),
-            "p10": _pct(xs, 0.1),
-            "p90": _pct(xs, 0.9),
-            "mean": statistics.fmean(xs),
-        }
+        out[scope] = {"warps": len(xs), "median": statistics.median(xs), "p10": _pct(xs, 0.1), "p90": _pct(xs, 0.9),
+                      "mean": statistics.fmean(xs)}
     return out
 
 
 def per_warp(events: list[ScopeEvent]) -> dict:
     """``{warp index in the CTA: {scope: median cycles over CTAs}}``."""
-    per: defaultdict[int, defaultdict[str, defaultdict[tuple[int, int], float]]] = defaultdict(
-        lambda: defaultdict(lambda: defaultdict(float))
-    )
+    per: defaultdict[int, defaultdict[str, defaultdict[tuple[int, int], float]]] = \
+        defaultdict(lambda: defaultdict(lambda: defaultdict(float)))
     for e in events:
         per[e.warp][e.scope][(e.sm, e.cta)] += e.cycles
     return {w: {s: statistics.median(v.values()) for s, v in scopes.items()} for w, scopes in sorted(per.items())}
@@ -62,7 +55,6 @@ def plot_timeline(entries: dict[str, list[ScopeEvent]], path: Path) -> str | Non
     scope, cycles on a shared x axis. Returns None when matplotlib is missing (the ``plot`` extra)."""
     try:
         import matplotlib
-
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
@@ -70,13 +62,8 @@ def plot_timeline(entries: dict[str, list[ScopeEvent]], path: Path) -> str | Non
     ctas = {label: one_cta(ev) for label, ev in entries.items()}
     scopes = sorted({e.scope for ev in ctas.values() for e in ev})
     colors = {s: plt.get_cmap("tab10")(i % 10) for i, s in enumerate(scopes)}
-    fig, axes = plt.subplots(
-        len(ctas),
-        1,
-        sharex=True,
-        figsize=(11, 1.2 + 0.35 * max((len({e.warp for e in ev}) for ev in ctas.values()), default=1) * len(ctas)),
-        squeeze=False,
-    )
+    fig, axes = plt.subplots(len(ctas), 1, sharex=True, figsize=(11, 1.2 + 0.35 * max(
+        (len({e.warp for e in ev}) for ev in ctas.values()), default=1) * len(ctas)), squeeze=False)
     for ax, (label, ev) in zip(axes[:, 0], ctas.items()):
         for e in ev:
             ax.broken_barh([(e.start, e.cycles)], (e.warp - 0.4, 0.8), facecolors=colors[e.scope])

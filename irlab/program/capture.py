@@ -43,7 +43,6 @@ in ``marks.json``. With ``profile`` each entry of a region runs inside a Proton 
 entry 0 left out when there are more, as it usually compiles and autotunes -- in the same form as
 the whole program's (``irlab top`` ranks inside the region by default).
 """
-
 from __future__ import annotations
 
 import contextlib
@@ -68,14 +67,13 @@ from ..base.targets import Target
 from ..bridge import compat
 
 BINARY_STAGES = ("cubin", "hsaco")
-MAX_LAUNCHES = 64  # distinct launches kept per kernel folder; later ones are counted
-PROFILE_NAME = "profile"  # Proton's session: profile.hatchet; irlab's summary of it: profile.json
-SCOPE_PREFIX = "irlab "  # Proton scope of a launch: "irlab FOLDER#N" (N: its record, or more-PURPOSE)
-WINDOW_PREFIX = "irlab-window "  # Proton scope around a benchmarking entry point: "irlab-window autotune"
-REGION_PREFIX = "irlab-region "  # Proton scope around an entry of an irlab.region: "irlab-region step#3"
-REGION_LEFT_OUT = (
-    "entry 0 left out: a region's first entry usually compiles and autotunes (a region entered once keeps it)"
-)
+MAX_LAUNCHES = 64          # distinct launches kept per kernel folder; later ones are counted
+PROFILE_NAME = "profile"   # Proton's session: profile.hatchet; irlab's summary of it: profile.json
+SCOPE_PREFIX = "irlab "    # Proton scope of a launch: "irlab FOLDER#N" (N: its record, or more-PURPOSE)
+WINDOW_PREFIX = "irlab-window "   # Proton scope around a benchmarking entry point: "irlab-window autotune"
+REGION_PREFIX = "irlab-region "   # Proton scope around an entry of an irlab.region: "irlab-region step#3"
+REGION_LEFT_OUT = ("entry 0 left out: a region's first entry usually compiles and autotunes (a region entered "
+                   "once keeps it)")
 _SAFE = re.compile(r"[^A-Za-z0-9_.\-]+")
 
 
@@ -100,9 +98,9 @@ class _Launch:
 
     folder: str
     key: str
-    record: dict  # grid, args, purpose (and cuda_graph) of a record not kept yet
-    saved: dict | None  # tensor contents before the launch, for a record not kept yet
-    scope: bool = False  # a Proton scope was entered for it
+    record: dict            # grid, args, purpose (and cuda_graph) of a record not kept yet
+    saved: dict | None      # tensor contents before the launch, for a record not kept yet
+    scope: bool = False     # a Proton scope was entered for it
 
 
 @dataclass
@@ -110,9 +108,9 @@ class _RegionEntry:
     """One entry of an :func:`irlab.region`, between the recorder's ``enter`` and ``exit``."""
 
     name: str
-    k: int  # its index among the entries of ``name``, from 0
-    scope: bool = False  # a Proton scope is open for it
-    inner: object = None  # the token of the recorder installed before the capture
+    k: int                  # its index among the entries of ``name``, from 0
+    scope: bool = False     # a Proton scope is open for it
+    inner: object = None    # the token of the recorder installed before the capture
 
 
 class _RegionMarks:
@@ -137,20 +135,14 @@ class _RegionMarks:
             self.previous.check(name, value)
 
 
-_CaptureT = TypeVar("_CaptureT", bound="Capture")  # a capture's own class (OutputCapture's, entered)
+_CaptureT = TypeVar("_CaptureT", bound="Capture")   # a capture's own class (OutputCapture's, entered)
 
 
 class Capture:
     """Context manager: ``with Capture("runs/today") as cap: ...`` records every compile."""
 
-    def __init__(
-        self,
-        run_dir: str | Path,
-        quiet: bool = True,
-        launches: bool = True,
-        save_tensors: int | None = None,
-        profile: bool = False,
-    ):
+    def __init__(self, run_dir: str | Path, quiet: bool = True, launches: bool = True,
+                 save_tensors: int | None = None, profile: bool = False):
         """``launches``: record every launch too; ``save_tensors``: with each distinct launch, save
         each tensor argument's contents (at most that many bytes per tensor; a larger one is noted
         in the record, not saved); ``profile``: time every kernel with Proton (needs a GPU). With
@@ -163,21 +155,19 @@ class Capture:
         self.launches = launches
         self.save_tensors = save_tensors
         self.profile = profile
-        self.launched: dict[str, dict] = {}  # folder -> {"records": [...], "index": {key: n}, "more": {purpose: k}}
+        self.launched: dict[str, dict] = {}     # folder -> {"records": [...], "index": {key: n}, "more": {purpose: k}}
         self.unrecorded: list[str] = []
         self.notes: list[str] = []
         self.profile_summary: dict | None = None
-        self._folders: weakref.WeakKeyDictionary[Any, str] = (
-            weakref.WeakKeyDictionary()
-        )  # CompiledKernel -> its folder's name
+        self._folders: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()   # CompiledKernel -> its folder's name
         self._lock = threading.RLock()
         self._previous = None
         self._stack: contextlib.ExitStack | None = None
         self._session = None
-        self._windows = threading.local()  # per thread: whether each open window opened a scope
-        self.marked: list[str] = []  # the benchmarking entry points marked (with profile)
-        self.regions: dict[str, int] = {}  # irlab.region name -> entries so far
-        self.checks: dict[str, int] = {}  # irlab.check name -> values checked (not kept)
+        self._windows = threading.local()      # per thread: whether each open window opened a scope
+        self.marked: list[str] = []             # the benchmarking entry points marked (with profile)
+        self.regions: dict[str, int] = {}       # irlab.region name -> entries so far
+        self.checks: dict[str, int] = {}        # irlab.check name -> values checked (not kept)
         self._open_regions = threading.local()  # per thread: the region entries with an open Proton scope
         self._marks_previous: object = None
 
@@ -193,16 +183,12 @@ class Capture:
                 self._stack.enter_context(compat.watching_launches(self._arguments, self._enter, self._exit))
             if self.profile:
                 import triton.profiler as proton
-
                 self._session = proton.start(str(self.run_dir / PROFILE_NAME), context="shadow")
                 if self._session is None:
-                    raise RuntimeError(
-                        "Proton did not start a session (TRITON_PROTON_DISABLE set, or the program "
-                        "runs under the proton command line)"
-                    )
-                self.marked = self._stack.enter_context(
-                    compat.marking_benchmarks(window_entries(), self._open_window, self._close_window)
-                )
+                    raise RuntimeError("Proton did not start a session (TRITON_PROTON_DISABLE set, or the program "
+                                       "runs under the proton command line)")
+                self.marked = self._stack.enter_context(compat.marking_benchmarks(window_entries(), self._open_window,
+                                                                                  self._close_window))
         except BaseException:
             self._stack.close()
             knobs.compilation.listener = self._previous
@@ -217,7 +203,6 @@ class Capture:
         try:
             if self._session is not None:
                 import triton.profiler as proton
-
                 proton.finalize(self._session)
                 self._session = None
                 self._read_profile()
@@ -228,16 +213,15 @@ class Capture:
                 self._write_launches(folder)
             self.write_index()
             if self.regions or self.checks:
-                write_json(
-                    self.run_dir / MARKS_FILE,
-                    {"regions": {n: {"entries": k} for n, k in self.regions.items()}, "checks": dict(self.checks)},
-                )
+                write_json(self.run_dir / MARKS_FILE, {"regions": {n: {"entries": k} for n, k in self.regions.items()},
+                                                       "checks": dict(self.checks)})
         return False
 
     # --- compiles ------------------------------------------------------------------------------
     def _listen(self, src, metadata, metadata_group, times, cache_hit):
         if self._previous is not None:
-            self._previous(src=src, metadata=metadata, metadata_group=metadata_group, times=times, cache_hit=cache_hit)
+            self._previous(src=src, metadata=metadata, metadata_group=metadata_group, times=times,
+                           cache_hit=cache_hit)
         try:
             self.record(src, metadata, metadata_group, times, cache_hit)
         except Exception as e:  # a capture must never break the user's compile; say what was lost
@@ -258,11 +242,8 @@ class Capture:
         """A launched ``CompiledKernel`` whose compile the capture did not hear: its stages from
         the kernel object itself. Returns its folder's name."""
         md = plain(kernel.metadata._asdict())
-        files = {
-            stage: text.encode() if isinstance(text, str) else bytes(text)
-            for stage, text in dict(kernel.asm).items()
-            if stage != "json"
-        }
+        files = {stage: text.encode() if isinstance(text, str) else bytes(text)
+                 for stage, text in dict(kernel.asm).items() if stage != "json"}
         entry = self._write_kernel(md.get("name") or kernel.name, md, files, kernel.src, None, True, "loaded")
         return entry["folder"]
 
@@ -278,33 +259,23 @@ class Capture:
             dest.write_bytes(data)
             stages[ext] = {"file": dest.name, "bytes": len(data)}
             if ext in BINARY_STAGES:
-                binary = {
-                    "stage": ext,
-                    "file": dest.name,
-                    "bytes": len(data),
-                    "sha256": hashlib.sha256(data).hexdigest(),
-                    "code_sha256": code_digest(data, sources),
-                }
+                binary = {"stage": ext, "file": dest.name, "bytes": len(data),
+                          "sha256": hashlib.sha256(data).hexdigest(), "code_sha256": code_digest(data, sources)}
         lowering = {stage: us / 1e6 for stage, us in (times.lowering_stages if times else [])}
         entry = {
             "kernel": kernel.lstrip("@"),
             "folder": folder.name,
             "target": _target(md.get("target")).name,
-            "num_warps": md.get("num_warps"),
-            "num_stages": md.get("num_stages"),
-            "shared": md.get("shared"),
-            "hash": md.get("hash"),
+            "num_warps": md.get("num_warps"), "num_stages": md.get("num_stages"),
+            "shared": md.get("shared"), "hash": md.get("hash"),
             "cache_hit": cache_hit,
-            "origin": origin
-            if origin == "compiled"
-            else "loaded: compiled before the capture began or in another process; no compile times",
+            "origin": origin if origin == "compiled" else
+            "loaded: compiled before the capture began or in another process; no compile times",
             "binary": binary,
             "stages": stages,
-            "seconds": {
-                "ir_initialization": (times.ir_initialization / 1e6) if times else None,
-                "stages": lowering,
-                "total": (times.total / 1e6) if times else None,
-            },
+            "seconds": {"ir_initialization": (times.ir_initialization / 1e6) if times else None,
+                        "stages": lowering,
+                        "total": (times.total / 1e6) if times else None},
             "specialization": {
                 "signature": plain(getattr(src, "signature", {})),
                 "constexprs": plain({str(k): v for k, v in (getattr(src, "constants", None) or {}).items()}),
@@ -346,11 +317,8 @@ class Capture:
             key = json.dumps(record, sort_keys=True, default=str)
             state = self.launched.get(folder)
             new = state is None or key not in state["index"]
-            saved = (
-                self._snapshot(dict(zip(names, args)))
-                if new and self.save_tensors and not record.get("cuda_graph")
-                else None
-            )
+            saved = self._snapshot(dict(zip(names, args))) if new and self.save_tensors and \
+                not record.get("cuda_graph") else None
             return _Launch(folder, key, record, saved)
         except Exception as e:
             self.unrecorded.append(f"{getattr(kernel, 'name', '?')}: {type(e).__name__}: {e}")
@@ -365,7 +333,6 @@ class Capture:
                 n = self._file(token)
             if self._session is not None:
                 import triton.profiler as proton
-
                 mark = f"more-{token.record['purpose']}" if n is None else n
                 proton.enter_scope(f"{SCOPE_PREFIX}{token.folder}#{mark}")
                 token.scope = True
@@ -375,7 +342,6 @@ class Capture:
     def _exit(self, token: _Launch | None):
         if token is not None and token.scope:
             import triton.profiler as proton
-
             proton.exit_scope()
             token.scope = False
 
@@ -385,7 +351,6 @@ class Capture:
         if self._session is not None:
             try:
                 import triton.profiler as proton
-
                 proton.enter_scope(f"{WINDOW_PREFIX}{purpose}")
                 opened = True
             except Exception as e:
@@ -399,7 +364,6 @@ class Capture:
         stack = getattr(self._windows, "open", None)
         if stack and stack.pop():
             import triton.profiler as proton
-
             proton.exit_scope()
 
     # --- the program's regions ------------------------------------------------------------------
@@ -414,7 +378,6 @@ class Capture:
         if self._session is not None:
             try:
                 import triton.profiler as proton
-
                 proton.enter_scope(f"{REGION_PREFIX}{name}#{k}")
                 entry.scope = True
                 stack = getattr(self._open_regions, "stack", None)
@@ -444,15 +407,12 @@ class Capture:
         if not entry.scope:
             return
         stack = getattr(self._open_regions, "stack", None) or []
-        if entry not in stack:  # Proton's scopes are per thread: only the entering thread can close it
+        if entry not in stack:     # Proton's scopes are per thread: only the entering thread can close it
             entry.scope = False
-            self.unrecorded.append(
-                f"region {entry.name!r} entry {entry.k}: ended in another thread than the one "
-                "that entered it; its Proton scope could not be closed"
-            )
+            self.unrecorded.append(f"region {entry.name!r} entry {entry.k}: ended in another thread than the one "
+                                   "that entered it; its Proton scope could not be closed")
             return
         import triton.profiler as proton
-
         while stack:
             top = stack.pop()
             top.scope = False
@@ -490,7 +450,6 @@ class Capture:
                 rec["args"][name]["saved"] = t
                 continue
             import torch
-
             where = self.run_dir / token.folder / "tensors" / str(n)
             where.mkdir(parents=True, exist_ok=True)
             torch.save(t, where / f"{name}.pt")
@@ -498,7 +457,7 @@ class Capture:
         state["index"][token.key] = n
         state["records"].append(rec)
         if n == 0:
-            self._write_launches(token.folder)  # the folder replays even if the script dies later
+            self._write_launches(token.folder)   # the folder replays even if the script dies later
         return n
 
     def _snapshot(self, bound: dict) -> dict:
@@ -517,10 +476,8 @@ class Capture:
         return out
 
     def _write_launches(self, folder: str):
-        write_text(
-            self.run_dir / folder / "launches.jsonl",
-            "".join(json.dumps(r, default=str) + "\n" for r in self.launched[folder]["records"]),
-        )
+        write_text(self.run_dir / folder / "launches.jsonl",
+                   "".join(json.dumps(r, default=str) + "\n" for r in self.launched[folder]["records"]))
 
     def write_index(self):
         write_json(self.run_dir / "index.json", self.records)
@@ -532,9 +489,8 @@ class Capture:
         if not hatchet.is_file():
             self.notes.append(f"Proton wrote no {hatchet.name}: no GPU times recorded")
             return
-        summary = profile_summary(
-            json.loads(hatchet.read_text()), backend=_proton_backend(), windows=True, regions=dict(self.regions)
-        )
+        summary = profile_summary(json.loads(hatchet.read_text()), backend=_proton_backend(), windows=True,
+                                  regions=dict(self.regions))
         summary["windows_entry_points"] = list(self.marked)
         for folder, per in summary["captured"].items():
             state = self.launched.get(folder)
@@ -542,9 +498,9 @@ class Capture:
                 if state is not None and n.isdigit() and int(n) < len(state["records"]):
                     rec = state["records"][int(n)]
                     rec.update(gpu_ns=t["time_ns"], gpu_launches=t["count"])
-                    t["purpose"] = rec["purpose"]  # the profile stays readable once folders are trimmed away
+                    t["purpose"] = rec["purpose"]     # the profile stays readable once folders are trimmed away
                 elif n.startswith("more-"):
-                    t["purpose"] = n[len("more-") :]
+                    t["purpose"] = n[len("more-"):]
         for region in summary.get("regions", {}).values():
             for folder, per in region["captured"].items():
                 whole = summary["captured"].get(folder, {}).get("records", {})
@@ -574,42 +530,31 @@ class Capture:
                 for p, k in st["more"].items():
                     by[p] = by.get(p, 0) + k
             more = sum(k for st in self.launched.values() for k in st["more"].values())
-            s += (
-                f"; {len(recs)} distinct launch(es) ({runs + more} in all: "
-                + ", ".join(f"{by[p]} {p}" for p in sorted(by))
-                + f") of {len(self.launched)} kernel(s)"
-            )
+            s += (f"; {len(recs)} distinct launch(es) ({runs + more} in all: "
+                  + ", ".join(f"{by[p]} {p}" for p in sorted(by)) + f") of {len(self.launched)} kernel(s)")
             if more:
                 s += f" ({more} launch(es) beyond {MAX_LAUNCHES} distinct ones per kernel counted, not kept)"
             graphs = sum(r["count"] for r in recs if r.get("cuda_graph"))
             if graphs:
-                s += (
-                    f"; {graphs} launch(es) were captured into CUDA graphs: their replays run without Triton's "
-                    "launcher and are not counted"
-                )
+                s += (f"; {graphs} launch(es) were captured into CUDA graphs: their replays run without Triton's "
+                      "launcher and are not counted")
         elif self.launches:
             s += "; no launch seen"
         if self.profile_summary:
             p = self.profile_summary
-            s += (
-                f"; GPU time {p['total_ns'] / 1e6:.3f} ms, {p['captured_ns'] / max(p['total_ns'], 1):.1%} of it in "
-                f"captured kernels (`irlab top {self.run_dir}` ranks them)"
-            )
+            s += (f"; GPU time {p['total_ns'] / 1e6:.3f} ms, {p['captured_ns'] / max(p['total_ns'], 1):.1%} of it in "
+                  f"captured kernels (`irlab top {self.run_dir}` ranks them)")
             window_ns = sum(o["time_ns"] for per in p.get("windows", {}).values() for o in per.values())
             if window_ns:
-                s += (
-                    f"; {window_ns / 1e6:.3f} ms of other kernels ran inside autotuning and benchmarking (L2 "
-                    "flushes, library candidates): not the program's"
-                )
+                s += (f"; {window_ns / 1e6:.3f} ms of other kernels ran inside autotuning and benchmarking (L2 "
+                      "flushes, library candidates): not the program's")
         for name, k in self.regions.items():
             s += f"; the program's region {name!r} was entered {k}x"
             r = (self.profile_summary or {}).get("regions", {}).get(name)
             if r is not None:
-                s += (
-                    f", {r['total_ns'] / 1e6:.3f} ms of GPU time in its entries"
-                    + (" (entry 0, which compiles, left out)" if r["left_out"] else "")
-                    + ("; `irlab top` ranks inside it" if len(self.regions) == 1 else "")
-                )
+                s += (f", {r['total_ns'] / 1e6:.3f} ms of GPU time in its entries"
+                      + (" (entry 0, which compiles, left out)" if r["left_out"] else "")
+                      + ("; `irlab top` ranks inside it" if len(self.regions) == 1 else ""))
         if self.unrecorded:
             s += f"; {len(self.unrecorded)} launch(es) not recorded: " + "; ".join(sorted(set(self.unrecorded))[:3])
         for note in self.notes:
@@ -638,7 +583,6 @@ def _capturing_graph() -> bool:
 def _proton_backend() -> str:
     try:
         from ..base.targets import current_target
-
         t = current_target()
         return t.facts.proton_backend if t is not None else "cupti"
     except Exception:
@@ -664,18 +608,18 @@ def profile_summary(tree, backend: str = "cupti", windows: bool = True, regions:
     if not isinstance(tree, list) or not tree or not isinstance(tree[0], dict) or "frame" not in tree[0]:
         raise ValueError("not a Proton hatchet tree ([root, devices] with frame/metrics/children nodes)")
     whole = _Breakdown()
-    hits: dict[str, list[tuple]] = {}  # region name -> [(k, kernel, scope, window, ns, launches)]
+    hits: dict[str, list[tuple]] = {}     # region name -> [(k, kernel, scope, window, ns, launches)]
 
     def walk(node, scope, window=None, inside=()):
         name = node.get("frame", {}).get("name", "")
         if name.startswith(SCOPE_PREFIX):
-            scope = name[len(SCOPE_PREFIX) :]
+            scope = name[len(SCOPE_PREFIX):]
         elif name.startswith(WINDOW_PREFIX):
-            purpose = name[len(WINDOW_PREFIX) :]
+            purpose = name[len(WINDOW_PREFIX):]
             window = "autotune" if "autotune" in (window, purpose) else purpose
         elif name.startswith(REGION_PREFIX):
-            region, _, k = name[len(REGION_PREFIX) :].rpartition("#")
-            if k.isdigit():  # an entry inside another entry of the same name counts once, for the inner one
+            region, _, k = name[len(REGION_PREFIX):].rpartition("#")
+            if k.isdigit():   # an entry inside another entry of the same name counts once, for the inner one
                 inside = tuple(e for e in inside if e[0] != region) + ((region, int(k)),)
         m = node.get("metrics", {})
         if "device_id" in m and m.get("time (ns)"):
@@ -701,13 +645,9 @@ def profile_summary(tree, backend: str = "cupti", windows: bool = True, regions:
             per_entry[k] += t
             if k not in left_out:
                 view.add(name, scope, window, t, c)
-        out["regions"][region] = {
-            "entries": entries,
-            "left_out": left_out,
-            "note": REGION_LEFT_OUT if left_out else "its only entry (nothing left out)",
-            **view.summary(),
-            "entries_ns": per_entry,
-        }
+        out["regions"][region] = {"entries": entries, "left_out": left_out,
+                                  "note": REGION_LEFT_OUT if left_out else "its only entry (nothing left out)",
+                                  **view.summary(), "entries_ns": per_entry}
     return out
 
 
@@ -739,22 +679,13 @@ class _Breakdown:
         other_ns = sum(o["time_ns"] for o in self.other.values())
         window_ns = sum(o["time_ns"] for per in self.windows.values() for o in per.values())
         by_time = lambda items: dict(sorted(items, key=lambda kv: (-kv[1]["time_ns"], kv[0])))  # noqa: E731
-        return {
-            "total_ns": captured_ns + other_ns + window_ns,
-            "captured_ns": captured_ns,
-            "captured": dict(sorted(self.captured.items())),
-            "other": by_time(self.other.items()),
-            "windows": {p: by_time(per.items()) for p, per in sorted(self.windows.items())},
-        }
+        return {"total_ns": captured_ns + other_ns + window_ns, "captured_ns": captured_ns,
+                "captured": dict(sorted(self.captured.items())), "other": by_time(self.other.items()),
+                "windows": {p: by_time(per.items()) for p, per in sorted(self.windows.items())}}
 
 
 @contextlib.contextmanager
-def capture(
-    run_dir: str | Path,
-    quiet: bool = True,
-    launches: bool = True,
-    save_tensors: int | None = None,
-    profile: bool = False,
-):
+def capture(run_dir: str | Path, quiet: bool = True, launches: bool = True, save_tensors: int | None = None,
+            profile: bool = False):
     with Capture(run_dir, quiet, launches, save_tensors, profile) as cap:
         yield cap

@@ -13,7 +13,6 @@ stays inside the buffers the record describes. An argument used in address arith
 an offset) or not at all (a size Inductor compiled in as a constant) is left alone, and why is
 said.
 """
-
 from __future__ import annotations
 
 import json
@@ -22,8 +21,8 @@ from pathlib import Path
 from .launches import Launch
 from ..base.jsonio import write_json, write_text
 
-THROUGH = ("tt.splat", "tt.broadcast")  # a value passed on unchanged into a tensor
-REMAINDER_BELOW = 13  # a derived size is at least this far below the captured one
+THROUGH = ("tt.splat", "tt.broadcast")      # a value passed on unchanged into a tensor
+REMAINDER_BELOW = 13                        # a derived size is at least this far below the captured one
 
 
 def _is_bound_use(use) -> bool:
@@ -52,22 +51,19 @@ def bound_arguments(launch: Launch) -> tuple[dict[str, int], list[str]]:
     give each: odd, at least :data:`REMAINDER_BELOW` below the captured one), and why each other
     integer argument cannot."""
     from .. import ir
-
     params = launch.runtime_params()
     fn = next(op for op in ir.parse(launch.ttir, f"{launch.name}.ttir").walk() if op.name == "tt.func")
     attrs = fn.argument_attributes()
     values = {a.name: a.value for a in launch.args}
     out, why = {}, []
-    assert fn.body is not None  # a launched kernel's function is defined, not only declared
+    assert fn.body is not None   # a launched kernel's function is defined, not only declared
     for arg, name in zip(fn.body.arguments, params):
         if str(arg.type) not in ("i32", "i64"):
             continue
         v = values.get(name)
         if "tt.divisibility" in attrs.get(arg.name, {}):
-            why.append(
-                f"{name}: compiled for multiples of {attrs[arg.name]['tt.divisibility']} (Triton specialized "
-                "it), so no other value may be passed"
-            )
+            why.append(f"{name}: compiled for multiples of {attrs[arg.name]['tt.divisibility']} (Triton specialized "
+                       "it), so no other value may be passed")
         elif not arg.uses:
             why.append(f"{name}: unused by the compiled kernel (its size is compiled in)")
         elif not _bounds_only(arg):
@@ -89,17 +85,10 @@ def write_derived(launch: Launch, dest: Path, *, values: dict | None = None, opt
     ttir_name = f"{launch.name}.ttir"
     write_text(dest / ttir_name, launch.ttir)
     opts = {**launch.options, **(options or {})}
-    write_json(
-        dest / "metadata.json",
-        {
-            "kernel": launch.name,
-            "target": launch.target.name,
-            "stages": {"ttir": {"file": ttir_name}},
-            "triton_metadata": opts,
-            "derived_from": launch.source,
-            "derived": {"values": dict(values or {}), "options": dict(options or {})},
-        },
-    )
+    write_json(dest / "metadata.json", {
+        "kernel": launch.name, "target": launch.target.name, "stages": {"ttir": {"file": ttir_name}},
+        "triton_metadata": opts, "derived_from": launch.source,
+        "derived": {"values": dict(values or {}), "options": dict(options or {})}})
     args = {}
     for a in launch.args:
         info = dict(a.info)

@@ -16,7 +16,6 @@ A variable the user set is left as set, and the notes say what that costs. Where
 config module is already imported (its settings read at import), its attribute is set too.
 Everything is restored on exit.
 """
-
 from __future__ import annotations
 
 import contextlib
@@ -28,12 +27,8 @@ from typing import Callable
 # variable -> (value irlab sets, torch._inductor.config attribute, what it is for)
 SETTINGS = {
     "TORCHINDUCTOR_COMPILE_THREADS": ("1", "compile_threads", 1, "compiles in this process"),
-    "TORCHINDUCTOR_USE_STATIC_CUDA_LAUNCHER": (
-        "0",
-        "use_static_cuda_launcher",
-        False,
-        "launches through Triton's launcher (its launch hooks)",
-    ),
+    "TORCHINDUCTOR_USE_STATIC_CUDA_LAUNCHER": ("0", "use_static_cuda_launcher", False,
+                                               "launches through Triton's launcher (its launch hooks)"),
 }
 
 
@@ -45,25 +40,18 @@ def seen_by_capture(keep_workers: bool = False):
     undo: list[Callable[[], object]] = []
     for var, (value, attr, config_value, what) in SETTINGS.items():
         if keep_workers and var == "TORCHINDUCTOR_COMPILE_THREADS":
-            notes.append(
-                "Inductor's compile workers kept (--inductor-workers): their kernels are recorded from the "
-                "launched binary, without compile times; a kernel compiled but never launched is not seen"
-            )
+            notes.append("Inductor's compile workers kept (--inductor-workers): their kernels are recorded from the "
+                         "launched binary, without compile times; a kernel compiled but never launched is not seen")
             continue
         mine = os.environ.get(var)
         if mine is not None and mine != value:
-            notes.append(
-                f"{var}={mine} as you set it"
-                + (
-                    ": kernels compiled in Inductor's workers are recorded from the launched binary, without compile "
-                    "times"
-                    if var == "TORCHINDUCTOR_COMPILE_THREADS"
-                    else ": kernels Inductor launches statically are not seen (their launches bypass Triton's launch hooks)"
-                )
-            )
+            notes.append(f"{var}={mine} as you set it" + (
+                ": kernels compiled in Inductor's workers are recorded from the launched binary, without compile "
+                "times" if var == "TORCHINDUCTOR_COMPILE_THREADS" else
+                ": kernels Inductor launches statically are not seen (their launches bypass Triton's launch hooks)"))
             continue
         os.environ[var] = value
-        if mine is None:  # a variable the user set to irlab's value stays set
+        if mine is None:   # a variable the user set to irlab's value stays set
             undo.append(functools.partial(os.environ.pop, var))
         config = sys.modules.get("torch._inductor.config")
         if config is not None and hasattr(config, attr):

@@ -30,7 +30,6 @@ Replaying recompiles the TTIR for any target as any variant (no GPU needed); on 
 launch runs on tensors built from the record (random data of the recorded dtype where contents
 were not saved; integer tensors get small values, since they often index memory).
 """
-
 from __future__ import annotations
 
 import dataclasses
@@ -44,8 +43,6 @@ from .records import MARKS_FILE, purpose_of_frames
 from ..base.targets import Target
 
 TRACE_SUFFIXES = (".ndjson", ".gz", ".zst", ".json")
-
-
 class LaunchError(ValueError):
     """A capture or trace that cannot be read, or holds no such launch (the message says which)."""
 
@@ -53,7 +50,7 @@ class LaunchError(ValueError):
 @dataclass
 class Arg:
     name: str
-    info: dict  # tritonparse's ArgInfo: {"type": "tensor", "dtype": ..., "shape": ...} etc.
+    info: dict                       # tritonparse's ArgInfo: {"type": "tensor", "dtype": ..., "shape": ...} etc.
 
     @property
     def is_tensor(self) -> bool:
@@ -66,17 +63,17 @@ class Arg:
 
 @dataclass
 class Launch:
-    name: str  # the kernel's name
-    target: Target  # where it was compiled for
-    options: dict  # num_warps, num_stages, num_ctas, maxnreg, ... (compile options)
+    name: str                        # the kernel's name
+    target: Target                   # where it was compiled for
+    options: dict                    # num_warps, num_stages, num_ctas, maxnreg, ... (compile options)
     grid: tuple
     args: list[Arg]
     ttir: str
-    source: str  # where it was read from, for messages and reports
-    blobs: Path | None = None  # folder of saved tensor contents, if any
+    source: str                      # where it was read from, for messages and reports
+    blobs: Path | None = None        # folder of saved tensor contents, if any
     extra: dict = field(default_factory=dict)
-    purpose: str = "program"  # program | autotune | benchmark (see purpose_of_frames)
-    picked: str = ""  # why this launch, where the name left it open
+    purpose: str = "program"         # program | autotune | benchmark (see purpose_of_frames)
+    picked: str = ""                 # why this launch, where the name left it open
 
     @property
     def ref(self) -> str:
@@ -89,17 +86,14 @@ class Launch:
 
     def _require_launch(self):
         if not self.launched:
-            raise LaunchError(
-                f"{self.source}: the kernel was compiled but never launched in the capture, so there is "
-                "nothing to run it on (its TTIR still recompiles: replay, report, goldens); capture it "
-                "on a machine that runs it"
-            )
+            raise LaunchError(f"{self.source}: the kernel was compiled but never launched in the capture, so there is "
+                              "nothing to run it on (its TTIR still recompiles: replay, report, goldens); capture it "
+                              "on a machine that runs it")
 
     def runtime_params(self) -> list[str]:
         """The parameters the compiled kernel takes, in order: those of its TTIR function (the
         launch's constexprs and ``== 1`` integers are folded in and gone)."""
         from .. import ir
-
         self._require_launch()
         fn = next((op for op in ir.parse(self.ttir, f"{self.name}.ttir").walk() if op.name == "tt.func"), None)
         if fn is None or fn.body is None:
@@ -109,16 +103,11 @@ class Launch:
         if all(n in known for n in names):
             return names
         # TTIR printed without argument names: the kernel's runtime arguments, in order
-        runtime = [
-            a.name
-            for a in self.args
-            if a.is_tensor or (a.info.get("type") in ("int", "float", "bool") and a.value != 1)
-        ]
+        runtime = [a.name for a in self.args if a.is_tensor or (a.info.get("type") in ("int", "float", "bool")
+                                                                   and a.value != 1)]
         if len(runtime) != len(names):
-            raise LaunchError(
-                f"{self.source}: cannot match the TTIR's {len(names)} parameters to the recorded "
-                f"arguments ({', '.join(runtime)})"
-            )
+            raise LaunchError(f"{self.source}: cannot match the TTIR's {len(names)} parameters to the recorded "
+                              f"arguments ({', '.join(runtime)})")
         return runtime
 
     def recompile(self, target: Target | str | None = None, variant=None, options: dict | None = None):
@@ -131,24 +120,14 @@ class Launch:
         start) is refused, not silently left out."""
         from ..bridge.compile import recompile
         from ..passkit.variant import Variant
-
         variant = variant or Variant.baseline()
         target = Target.parse(target) if target else self.target
         ttir, rest, results, seen = _apply_ttir_edits(self.portable_ttir(target), variant, self.source)
-        res = recompile(
-            ttir,
-            target,
-            stage="ttir",
-            options={**self.options, **(options or {})},
-            variant=rest,
-            produced_by=(
-                f"{', '.join(e.pass_name for e in variant.edits if e not in rest.edits)} on "
-                if rest is not variant
-                else ""
-            )
-            + f"the captured launch {self.source}",
-            source=self.source if rest is variant else None,
-        )  # the capture's own TTIR
+        res = recompile(ttir, target, stage="ttir",
+                        options={**self.options, **(options or {})}, variant=rest,
+                        produced_by=(f"{', '.join(e.pass_name for e in variant.edits if e not in rest.edits)} on "
+                                     if rest is not variant else "") + f"the captured launch {self.source}",
+                        source=self.source if rest is variant else None)   # the capture's own TTIR
         res.variant = variant
         res.python_results[:0] = results
         res.python_ir[:0] = seen
@@ -161,7 +140,6 @@ class Launch:
         library (:mod:`irlab.bridge.externs`; an Inductor kernel captured on NVIDIA calls
         ``__nv_rsqrtf``, which AMD's backend refuses)."""
         from ..bridge import compat, externs
-
         target = Target.parse(target) if target else self.target
         try:
             ttir, _ = externs.for_backend(compat.ir_for_installed(self.ttir), target.family)
@@ -174,7 +152,6 @@ class Launch:
         """Every argument's value, tensors built from the record (saved contents where there are)."""
         self._require_launch()
         import torch
-
         g = torch.Generator(device=device).manual_seed(seed)
         out = {}
         for a in self.args:
@@ -192,21 +169,17 @@ def _apply_ttir_edits(ttir: str, variant, source: str):
     """(TTIR after ``variant``'s end-of-TTIR Python passes, the variant without them, their
     results, (pass, IR in, IR out) of each)."""
     from ..passkit.variant import Insert, VariantError
-
     mine = [e for e in variant.edits if getattr(e, "stage", None) == "ttir"]
     if not mine:
         return ttir, variant, [], []
     for e in mine:
         if not (isinstance(e, Insert) and e.at == "end"):
-            raise VariantError(
-                f"{source}: variant {variant.name!r} edits Triton's TTIR passes ({e.describe()}), "
-                "which already ran when the TTIR was captured; a replay continues from that TTIR, so "
-                "only Python passes at the end of the TTIR stage apply"
-            )
+            raise VariantError(f"{source}: variant {variant.name!r} edits Triton's TTIR passes ({e.describe()}), "
+                               "which already ran when the TTIR was captured; a replay continues from that TTIR, so "
+                               "only Python passes at the end of the TTIR stage apply")
     from .. import ir
     from ..bridge.pass_runner import run_pass
     from ..passkit.registry import make_pass
-
     results, seen = [], []
     for e in mine:
         module = ir.parse(ttir, filename="<ttir>")
@@ -227,7 +200,6 @@ def _triton_cleanup(text: str, edit) -> str:
     from ..bridge.containment import TritonAborted, contained
     from ..bridge.pipeline import VerifierAbort
     from ..bridge.services import save_rejected
-
     try:
         return contained(_cleaned_up, text, edit, doing=f"running the cleanup passes after {edit.pass_name}")
     except TritonAborted as e:
@@ -237,7 +209,6 @@ def _triton_cleanup(text: str, edit) -> str:
 def _cleaned_up(text: str, edit) -> str:
     from ..bridge import compat
     from ..bridge.pipeline import _run_calls, cleanup_calls, triton_parse
-
     context = compat.mlir_context()
     mod = triton_parse(text, context, None, edit.pass_name, "ttir")
     _run_calls(context, cleanup_calls(edit), mod, "ttir", False)
@@ -246,18 +217,15 @@ def _cleaned_up(text: str, edit) -> str:
 
 def _tensor(a: Arg, device, g, blobs: Path | None):
     import torch
-
     info = a.info
     dtype = getattr(torch, str(info.get("dtype", "torch.float32")).split(".")[-1], None)
     if dtype is None:
         raise LaunchError(f"argument {a.name}: unknown dtype {info.get('dtype')!r}")
-    blob = info.get("blob_path") or (
-        str(blobs / f"{a.name}.pt") if blobs and (blobs / f"{a.name}.pt").exists() else None
-    )
+    blob = info.get("blob_path") or (str(blobs / f"{a.name}.pt") if blobs and (blobs / f"{a.name}.pt").exists() else None)
     shape, stride = list(info.get("shape") or []), list(info.get("stride") or [])
     if blob:
         t = torch.load(blob, map_location=device).to(device)
-        if info.get("saved_layout") == "span":  # irlab capture: the storage span the tensor covers
+        if info.get("saved_layout") == "span":   # irlab capture: the storage span the tensor covers
             return torch.as_strided(t, shape, stride or [1] * len(shape), 0) if shape else t
         return t
     offset = int(info.get("storage_offset") or 0)
@@ -274,7 +242,6 @@ def _tensor(a: Arg, device, g, blobs: Path | None):
 # ------------------------------------------------------------------------------------------------
 # reading
 
-
 def split_ref(ref: str) -> tuple[Path, str]:
     """``path#selector`` -> (path, selector)."""
     path, _, sel = str(ref).partition("#")
@@ -288,10 +255,9 @@ def is_capture_run(path: Path) -> bool:
 
 def is_launch_ref(ref: str) -> bool:
     path, _ = split_ref(ref)
-    return (
-        path.is_dir()
-        and ((path / "launches.jsonl").exists() or (path / "metadata.json").exists() or is_capture_run(path))
-    ) or (path.is_file() and (path.name.endswith(TRACE_SUFFIXES) or path.name.startswith("dedicated_log_triton_trace")))
+    return (path.is_dir() and ((path / "launches.jsonl").exists() or (path / "metadata.json").exists()
+                               or is_capture_run(path))) or \
+        (path.is_file() and (path.name.endswith(TRACE_SUFFIXES) or path.name.startswith("dedicated_log_triton_trace")))
 
 
 def load(ref: str) -> Launch:
@@ -299,9 +265,8 @@ def load(ref: str) -> Launch:
     path, sel = split_ref(ref)
     if is_capture_run(path):
         if sel:
-            raise LaunchError(
-                f"{path} is a capture run; name one of its kernel folders (`irlab top {path}` lists them), not {ref!r}"
-            )
+            raise LaunchError(f"{path} is a capture run; name one of its kernel folders (`irlab top {path}` lists "
+                              f"them), not {ref!r}")
         return _hottest_of_run(path)
     if path.is_dir():
         return _from_capture(path, sel, ref)
@@ -312,7 +277,6 @@ def load(ref: str) -> Launch:
 
 # ------------------------------------------------------------------------------------------------
 # which launch, where the name leaves it open
-
 
 def tensor_bytes(args: dict) -> int:
     """The bytes a launch's tensor arguments hold (shape x element size, each tensor)."""
@@ -327,20 +291,8 @@ def tensor_bytes(args: dict) -> int:
     return total
 
 
-_ELEMENT_SIZES = {
-    "float64": 8,
-    "int64": 8,
-    "float32": 4,
-    "int32": 4,
-    "float16": 2,
-    "bfloat16": 2,
-    "int16": 2,
-    "int8": 1,
-    "uint8": 1,
-    "bool": 1,
-    "float8_e4m3fn": 1,
-    "float8_e5m2": 1,
-}
+_ELEMENT_SIZES = {"float64": 8, "int64": 8, "float32": 4, "int32": 4, "float16": 2, "bfloat16": 2, "int16": 2,
+                  "int8": 1, "uint8": 1, "bool": 1, "float8_e4m3fn": 1, "float8_e5m2": 1}
 
 
 def _blocks(rec: dict) -> int:
@@ -361,50 +313,31 @@ def pick(records: list[dict]) -> tuple[int, str]:
     if not records:
         raise ValueError("no launch records")
     program = [i for i, r in enumerate(records) if r.get("purpose", "program") == "program"]
-    pool, whose = (
-        (program, "the program's launches")
-        if program
-        else (
-            list(range(len(records))),
-            f"its {', '.join(sorted({r.get('purpose', '?') for r in records}))} launches "
-            "(it never ran as the program's own work)",
-        )
-    )
+    pool, whose = (program, "the program's launches") if program else \
+        (list(range(len(records))), f"its {', '.join(sorted({r.get('purpose', '?') for r in records}))} launches "
+                                    "(it never ran as the program's own work)")
     in_region = [i for i in pool if (records[i].get("region_gpu") or {}).get("ns")]
     if in_region:
         best = max(in_region, key=lambda i: (records[i]["region_gpu"]["ns"], -i))
         g = records[best]["region_gpu"]
-        return best, (
-            f"the hottest of {whose} inside region {g['region']!r} by GPU time (profiled"
-            + ("; entry 0, which compiles, left out" if g.get("entry0_left_out") else "")
-            + f"): {g['ns'] / 1e6:.3f} ms in {g['launches']} launch(es)"
-        )
+        return best, (f"the hottest of {whose} inside region {g['region']!r} by GPU time (profiled"
+                      + ("; entry 0, which compiles, left out" if g.get("entry0_left_out") else "")
+                      + f"): {g['ns'] / 1e6:.3f} ms in {g['launches']} launch(es)")
     timed = [i for i in pool if records[i].get("gpu_ns") is not None]
     if timed:
         best = max(timed, key=lambda i: (records[i]["gpu_ns"], -i))
         r = records[best]
-        return best, (
-            f"the hottest of {whose} by GPU time (profiled): {r['gpu_ns'] / 1e6:.3f} ms in "
-            f"{r.get('gpu_launches', r.get('count', 1))} launch(es)"
-        )
-    best = max(
-        pool,
-        key=lambda i: (
-            tensor_bytes(records[i].get("args", {})) * int(records[i].get("count", 1)),
-            _blocks(records[i]),
-            -i,
-        ),
-    )
+        return best, (f"the hottest of {whose} by GPU time (profiled): {r['gpu_ns'] / 1e6:.3f} ms in "
+                      f"{r.get('gpu_launches', r.get('count', 1))} launch(es)")
+    best = max(pool, key=lambda i: (tensor_bytes(records[i].get("args", {})) * int(records[i].get("count", 1)),
+                                    _blocks(records[i]), -i))
     r = records[best]
-    return best, (
-        f"the hottest of {whose} by the bytes its tensors span x launches (no profile recorded): "
-        f"{tensor_bytes(r.get('args', {})) / 2**20:.2f} MiB x {r.get('count', 1)}"
-    )
+    return best, (f"the hottest of {whose} by the bytes its tensors span x launches (no profile recorded): "
+                  f"{tensor_bytes(r.get('args', {})) / 2**20:.2f} MiB x {r.get('count', 1)}")
 
 
 class _Unread(enum.Enum):
     """A file not read yet (its own value: None is a result, "no such file")."""
-
     UNREAD = "unread"
 
 
@@ -432,7 +365,7 @@ class RunFiles:
                 self._profile = None
             else:
                 try:
-                    parsed: dict = json.loads(path.read_text())  # the capture writes its summary as an object
+                    parsed: dict = json.loads(path.read_text())   # the capture writes its summary as an object
                     self._profile = parsed
                 except ValueError:
                     self._profile = {}
@@ -475,12 +408,8 @@ def read_records(folder: Path, run_files: RunFiles | None = None) -> list[dict]:
             times = info.get("captured", {}).get(folder.name, {}).get("records", {})
             for n, rec in enumerate(records):
                 t = times.get(str(n), {})
-                rec["region_gpu"] = {
-                    "region": region,
-                    "ns": int(t.get("time_ns", 0)),
-                    "launches": int(t.get("count", 0)),
-                    "entry0_left_out": bool(info.get("left_out")),
-                }
+                rec["region_gpu"] = {"region": region, "ns": int(t.get("time_ns", 0)),
+                                     "launches": int(t.get("count", 0)), "entry0_left_out": bool(info.get("left_out"))}
     return records
 
 
@@ -499,34 +428,22 @@ def _single_region(run: Path) -> str | None:
 def _from_capture(folder: Path, sel: str, ref: str, run_files: RunFiles | None = None) -> Launch:
     meta_path = folder / "metadata.json"
     if not meta_path.exists():
-        raise LaunchError(
-            f"{folder} is not a captured kernel folder (no metadata.json; `irlab capture` writes one folder per kernel)"
-        )
+        raise LaunchError(f"{folder} is not a captured kernel folder (no metadata.json; `irlab capture` writes one "
+                          "folder per kernel)")
     meta = json.loads(meta_path.read_text())
     ttir_stage = meta.get("stages", {}).get("ttir")
     if not ttir_stage or not (folder / ttir_stage["file"]).is_file():
-        raise LaunchError(
-            f"{folder}: the capture kept no TTIR of {meta.get('kernel', 'the kernel')}, which replaying starts from"
-        )
+        raise LaunchError(f"{folder}: the capture kept no TTIR of {meta.get('kernel', 'the kernel')}, which replaying "
+                          "starts from")
     ttir = (folder / ttir_stage["file"]).read_text()
     target, options = Target.parse(meta["target"]), _options(meta.get("triton_metadata", {}))
     records = read_records(folder, run_files)
     if not records:
         if sel:
-            raise LaunchError(
-                f"{folder} recorded no launch (the kernel was compiled only); name the folder alone to "
-                "recompile its TTIR"
-            )
-        return Launch(
-            meta["kernel"],
-            target,
-            options,
-            (),
-            [],
-            ttir,
-            str(folder),
-            picked="no launch recorded (compiled only): its captured TTIR alone",
-        )
+            raise LaunchError(f"{folder} recorded no launch (the kernel was compiled only); name the folder alone to "
+                              "recompile its TTIR")
+        return Launch(meta["kernel"], target, options, (), [], ttir, str(folder),
+                      picked="no launch recorded (compiled only): its captured TTIR alone")
     if sel:
         if not sel.isdigit() or not 0 <= int(sel) < len(records):
             raise LaunchError(f"{folder} recorded {len(records)} launch(es); there is no launch #{sel}")
@@ -534,18 +451,9 @@ def _from_capture(folder: Path, sel: str, ref: str, run_files: RunFiles | None =
     else:
         n, why = pick(records)
     rec = records[n]
-    return Launch(
-        meta["kernel"],
-        target,
-        options,
-        tuple(rec["grid"]),
-        [Arg(k, v) for k, v in rec["args"].items()],
-        ttir,
-        f"{folder}#{n}",
-        folder / "tensors" / str(n) if (folder / "tensors" / str(n)).is_dir() else None,
-        purpose=rec.get("purpose", "program"),
-        picked=why,
-    )
+    return Launch(meta["kernel"], target, options, tuple(rec["grid"]), [Arg(k, v) for k, v in rec["args"].items()],
+                  ttir, f"{folder}#{n}", folder / "tensors" / str(n) if (folder / "tensors" / str(n)).is_dir() else None,
+                  purpose=rec.get("purpose", "program"), picked=why)
 
 
 def kernel_folders(run: Path) -> list[Path]:
@@ -557,29 +465,24 @@ def folder_heat(folder: Path, run_files: RunFiles | None = None) -> tuple[int, i
     """How hot a kernel folder ran as the program's own work: (GPU ns, tensor bytes x launches),
     each summed over its program launches."""
     recs = [r for r in read_records(folder, run_files) if r.get("purpose", "program") == "program"]
-    return (
-        sum(int(r.get("gpu_ns") or 0) for r in recs),
-        sum(tensor_bytes(r.get("args", {})) * int(r.get("count", 1)) for r in recs),
-    )
+    return (sum(int(r.get("gpu_ns") or 0) for r in recs),
+            sum(tensor_bytes(r.get("args", {})) * int(r.get("count", 1)) for r in recs))
 
 
 def _region_heat(folder: Path, run_files: RunFiles | None = None) -> int:
     """GPU ns of a kernel folder's program launches inside the capture's one region (0 without)."""
-    return sum(
-        int((r.get("region_gpu") or {}).get("ns", 0))
-        for r in read_records(folder, run_files)
-        if r.get("purpose", "program") == "program"
-    )
+    return sum(int((r.get("region_gpu") or {}).get("ns", 0)) for r in read_records(folder, run_files)
+               if r.get("purpose", "program") == "program")
 
 
 @dataclass(frozen=True)
 class CapturedKernel:
     """One compiled kernel of a capture or trace, as a golden case sees it."""
 
-    name: str  # KERNEL.wNsS.HASH10: the compile (its Triton hash), without the target
-    ref: str  # what load() takes to recompile it
+    name: str          # KERNEL.wNsS.HASH10: the compile (its Triton hash), without the target
+    ref: str           # what load() takes to recompile it
     target: Target
-    program: bool  # it ran as the program's own work (or nothing launched: a compile-only capture)
+    program: bool      # it ran as the program's own work (or nothing launched: a compile-only capture)
 
 
 def captured_kernels(path: Path) -> list[CapturedKernel]:
@@ -621,14 +524,9 @@ def captured_kernels(path: Path) -> list[CapturedKernel]:
                 seen.add(h)
                 same = [e for e in evs if (e.get("compilation_metadata") or {}).get("hash") == h]
                 t = md.get("target") or compiles[h]["payload"]["metadata"].get("target") or {}
-                out.append(
-                    CapturedKernel(
-                        f"{name}.w{md.get('num_warps')}s{md.get('num_stages')}.{str(h)[:10]}",
-                        f"{path}#{name}:{n}",
-                        Target(t.get("backend", "cuda"), str(t.get("arch", "90"))),
-                        any(trace_purpose(e) == "program" for e in same),
-                    )
-                )
+                out.append(CapturedKernel(f"{name}.w{md.get('num_warps')}s{md.get('num_stages')}.{str(h)[:10]}",
+                                          f"{path}#{name}:{n}", Target(t.get("backend", "cuda"), str(t.get("arch", "90"))),
+                                          any(trace_purpose(e) == "program" for e in same)))
         return out
     raise LaunchError(f"no capture folder or trace {path}")
 
@@ -643,10 +541,8 @@ def _hottest_of_run(run: Path) -> Launch:
     region = {f: _region_heat(f, files) for f in folders}
     best = max(folders, key=lambda f: (region[f], heat[f][0], heat[f][1]) if profiled else (heat[f][1], 0))
     if not any(heat[best]):
-        raise LaunchError(
-            f"{run}: no kernel of the capture ran as the program's own work; name a kernel folder "
-            f"(`irlab top {run}` or the folders of {run})"
-        )
+        raise LaunchError(f"{run}: no kernel of the capture ran as the program's own work; name a kernel folder "
+                          f"(`irlab top {run}` or the folders of {run})")
     launch = _from_capture(best, "", str(best), files)
     rule = "GPU time (profiled)" if profiled else "the bytes its tensors span x launches (no profile recorded)"
     if profiled and region[best]:
@@ -658,11 +554,9 @@ def _hottest_of_run(run: Path) -> Launch:
 def _events(path: Path) -> list[dict]:
     try:
         from tritonparse.tools.compression import iter_lines
-    except ImportError as e:  # tritonparse itself, or one of its own dependencies (zstandard, orjson)
-        raise LaunchError(
-            f"reading tritonparse traces needs tritonparse and its dependencies ({e.name or e} is "
-            f"missing): pip install 'irlab[traces]'"
-        ) from None
+    except ImportError as e:   # tritonparse itself, or one of its own dependencies (zstandard, orjson)
+        raise LaunchError(f"reading tritonparse traces needs tritonparse and its dependencies ({e.name or e} is "
+                          f"missing): pip install 'irlab[traces]'") from None
     out = []
     for line in iter_lines(str(path)):
         if not line.strip():
@@ -670,7 +564,7 @@ def _events(path: Path) -> list[dict]:
         try:
             ev = json.loads(line)
         except ValueError:
-            continue  # a line cut short when the recording process died
+            continue   # a line cut short when the recording process died
         if ev.get("event_type") in ("compilation", "launch"):
             out.append(ev)
     return out
@@ -688,17 +582,15 @@ def _from_trace(path: Path, sel: str, ref: str) -> Launch:
     if not launches:
         raise LaunchError(f"{path} holds no launch events (record with tritonparse's enable_trace_launch=True)")
     if not kernel and len(names) > 1:
-        raise LaunchError(
-            f"{path} has launches of {len(names)} kernels ({', '.join(names)}); choose one: {path}#KERNEL[:N]"
-        )
+        raise LaunchError(f"{path} has launches of {len(names)} kernels ({', '.join(names)}); choose one: "
+                          f"{path}#KERNEL[:N]")
     mine = [ev for ev in launches if not kernel or ev.get("name") == kernel]
     if not mine:
         raise LaunchError(f"{path} has no launch of kernel {kernel!r}; it has: {', '.join(names)}")
     if index:
         if not index.isdigit() or not 0 <= int(index) < len(mine):
-            raise LaunchError(
-                f"{path} has {len(mine)} launch(es) of {mine[0].get('name')}; there is no launch #{index}"
-            )
+            raise LaunchError(f"{path} has {len(mine)} launch(es) of {mine[0].get('name')}; there is no launch "
+                              f"#{index}")
         n, why = int(index), ""
     else:
         n, why = _pick_trace_launch(mine)
@@ -713,18 +605,10 @@ def _from_trace(path: Path, sel: str, ref: str) -> Launch:
         raise LaunchError(f"{path}: the compilation of {ev.get('name')} carries no TTIR")
     t = md.get("target") or comp["payload"]["metadata"].get("target") or {}
     grid = tuple(ev.get("grid") or [1]) + (1,) * (3 - len(ev.get("grid") or [1]))
-    return Launch(
-        ev.get("name", "?"),
-        Target(t.get("backend", "cuda"), str(t.get("arch", "90"))),
-        _options(md),
-        grid,
-        [Arg(k, v) for k, v in ev["extracted_args"].items()],
-        ttir,
-        f"{path}#{ev.get('name')}:{n}",
-        extra={"python_source": comp["payload"].get("python_source")},
-        purpose=trace_purpose(ev),
-        picked=why,
-    )
+    return Launch(ev.get("name", "?"), Target(t.get("backend", "cuda"), str(t.get("arch", "90"))), _options(md), grid,
+                  [Arg(k, v) for k, v in ev["extracted_args"].items()], ttir,
+                  f"{path}#{ev.get('name')}:{n}", extra={"python_source": comp["payload"].get("python_source")},
+                  purpose=trace_purpose(ev), picked=why)
 
 
 def trace_purpose(ev: dict) -> str:
@@ -738,12 +622,10 @@ def _pick_trace_launch(events: list[dict]) -> tuple[int, str]:
     distinct: dict[str, dict] = {}
     for i, ev in enumerate(events):
         args = ev.get("extracted_args") or {}
-        key = json.dumps(
-            [ev.get("grid"), {k: _shape_of(v) for k, v in args.items()}, trace_purpose(ev)], sort_keys=True, default=str
-        )
-        rec = distinct.setdefault(
-            key, {"first": i, "grid": ev.get("grid"), "args": args, "purpose": trace_purpose(ev), "count": 0}
-        )
+        key = json.dumps([ev.get("grid"), {k: _shape_of(v) for k, v in args.items()}, trace_purpose(ev)],
+                         sort_keys=True, default=str)
+        rec = distinct.setdefault(key, {"first": i, "grid": ev.get("grid"), "args": args,
+                                        "purpose": trace_purpose(ev), "count": 0})
         rec["count"] += 1
     records = list(distinct.values())
     best, why = pick(records)

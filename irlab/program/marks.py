@@ -17,12 +17,11 @@ rather than the program's set-up; it passes every mark on to a recorder installe
 
 This module imports nothing of irlab: every layer may use it.
 """
-
 from __future__ import annotations
 
 import contextlib
 
-_recorder = None  # set by irlab.program.runner while a program runs under irlab
+_recorder = None   # set by irlab.program.runner while a program runs under irlab
 
 
 def install(recorder) -> object:

@@ -43,7 +43,6 @@ of the rounds so far, marked partial). Stopped (Ctrl-C, a time limit, a crash), 
 from there with ``resume=True`` (``irlab ab-model --resume --out DIR``): the same program and
 variant, the rounds still to run, the same round orders.
 """
-
 from __future__ import annotations
 
 import math
@@ -65,9 +64,9 @@ from ..base.jsonio import append_record, read_records
 from ..base.stats import ESTIMATOR, MIN_ROUNDS, ratio_estimate, round_orders
 
 BASELINE, VARIANT, AA = "baseline", "variant", "baseline-again"
-COMPILE = "compile"  # the baseline's first run with same_choices: compiles and autotunes, compared with nothing
-DEFAULT_SAVE_OUTPUTS = 256  # program launches whose outputs the check runs keep
-RUNS_FILE = "runs.jsonl"  # one line per finished check run and per finished round
+COMPILE = "compile"          # the baseline's first run with same_choices: compiles and autotunes, compared with nothing
+DEFAULT_SAVE_OUTPUTS = 256   # program launches whose outputs the check runs keep
+RUNS_FILE = "runs.jsonl"     # one line per finished check run and per finished round
 
 
 class ResumeError(ValueError):
@@ -76,7 +75,6 @@ class ResumeError(ValueError):
 
 # ------------------------------------------------------------------------------------------------
 # running an arm
-
 
 def _kill_group(proc) -> None:
     try:
@@ -94,37 +92,14 @@ class SubprocessRunner:
 
     def spec(self) -> dict:
         """How a GPU worker makes the same runner (:func:`arms_job`)."""
-        return {
-            "cls": f"{__name__}:SubprocessRunner",
-            "kwargs": {"cmd": self.cmd, "target": self.target, "timeout_s": self.timeout_s},
-        }
+        return {"cls": f"{__name__}:SubprocessRunner",
+                "kwargs": {"cmd": self.cmd, "target": self.target, "timeout_s": self.timeout_s}}
 
-    def __call__(
-        self,
-        arm: str,
-        variant_ref: str,
-        out: Path,
-        *,
-        cache_dir: Path,
-        save_outputs: int = 0,
-        profile: bool = False,
-        workers: bool = False,
-    ) -> dict:
+    def __call__(self, arm: str, variant_ref: str, out: Path, *, cache_dir: Path, save_outputs: int = 0,
+                 profile: bool = False, workers: bool = False) -> dict:
         from .runner import RUN_FILE, read_run
-
-        argv = [
-            sys.executable,
-            "-m",
-            "irlab",
-            "run",
-            "--variant",
-            variant_ref,
-            "--out",
-            str(out),
-            "--cache-dir",
-            str(cache_dir),
-            "--quiet",
-        ]
+        argv = [sys.executable, "-m", "irlab", "run", "--variant", variant_ref, "--out", str(out),
+                "--cache-dir", str(cache_dir), "--quiet"]
         if self.target:
             argv += ["--target", self.target]
         if save_outputs:
@@ -135,12 +110,11 @@ class SubprocessRunner:
             argv += ["--inductor-workers"]
         argv += ["--", *self.cmd]
         out.mkdir(parents=True, exist_ok=True)
-        (out / RUN_FILE).unlink(missing_ok=True)  # a resumed round's stale result is never read as this one's
+        (out / RUN_FILE).unlink(missing_ok=True)    # a resumed round's stale result is never read as this one's
         # in a session of its own, killed with its whole group -- Inductor's compile workers too --
         # at the time limit, or when the A/B is stopped (Ctrl-C reaches this process only)
-        proc = subprocess.Popen(
-            argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True
-        )
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                start_new_session=True)
         try:
             log, _ = proc.communicate(timeout=self.timeout_s)
             code = proc.returncode
@@ -181,26 +155,21 @@ def seed_choices(baseline_cache: Path, variant_cache: Path) -> bool:
 # ------------------------------------------------------------------------------------------------
 # what a run measured
 
-
 def program_ms(result: dict, region: str | None = None) -> tuple[float | None, str]:
     """The program's own time in one run (ms), and how it was measured."""
     regions = result.get("regions") or {}
     if regions:
         if region is None:
             if len(regions) > 1:
-                raise ValueError(
-                    f"the program marks {len(regions)} regions ({', '.join(sorted(regions))}); "
-                    "name the one to time (--region)"
-                )
+                raise ValueError(f"the program marks {len(regions)} regions ({', '.join(sorted(regions))}); "
+                                 "name the one to time (--region)")
             region = next(iter(regions))
         if region not in regions:
             raise ValueError(f"the program marks no region {region!r} (it marks: {', '.join(sorted(regions))})")
         ms = regions[region]["ms"]
         kept = ms[1:] if len(ms) > 1 else ms
-        how = (
-            f"region {region!r} ({regions[region]['method']}): median of {len(kept)} entr"
-            f"{'y' if len(kept) == 1 else 'ies'}" + (", the first left out" if len(ms) > 1 else "")
-        )
+        how = (f"region {region!r} ({regions[region]['method']}): median of {len(kept)} entr"
+               f"{'y' if len(kept) == 1 else 'ies'}" + (", the first left out" if len(ms) > 1 else ""))
         return statistics.median(kept), how
     if region is not None:
         raise ValueError(f"the program marks no region {region!r} (it marks none: irlab.region)")
@@ -212,7 +181,6 @@ def program_ms(result: dict, region: str | None = None) -> tuple[float | None, s
 
 # ------------------------------------------------------------------------------------------------
 # outputs, launch for launch
-
 
 def tolerance(dtype: str) -> float:
     """Relative (Frobenius) difference allowed between the arms' tensors: 2e-3 for 16-bit floats,
@@ -228,14 +196,10 @@ def tolerance(dtype: str) -> float:
 def compare_tensors(a, b, rel: float | None = None) -> dict:
     """``identical``, ``close`` (within the dtype's tolerance) or ``MISMATCH``, with the numbers."""
     import torch
-
     if tuple(a.shape) != tuple(b.shape) or a.dtype != b.dtype:
         return {"status": "MISMATCH", "why": f"{tuple(a.shape)} {a.dtype} vs {tuple(b.shape)} {b.dtype}"}
-    if torch.equal(a, b) or (
-        a.is_floating_point()
-        and torch.equal(a.isnan(), b.isnan())
-        and torch.equal(torch.nan_to_num(a), torch.nan_to_num(b))
-    ):
+    if torch.equal(a, b) or (a.is_floating_point() and torch.equal(a.isnan(), b.isnan())
+                             and torch.equal(torch.nan_to_num(a), torch.nan_to_num(b))):
         return {"status": "identical"}
     if not a.is_floating_point():
         return {"status": "MISMATCH", "why": f"{int((a != b).sum())} of {a.numel()} elements differ"}
@@ -265,10 +229,8 @@ def _load(path: Path):
     """A saved value: torch's file, or JSON for plain values."""
     if path.suffix == ".json":
         import json
-
         return json.loads(path.read_text())
     import torch
-
     return torch.load(path)
 
 
@@ -278,25 +240,19 @@ def compare_fingerprints(a: dict, b: dict, rel: float | None = None) -> dict:
     the chunk sums' relative error against the dtype's tolerance. Each result says it was compared
     by chunk sums."""
     import torch
-
     by = {"by": f"chunk sums ({a.get('chunk')} elements a chunk): the tensor is too large to keep"}
     if not isinstance(b, dict) or FINGERPRINT not in b:
         return {"status": "MISMATCH", "why": "kept whole by one run, as chunk sums by the other", **by}
     if a["shape"] != b["shape"] or a["dtype"] != b["dtype"] or a["chunk"] != b["chunk"]:
-        return {
-            "status": "MISMATCH",
-            "why": f"{tuple(a['shape'])} {a['dtype']} vs {tuple(b['shape'])} {b['dtype']}",
-            **by,
-        }
+        return {"status": "MISMATCH", "why": f"{tuple(a['shape'])} {a['dtype']} vs {tuple(b['shape'])} {b['dtype']}",
+                **by}
     if not torch.equal(a["nans"], b["nans"]):
         return {"status": "MISMATCH", "why": "NaNs in other places", **by}
     if torch.equal(a["sums"], b["sums"]) and torch.equal(a["abs_sums"], b["abs_sums"]):
         return {"status": "identical", **by}
     r = tolerance(a["dtype"]) if rel is None else rel
-    errs = [
-        float(torch.linalg.vector_norm(x - y)) / max(float(torch.linalg.vector_norm(x)), 1e-30)
-        for x, y in ((a["sums"], b["sums"]), (a["abs_sums"], b["abs_sums"]))
-    ]
+    errs = [float(torch.linalg.vector_norm(x - y)) / max(float(torch.linalg.vector_norm(x)), 1e-30)
+            for x, y in ((a["sums"], b["sums"]), (a["abs_sums"], b["abs_sums"]))]
     err = max(errs)
     out = {"rel_fro": err, "tolerance": r, **by}
     if err <= r:
@@ -313,12 +269,8 @@ def compare_values(a, b, rel: float | None = None) -> dict:
         return compare_tensors(a, b, rel)
     if a == b:
         return {"status": "identical"}
-    if (
-        isinstance(a, list)
-        and isinstance(b, list)
-        and len(a) == len(b)
-        and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in a + b)
-    ):
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b) and \
+            all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in a + b):
         r = 1e-5 if rel is None else rel
         norm = math.sqrt(sum(x * x for x in a))
         err = math.sqrt(sum((x - y) ** 2 for x, y in zip(a, b))) / max(norm, 1e-30)
@@ -329,18 +281,13 @@ def compare_values(a, b, rel: float | None = None) -> dict:
     if isinstance(a, float) and isinstance(b, (int, float)) and not isinstance(b, bool):
         r = 1e-5 if rel is None else rel
         err = abs(a - b) / max(abs(a), 1e-30)
-        return {
-            "status": "close" if err <= r else "MISMATCH",
-            "rel": err,
-            "tolerance": r,
-            **({} if err <= r else {"why": f"{a!r} vs {b!r}"}),
-        }
+        return {"status": "close" if err <= r else "MISMATCH", "rel": err, "tolerance": r,
+                **({} if err <= r else {"why": f"{a!r} vs {b!r}"})}
     return {"status": "MISMATCH", "why": f"{a!r} vs {b!r}"}
 
 
-def compare_outputs(
-    base_dir: Path, base: dict, var_dir: Path, var: dict, rel: float | None = None, same_kernels: bool = True
-) -> dict:
+def compare_outputs(base_dir: Path, base: dict, var_dir: Path, var: dict, rel: float | None = None,
+                    same_kernels: bool = True) -> dict:
     """Every saved launch of the baseline against the variant's launch of the same kernel and
     count, every tensor argument; and every checked tensor. Rows in the baseline's launch order.
     ``same_kernels``: both arms ran the same graphs (the variant started from the baseline's
@@ -353,23 +300,18 @@ def compare_outputs(
         other = theirs.get((o["kernel"], o["occurrence"]))
         if other is None:
             row["status"] = "MISMATCH" if same_kernels else "unpaired"
-            row["why"] = "the variant has no such launch" + (
-                "" if same_kernels else " (each arm autotuned for itself: the programs differ)"
-            )
+            row["why"] = "the variant has no such launch" + ("" if same_kernels else " (each arm autotuned for "
+                                                                                      "itself: the programs differ)")
         elif not o.get("file") or not other.get("file"):
             row["status"] = "not compared"
-            row["why"] = "no tensor saved" + (
-                f" ({o.get('error') or other.get('error')})" if o.get("error") or other.get("error") else ""
-            )
+            row["why"] = "no tensor saved" + (f" ({o.get('error') or other.get('error')})"
+                                              if o.get("error") or other.get("error") else "")
         else:
             mine = _load(base_dir / o["file"])
             yours = _load(var_dir / other["file"])
             for name, t in mine.items():
-                row["args"][name] = (
-                    compare_values(t, yours[name], rel)
-                    if name in yours
-                    else {"status": "MISMATCH", "why": "not saved by the variant"}
-                )
+                row["args"][name] = compare_values(t, yours[name], rel) if name in yours else \
+                    {"status": "MISMATCH", "why": "not saved by the variant"}
             row["status"] = _worst(a["status"] for a in row["args"].values())
             if any(a.get("by") for a in row["args"].values()):
                 row["by_chunk_sums"] = True
@@ -378,32 +320,22 @@ def compare_outputs(
     for name, files in (base.get("checks") or {}).items():
         for k, f in enumerate(files):
             row = {"name": name, "k": k}
-            other = (var_checks.get(name) or [None] * (k + 1))[k : k + 1]
+            other = (var_checks.get(name) or [None] * (k + 1))[k:k + 1]
             if not other or other[0] is None or f is None:
-                row.update(
-                    status="MISMATCH" if not other or other[0] is None else "not compared",
-                    why="the variant did not check it" if not other or other[0] is None else "not saved",
-                )
+                row.update(status="MISMATCH" if not other or other[0] is None else "not compared",
+                           why="the variant did not check it" if not other or other[0] is None else "not saved")
             else:
                 pairs = dict(_values(_load(base_dir / f)))
                 theirs_v = dict(_values(_load(var_dir / other[0])))
-                parts = {
-                    label: compare_values(t, theirs_v[label], rel)
-                    if label in theirs_v
-                    else {"status": "MISMATCH", "why": "missing in the variant's value"}
-                    for label, t in pairs.items()
-                }
+                parts = {label: compare_values(t, theirs_v[label], rel) if label in theirs_v else
+                         {"status": "MISMATCH", "why": "missing in the variant's value"} for label, t in pairs.items()}
                 row["parts"] = parts
                 row["status"] = _worst(p["status"] for p in parts.values())
             checks.append(row)
     first = next((r for r in launches if r["status"] == "MISMATCH"), None)
-    return {
-        "launches": launches,
-        "checks": checks,
-        "counts": _counts([r["status"] for r in launches]),
-        "check_counts": _counts([r["status"] for r in checks]),
-        "first_mismatch": first,
-    }
+    return {"launches": launches, "checks": checks,
+            "counts": _counts([r["status"] for r in launches]), "check_counts": _counts([r["status"] for r in checks]),
+            "first_mismatch": first}
 
 
 _ORDER = ("identical", "close", "not compared", "unpaired", "MISMATCH")
@@ -421,7 +353,6 @@ def _counts(statuses: list[str]) -> dict:
 # ------------------------------------------------------------------------------------------------
 # the arms of a round, on one GPU
 
-
 def arms_job(payload: dict, ctx) -> dict:
     """An executor job: arms run one after the other on this worker's GPU (``payload``: ``runner``,
     a runner's ``spec()`` or, in-process, the runner itself; ``root``, the A/B's folder; ``steps``:
@@ -432,16 +363,12 @@ def arms_job(payload: dict, ctx) -> dict:
     root = Path(payload["root"])
     if not root.is_dir():
         import socket
-
-        raise RuntimeError(
-            f"{root} is not visible on {socket.gethostname()}: on a cluster, irlab ab-model runs "
-            "the program on the GPU's node and writes into --out from there; give a folder every "
-            "node shares"
-        )
+        raise RuntimeError(f"{root} is not visible on {socket.gethostname()}: on a cluster, irlab ab-model runs "
+                           "the program on the GPU's node and writes into --out from there; give a folder every "
+                           "node shares")
     runner = payload["runner"]
     if isinstance(runner, dict):
         from ..executor.jobs import load
-
         runner = load(runner["cls"])(**runner["kwargs"])
     got: dict = {}
     for s in payload["steps"]:
@@ -450,15 +377,9 @@ def arms_job(payload: dict, ctx) -> dict:
                 seed_choices(Path(s["seed"][0]), Path(s["seed"][1]))
             continue
         key = s.get("as", s["arm"])
-        got[key] = runner(
-            s["arm"],
-            s["ref"],
-            Path(s["out"]),
-            cache_dir=Path(s["cache_dir"]),
-            save_outputs=s.get("save_outputs", 0),
-            profile=s.get("profile", False),
-            workers=s.get("workers", False),
-        )
+        got[key] = runner(s["arm"], s["ref"], Path(s["out"]), cache_dir=Path(s["cache_dir"]),
+                          save_outputs=s.get("save_outputs", 0), profile=s.get("profile", False),
+                          workers=s.get("workers", False))
         if s.get("stop_on_error") and got[key].get("error"):
             break
     return got
@@ -473,27 +394,26 @@ def _device_label(d: dict | None) -> str | None:
 # ------------------------------------------------------------------------------------------------
 # the A/B
 
-
 @dataclass
 class ModelAB:
     """``irlab ab-model``: see the module docstring."""
 
     cmd: list[str]
-    variant: str  # the variant reference, as `irlab run --variant` takes it
+    variant: str                      # the variant reference, as `irlab run --variant` takes it
     out: Path
     rounds: int = MIN_ROUNDS
-    runner: Callable | None = None  # default: SubprocessRunner(cmd)
+    runner: Callable | None = None    # default: SubprocessRunner(cmd)
     region: str | None = None
-    aa: bool | None = None  # the A/A arm (default: from MIN_ROUNDS rounds on)
+    aa: bool | None = None            # the A/A arm (default: from MIN_ROUNDS rounds on)
     save_outputs: int = DEFAULT_SAVE_OUTPUTS
-    profile: bool = True  # per-kernel GPU times in the timed rounds (Proton)
-    rel: float | None = None  # tolerance override for output comparisons
+    profile: bool = True              # per-kernel GPU times in the timed rounds (Proton)
+    rel: float | None = None          # tolerance override for output comparisons
     seed: int = 0
     keep_caches: bool = False
-    resume: bool = False  # go on from the check runs and rounds recorded in out/runs.jsonl
-    same_choices: bool = True  # the variant starts from the baseline's Inductor choices (seed_choices)
+    resume: bool = False              # go on from the check runs and rounds recorded in out/runs.jsonl
+    same_choices: bool = True         # the variant starts from the baseline's Inductor choices (seed_choices)
     progress: Callable[[str], None] = field(default=lambda msg: None)
-    executor: object = None  # where the arms run (default: see _executor)
+    executor: object = None           # where the arms run (default: see _executor)
 
     def run(self) -> dict:
         out = Path(self.out)
@@ -502,31 +422,20 @@ class ModelAB:
         aa = self.rounds >= MIN_ROUNDS if self.aa is None else self.aa
         refs = {BASELINE: "baseline", VARIANT: self.variant, AA: "baseline"}
         caches = {BASELINE: out / "cache" / BASELINE, VARIANT: out / "cache" / VARIANT, AA: out / "cache" / BASELINE}
-        result: dict[str, Any] = {
-            "command": self.cmd,
-            "variant": self.variant,
-            "rounds": self.rounds,
-            "aa": aa,
-            "estimator": ESTIMATOR,
-            "runs": {},
-            "choices": (
-                "the variant's arm started from the baseline's Inductor choices (graphs, autotuned "
-                "configs): the same kernels, compiled with the variant"
-                if self.same_choices
-                else "each arm autotuned for itself (--retune): the variant's may pick other kernels"
-            ),
-        }
+        result: dict[str, Any] = {"command": self.cmd, "variant": self.variant, "rounds": self.rounds, "aa": aa,
+                  "estimator": ESTIMATOR, "runs": {},
+                  "choices": ("the variant's arm started from the baseline's Inductor choices (graphs, autotuned "
+                              "configs): the same kernels, compiled with the variant" if self.same_choices else
+                              "each arm autotuned for itself (--retune): the variant's may pick other kernels")}
         checks, per_round = self._earlier(out, aa)
         if checks or per_round:
             self.progress(f"resuming: {len(checks)} check run(s) and {len(per_round)} round(s) already done")
         else:
             (out / RUNS_FILE).unlink(missing_ok=True)
-            append_record(
-                out / RUNS_FILE,
-                {"kind": "header", "command": self.cmd, "variant": self.variant, "aa": aa, "seed": self.seed},
-            )
+            append_record(out / RUNS_FILE, {"kind": "header", "command": self.cmd, "variant": self.variant,
+                                            "aa": aa, "seed": self.seed})
         t0 = time.monotonic()
-        devices: dict = {}  # the GPUs the rounds ran on (an ordered set)
+        devices: dict = {}   # the GPUs the rounds ran on (an ordered set)
         executor, own = self._executor(runner)
         spec = runner.spec() if hasattr(runner, "spec") and not isinstance(executor, InProcess) else runner
 
@@ -540,41 +449,23 @@ class ModelAB:
             if self.same_choices and not checks.get(COMPILE):
                 # Both check runs load the baseline's graphs: launches that only compiling makes (the
                 # scheduler's and autotuners' own, whichever escape their windows) are in neither
-                self.progress(
-                    "compile run of the baseline (compiles and autotunes once, in Inductor's workers: "
-                    "no variant to apply; its launches are not compared)"
-                )
-                steps.append(
-                    {
-                        "arm": BASELINE,
-                        "as": COMPILE,
-                        "ref": "baseline",
-                        "out": str(out / "check" / COMPILE),
-                        "cache_dir": str(caches[BASELINE]),
-                        "save_outputs": 0,
-                        "profile": False,
-                        "workers": True,
-                        "stop_on_error": True,
-                    }
-                )
+                self.progress("compile run of the baseline (compiles and autotunes once, in Inductor's workers: "
+                              "no variant to apply; its launches are not compared)")
+                steps.append({"arm": BASELINE, "as": COMPILE, "ref": "baseline", "out": str(out / "check" / COMPILE),
+                              "cache_dir": str(caches[BASELINE]), "save_outputs": 0, "profile": False, "workers": True,
+                              "stop_on_error": True})
             for arm in (BASELINE, VARIANT):
                 if arm in checks:
                     continue
-                self.progress(
-                    f"check run of the {arm} (compiles; keeps the outputs of up to {self.save_outputs} launches)"
-                )
+                self.progress(f"check run of the {arm} (compiles; keeps the outputs of up to "
+                              f"{self.save_outputs} launches)")
                 if arm == VARIANT and self.same_choices:
-                    steps.append(
-                        {
-                            "seed": [str(caches[BASELINE]), str(caches[VARIANT])],
-                            "unless_failed": BASELINE,
-                            "failed_before": bool(checks.get(BASELINE, {}).get("error")),
-                        }
-                    )
+                    steps.append({"seed": [str(caches[BASELINE]), str(caches[VARIANT])], "unless_failed": BASELINE,
+                                  "failed_before": bool(checks.get(BASELINE, {}).get("error"))})
                 steps.append(step(arm, out / "check" / arm, save_outputs=self.save_outputs, profile=False))
             if steps:
                 got, where = self._one_job(executor, model, spec, out, steps, "the check runs")
-                if "error" in got:  # the job itself failed (its worker died): no arm's result
+                if "error" in got:   # the job itself failed (its worker died): no arm's result
                     result["error"] = got["error"]
                     return self._finish(out, result)
                 result["check_device"] = where
@@ -589,9 +480,8 @@ class ModelAB:
                     if arm in got:
                         checks[arm] = got[arm]
                         if not checks[arm].get("error"):
-                            append_record(
-                                out / RUNS_FILE, {"kind": "check", "arm": arm, "result": checks[arm], "device": where}
-                            )
+                            append_record(out / RUNS_FILE, {"kind": "check", "arm": arm, "result": checks[arm],
+                                                            "device": where})
                     elif arm not in checks:
                         checks[arm] = {"error": got.get("error") or "not run"}
             result["runs"]["check"] = {arm: _brief(r) for arm, r in checks.items()}
@@ -607,33 +497,25 @@ class ModelAB:
                     result["error"] = str(e)
                     return self._finish(out, result)
             elif not self.profile:
-                result["error"] = (
-                    "nothing to time: the program marks no region (irlab.region) and kernel times are not profiled"
-                )
+                result["error"] = ("nothing to time: the program marks no region (irlab.region) and kernel times "
+                                   "are not profiled")
                 return self._finish(out, result)
             result["isolation"] = checks[VARIANT].get("isolation")
             result["variant_passes"] = checks[VARIANT].get("python_passes")
-            result["correctness"] = compare_outputs(
-                out / "check" / BASELINE,
-                checks[BASELINE],
-                out / "check" / VARIANT,
-                checks[VARIANT],
-                self.rel,
-                same_kernels=self.same_choices,
-            )
+            result["correctness"] = compare_outputs(out / "check" / BASELINE, checks[BASELINE],
+                                                    out / "check" / VARIANT, checks[VARIANT], self.rel,
+                                                    same_kernels=self.same_choices)
             arms = [BASELINE, VARIANT] + ([AA] if aa else [])
             gen = round_orders(arms, self.seed)
-            orders = [next(gen) for _ in range(self.rounds)]  # a round's order is the same whenever it runs
+            orders = [next(gen) for _ in range(self.rounds)]   # a round's order is the same whenever it runs
 
             def on_outcome(o) -> None:
                 r = o.job.tag
                 got = o.result if o.ok else {}
                 if not o.ok:
                     how = o.died.how if o.died else (o.error or "").strip().splitlines()[-1:] or ["failed"]
-                    got = {
-                        arm: {"error": f"its worker {how}" if o.died else f"its job raised: {how[0]}"}
-                        for arm in orders[r]
-                    }
+                    got = {arm: {"error": f"its worker {how}" if o.died else f"its job raised: {how[0]}"}
+                           for arm in orders[r]}
                 bad = {arm: g["error"] for arm, g in got.items() if g.get("error")}
                 if bad:
                     per_round[r] = got
@@ -644,41 +526,27 @@ class ModelAB:
                 devices[_device_label(where)] = None
                 append_record(out / RUNS_FILE, {"kind": "round", "n": r, "result": got, "device": where})
                 per_round[r] = got
-                if len(per_round) < self.rounds and not result.get("error"):  # on disk while the next ones run
-                    self._finish(
-                        out, self._partial(result, checks, self._done(per_round), aa, time.monotonic() - t0, devices)
-                    )
+                if len(per_round) < self.rounds and not result.get("error"):   # on disk while the next ones run
+                    self._finish(out, self._partial(result, checks, self._done(per_round), aa,
+                                                    time.monotonic() - t0, devices))
 
             with executor.batch(on_outcome, gpu_model=model) as batch:
                 for r in range(self.rounds):
-                    if r in per_round:  # the rounds done before keep their orders; the next ones follow on
+                    if r in per_round:     # the rounds done before keep their orders; the next ones follow on
                         continue
                     self.progress(f"round {r + 1}/{self.rounds}: {', '.join(orders[r])}")
-                    steps = [
-                        step(arm, out / "rounds" / f"{r:03d}" / arm, save_outputs=0, profile=self.profile)
-                        for arm in orders[r]
-                    ]
-                    batch.put(
-                        Job(
-                            "irlab.program.model_ab:arms_job",
-                            self._payload(spec, out, steps),
-                            key=f"round {r + 1}",
-                            tag=r,
-                        )
-                    )
+                    steps = [step(arm, out / "rounds" / f"{r:03d}" / arm, save_outputs=0, profile=self.profile)
+                             for arm in orders[r]]
+                    batch.put(Job("irlab.program.model_ab:arms_job", self._payload(spec, out, steps),
+                                  key=f"round {r + 1}", tag=r))
             result["devices"] = [d for d in devices if d]
             try:
                 result.update(self._analyse(checks, self._done(per_round), aa))
             except ValueError as e:
                 result["error"] = str(e)
         except KeyboardInterrupt:
-            self._finish(
-                out,
-                {
-                    **self._partial(result, checks, self._done(per_round), aa, time.monotonic() - t0, devices),
-                    "interrupted": True,
-                },
-            )
+            self._finish(out, {**self._partial(result, checks, self._done(per_round), aa, time.monotonic() - t0,
+                                               devices), "interrupted": True})
             raise
         finally:
             if own is not None:
@@ -718,13 +586,11 @@ class ModelAB:
             if o.ok:
                 got["result"] = o.result
             elif o.died is not None:
-                got["result"] = {
-                    "error": f"the worker running {what} {o.died.how}: " + (" | ".join(o.died.tail[-3:]) or "no output")
-                }
+                got["result"] = {"error": f"the worker running {what} {o.died.how}: "
+                                          + (" | ".join(o.died.tail[-3:]) or "no output")}
             else:
-                got["result"] = {
-                    "error": f"{what} raised: " + ((o.error or o.lost or "").strip().splitlines() or ["?"])[-1]
-                }
+                got["result"] = {"error": f"{what} raised: " + ((o.error or o.lost or "").strip().splitlines()
+                                                                 or ["?"])[-1]}
 
         with executor.batch(on_outcome, gpu_model=model) as batch:
             batch.put(Job("irlab.program.model_ab:arms_job", self._payload(spec, out, steps), key=what))
@@ -740,24 +606,16 @@ class ModelAB:
         head = records[0]
         for key, now in (("command", self.cmd), ("variant", self.variant), ("aa", aa), ("seed", self.seed)):
             if head.get(key) != now:
-                raise ResumeError(
-                    f"the A/B in {out} ran with {key} {head.get(key)!r}, not {now!r}: resume it with "
-                    f"the same arguments, or give another --out"
-                )
+                raise ResumeError(f"the A/B in {out} ran with {key} {head.get(key)!r}, not {now!r}: resume it with "
+                                  f"the same arguments, or give another --out")
         checks = {r["arm"]: r["result"] for r in records if r.get("kind") == "check"}
         return checks, {r["n"]: r["result"] for r in records if r.get("kind") == "round" and r["n"] < self.rounds}
 
-    def _partial(
-        self, result: dict, checks: dict, per_round: list[dict], aa: bool, seconds: float, devices: dict | None = None
-    ) -> dict:
-        part = {
-            **result,
-            "partial": True,
-            "seconds": seconds,
-            "rounds_done": len(per_round),
-            **({"devices": [d for d in devices if d]} if devices else {}),
-        }
-        if per_round:  # rounds run only once both check runs are in; _analyse leaves out failed rounds
+    def _partial(self, result: dict, checks: dict, per_round: list[dict], aa: bool, seconds: float,
+                 devices: dict | None = None) -> dict:
+        part = {**result, "partial": True, "seconds": seconds, "rounds_done": len(per_round),
+                **({"devices": [d for d in devices if d]} if devices else {})}
+        if per_round:     # rounds run only once both check runs are in; _analyse leaves out failed rounds
             try:
                 part.update(self._analyse(checks, per_round, aa))
             except ValueError as e:
@@ -772,19 +630,14 @@ class ModelAB:
             for arm, res in g.items():
                 ms, how = program_ms(res, self.region)
                 if ms is None:
-                    raise ValueError(
-                        f"nothing to time: {how} (mark the program's work with irlab.region, or time it "
-                        "on a GPU where Proton profiles its kernels)"
-                    )
+                    raise ValueError(f"nothing to time: {how} (mark the program's work with irlab.region, or time it "
+                                     "on a GPU where Proton profiles its kernels)")
                 times[arm].append(ms)
-        out: dict[str, Any] = {
-            "measure": how,
-            "rounds_done": len(done),
-            "times_ms": {a: t for a, t in times.items() if t},
-        }
+        out: dict[str, Any] = {"measure": how, "rounds_done": len(done),
+                               "times_ms": {a: t for a, t in times.items() if t}}
         if not done:
             return out
-        assert how is not None  # every round done has arms, each measured above
+        assert how is not None   # every round done has arms, each measured above
         est, aa_est = _estimate(times, aa)
         out["end_to_end"] = est.to_json()
         if aa_est is not None:
@@ -796,13 +649,10 @@ class ModelAB:
         if how.startswith("region") and gpu[BASELINE] and all(v for vs in gpu.values() for v in vs):
             gtimes = {arm: [v / 1e6 for v in vs] for arm, vs in gpu.items()}
             g_est, g_aa = _estimate(gtimes, aa)
-            out["gpu_time"] = {
-                "measure": f"summed GPU time of the program's kernels "
-                f"({done[0][BASELINE].get('gpu_time_source') or '?'})",
-                "times_ms": {a: t for a, t in gtimes.items() if t},
-                "ratio": g_est.to_json(),
-                "aa": g_aa.to_json() if g_aa is not None else None,
-            }
+            out["gpu_time"] = {"measure": f"summed GPU time of the program's kernels "
+                                          f"({done[0][BASELINE].get('gpu_time_source') or '?'})",
+                               "times_ms": {a: t for a, t in gtimes.items() if t}, "ratio": g_est.to_json(),
+                               "aa": g_aa.to_json() if g_aa is not None else None}
         out["kernels"] = kernel_breakdown(checks, done)
         return out
 
@@ -824,9 +674,8 @@ def _brief(r: dict) -> dict:
     return {k: r.get(k) for k in ("exit_code", "seconds", "error", "python_passes") if k in r}
 
 
-SAME_CODE_NOTE = (
-    "same code in both arms: its time moved with the kernels around it (clocks, caches), not with its binary"
-)
+SAME_CODE_NOTE = ("same code in both arms: its time moved with the kernels around it (clocks, caches), "
+                  "not with its binary")
 
 
 def _kernel_ms(g: dict, arm: str, name: str) -> float | None:
@@ -866,13 +715,8 @@ def kernel_breakdown(checks: dict, rounds: list[dict]) -> list[dict]:
                 aa_b.append(tb)
                 aa.append(ta)
         launches = ((checks[BASELINE].get("kernels") or {}).get(name) or {}).get("launches", 0)
-        row = {
-            "kernel": name,
-            "binary": binary,
-            "launches": launches,
-            "baseline_ms": statistics.median(b) if b else None,
-            "variant_ms": statistics.median(v) if v else None,
-        }
+        row = {"kernel": name, "binary": binary, "launches": launches,
+               "baseline_ms": statistics.median(b) if b else None, "variant_ms": statistics.median(v) if v else None}
         aa_est = ratio_estimate(aa, aa_b) if aa else None
         floor = aa_est.aa_floor() if aa_est is not None and not aa_est.ranking_only else None
         if aa_est is not None:
@@ -893,7 +737,6 @@ def kernel_breakdown(checks: dict, rounds: list[dict]) -> list[dict]:
 # ------------------------------------------------------------------------------------------------
 # the report
 
-
 def _ratio(j: dict | None) -> str:
     if not j:
         return "-"
@@ -909,82 +752,51 @@ def summary_lines(result: dict) -> list[str]:
     if result.get("error"):
         lines.append(f"stopped: {result['error']}")
     if result.get("partial"):
-        lines.append(
-            f"partial: {result.get('rounds_done', 0)} of {result['rounds']} rounds done"
-            + (
-                " (interrupted; `irlab ab-model --resume` with the same arguments and --out goes on)"
-                if result.get("interrupted")
-                else " (the A/B is still running, or was stopped: "
-                "`irlab ab-model --resume` with the same arguments and --out goes on)"
-            )
-        )
+        lines.append(f"partial: {result.get('rounds_done', 0)} of {result['rounds']} rounds done"
+                     + (" (interrupted; `irlab ab-model --resume` with the same arguments and --out goes on)"
+                        if result.get("interrupted") else " (the A/B is still running, or was stopped: "
+                        "`irlab ab-model --resume` with the same arguments and --out goes on)"))
     e2e = result.get("end_to_end")
     if e2e:
         t = result["times_ms"]
-        lines.append(
-            f"end to end ({result['measure']}): variant/baseline {_ratio(e2e)} -- {e2e['verdict']}; "
-            f"baseline {statistics.median(t[BASELINE]):.4g} ms, variant {statistics.median(t[VARIANT]):.4g} ms "
-            f"(medians of {result['rounds_done']} rounds"
-            + (f"; A/A {_ratio(result['aa'])})" if result.get("aa") else "; no A/A arm)")
-        )
+        lines.append(f"end to end ({result['measure']}): variant/baseline {_ratio(e2e)} -- {e2e['verdict']}; "
+                     f"baseline {statistics.median(t[BASELINE]):.4g} ms, variant {statistics.median(t[VARIANT]):.4g} ms "
+                     f"(medians of {result['rounds_done']} rounds" +
+                     (f"; A/A {_ratio(result['aa'])})" if result.get("aa") else "; no A/A arm)"))
     g = result.get("gpu_time")
     if g:
         t = g["times_ms"]
-        lines.append(
-            f"{g['measure']}: variant/baseline {_ratio(g['ratio'])} -- {g['ratio']['verdict']}; baseline "
-            f"{statistics.median(t[BASELINE]):.4g} ms, variant {statistics.median(t[VARIANT]):.4g} ms"
-            + (f" (A/A {_ratio(g['aa'])})" if g.get("aa") else "")
-        )
+        lines.append(f"{g['measure']}: variant/baseline {_ratio(g['ratio'])} -- {g['ratio']['verdict']}; baseline "
+                     f"{statistics.median(t[BASELINE]):.4g} ms, variant {statistics.median(t[VARIANT]):.4g} ms"
+                     + (f" (A/A {_ratio(g['aa'])})" if g.get("aa") else ""))
     rows = result.get("kernels") or []
     changed = [r for r in rows if r["binary"] != "same"]
     if rows:
-        lines.append(
-            f"kernels: {len(changed)} of {len(rows)} got a different binary"
-            + (
-                ": "
-                + ", ".join(
-                    f"{r['kernel']} ({r['binary']}" + (f", {_ratio(r.get('ratio'))}" if r.get("ratio") else "") + ")"
-                    for r in changed[:6]
-                )
-                + (" ..." if len(changed) > 6 else "")
-                if changed
-                else ""
-            )
-        )
+        lines.append(f"kernels: {len(changed)} of {len(rows)} got a different binary" +
+                     (": " + ", ".join(f"{r['kernel']} ({r['binary']}"
+                                       + (f", {_ratio(r.get('ratio'))}" if r.get("ratio") else "") + ")"
+                                       for r in changed[:6]) + (" ..." if len(changed) > 6 else "") if changed else ""))
     c = result.get("correctness")
     if c:
         counts = ", ".join(f"{n} {s}" for s, n in c["counts"].items()) or "none saved"
         by_sums = sum(1 for r in c["launches"] if r.get("by_chunk_sums"))
         if by_sums:
-            counts += (
-                f" ({by_sums} launch(es) with tensors over {MAX_OUTPUT_BYTES >> 20} MiB compared by the "
-                "chunk sums of those)"
-            )
+            counts += (f" ({by_sums} launch(es) with tensors over {MAX_OUTPUT_BYTES >> 20} MiB compared by the "
+                       "chunk sums of those)")
         line = f"outputs, launch for launch: {counts}"
         if c["check_counts"]:
             line += "; checked tensors: " + ", ".join(f"{n} {s}" for s, n in c["check_counts"].items())
         lines.append(line)
         f = c.get("first_mismatch")
         if f:
-            why = f.get("why") or "; ".join(
-                f"{a}: {x.get('why') or 'rel. error %.3g' % x.get('rel_fro', math.nan)}"
-                for a, x in f["args"].items()
-                if x["status"] == "MISMATCH"
-            )
+            why = f.get("why") or "; ".join(f"{a}: {x.get('why') or 'rel. error %.3g' % x.get('rel_fro', math.nan)}"
+                                            for a, x in f["args"].items() if x["status"] == "MISMATCH")
             lines.append(f"first MISMATCH: launch {f['n']} ({f['kernel']}, its launch {f['occurrence']}): {why}")
         for r in c["checks"]:
             if r["status"] == "MISMATCH":
-                lines.append(
-                    f"checked tensor {r['name']} #{r['k']}: MISMATCH "
-                    + (
-                        r.get("why")
-                        or "; ".join(
-                            f"{p or 'value'}: {x.get('why') or 'rel. error %.3g' % x.get('rel_fro', math.nan)}"
-                            for p, x in r["parts"].items()
-                            if x["status"] == "MISMATCH"
-                        )
-                    )
-                )
+                lines.append(f"checked tensor {r['name']} #{r['k']}: MISMATCH "
+                             + (r.get("why") or "; ".join(f"{p or 'value'}: {x.get('why') or 'rel. error %.3g' % x.get('rel_fro', math.nan)}"
+                                                          for p, x in r["parts"].items() if x["status"] == "MISMATCH")))
     return lines
 
 
@@ -994,54 +806,36 @@ def failed(result: dict) -> bool:
 
 
 def render(result: dict) -> str:
-    lines = [
-        f"# irlab ab-model: {result['variant']} against the baseline",
-        "",
-        f"Program: `{' '.join(result['command'])}`; {result['rounds']} rounds, each a fresh process per arm in "
-        f"an order drawn at random per round{'; with an A/A arm' if result.get('aa') else ''}. "
-        f"{result['estimator']}.",
-        "",
-    ]
+    lines = [f"# irlab ab-model: {result['variant']} against the baseline", "",
+             f"Program: `{' '.join(result['command'])}`; {result['rounds']} rounds, each a fresh process per arm in "
+             f"an order drawn at random per round{'; with an A/A arm' if result.get('aa') else ''}. "
+             f"{result['estimator']}.", ""]
     lines += [f"- {s}" for s in summary_lines(result)]
     if result.get("devices"):
-        lines += [
-            "",
-            f"GPUs: every round's arms ran on one GPU, the rounds side by side on {len(result['devices'])} "
-            f"GPU(s) of one model: {', '.join(result['devices'])}.",
-        ]
+        lines += ["", f"GPUs: every round's arms ran on one GPU, the rounds side by side on {len(result['devices'])} "
+                  f"GPU(s) of one model: {', '.join(result['devices'])}."]
     iso = result.get("isolation")
     if iso:
         lines += ["", "Isolation: every arm compiles into caches of its own; " + "; ".join(iso.get("inductor") or [])]
     rows = result.get("kernels") or []
     if rows:
-        lines += [
-            "",
-            "Binary: each arm's binaries of the kernel compared by their code (every ELF section but the "
-            "debug ones, which name the source file's path, and with that path read as a placeholder where "
-            "an assertion keeps it for its message: each arm compiles Inductor's sources from a folder of "
-            "its own).",
-        ]
-        lines += [
-            "Each kernel's ratio is called only beyond its own A/A floor (the A/A arm's time of that kernel "
-            "against the baseline's, in the same rounds).",
-            "",
-            "| kernel | binary | launches | baseline ms | variant ms | ratio [95% CI] | verdict | "
-            "A/A [95% CI] | share |",
-            "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
-        ]
+        lines += ["", "Binary: each arm's binaries of the kernel compared by their code (every ELF section but the "
+                  "debug ones, which name the source file's path, and with that path read as a placeholder where "
+                  "an assertion keeps it for its message: each arm compiles Inductor's sources from a folder of "
+                  "its own)."]
+        lines += ["Each kernel's ratio is called only beyond its own A/A floor (the A/A arm's time of that kernel "
+                  "against the baseline's, in the same rounds).",
+                  "", "| kernel | binary | launches | baseline ms | variant ms | ratio [95% CI] | verdict | "
+                  "A/A [95% CI] | share |", "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
         for r in rows:
-
             def fmt(x):
                 return "-" if x is None else f"{x:.4g}"
-
             verdict = (r.get("ratio") or {}).get("verdict", "-")
             if r.get("note"):
                 verdict += " (same code: moved with its neighbours)"
-            lines.append(
-                f"| {r['kernel']} | {r['binary']} | {r['launches']} | {fmt(r['baseline_ms'])} | "
-                f"{fmt(r['variant_ms'])} | {_ratio(r.get('ratio'))} | {verdict} | {_ratio(r.get('aa'))} | "
-                f"{'-' if r['share'] is None else format(r['share'], '.1%')} |"
-            )
+            lines.append(f"| {r['kernel']} | {r['binary']} | {r['launches']} | {fmt(r['baseline_ms'])} | "
+                         f"{fmt(r['variant_ms'])} | {_ratio(r.get('ratio'))} | {verdict} | {_ratio(r.get('aa'))} | "
+                         f"{'-' if r['share'] is None else format(r['share'], '.1%')} |")
         if any(r.get("note") for r in rows):
             lines += ["", f"\"Moved with its neighbours\": {SAME_CODE_NOTE}."]
     c = result.get("correctness")
@@ -1050,9 +844,7 @@ def render(result: dict) -> str:
     if c and any(r["status"] in ("close", "MISMATCH") for r in c["launches"]):
         lines += ["", "Launches whose outputs differ (in the baseline's order):", ""]
         for r in [r for r in c["launches"] if r["status"] in ("close", "MISMATCH")][:50]:
-            lines.append(
-                f"- launch {r['n']} {r['kernel']} #{r['occurrence']}: {r['status']}"
-                + (f" ({r['why']})" if r.get("why") else "")
-            )
+            lines.append(f"- launch {r['n']} {r['kernel']} #{r['occurrence']}: {r['status']}" +
+                         (f" ({r['why']})" if r.get("why") else ""))
     lines += ["", "Raw data: `ab_model.json`; each run's `run.json` and log under `check/` and `rounds/`.", ""]
     return "\n".join(lines)

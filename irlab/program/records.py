@@ -1,7 +1,6 @@
 """How a captured launch is written down, by the recorder (:mod:`irlab.program.capture`) and read
 back (:mod:`irlab.program.launches`): each argument in tritonparse's ``extracted_args`` form, and the
 launch's purpose from the frames on its stack."""
-
 from __future__ import annotations
 
 import fnmatch
@@ -11,9 +10,9 @@ from typing import NamedTuple
 from ..base.jsonio import plain
 
 PURPOSES = ("program", "autotune", "benchmark")
-MAX_OUTPUT_BYTES = 64 << 20  # a launch's output tensor larger than this is kept as its fingerprint
-FINGERPRINT = "irlab_fingerprint"  # key of a saved output too large to keep whole: its chunk sums
-MARKS_FILE = "marks.json"  # in a capture run: the regions its program entered (how often), the values it checked
+MAX_OUTPUT_BYTES = 64 << 20          # a launch's output tensor larger than this is kept as its fingerprint
+FINGERPRINT = "irlab_fingerprint"    # key of a saved output too large to keep whole: its chunk sums
+MARKS_FILE = "marks.json"   # in a capture run: the regions its program entered (how often), the values it checked
 
 
 class BenchmarkEntry(NamedTuple):
@@ -21,11 +20,10 @@ class BenchmarkEntry(NamedTuple):
     ``name`` is a module-level function, ``Class.method`` a method, ``*.benchmark*`` every
     ``benchmark*`` method of every class the module defines, ``*`` every function of the module (as
     a stack frame only: capture wraps named entry points, ``window=False``)."""
-
     module: str
     pattern: str
-    purpose: str  # autotune | benchmark
-    window: bool = True  # False: a launch's stack frame only (capture does not wrap it as a window)
+    purpose: str          # autotune | benchmark
+    window: bool = True   # False: a launch's stack frame only (capture does not wrap it as a window)
 
     @property
     def file_ending(self) -> str:
@@ -50,17 +48,15 @@ class BenchmarkEntry(NamedTuple):
 # Autotuning wins over benchmarking wherever both are on the stack or open: autotuners time their
 # candidates with do_bench.
 BENCHMARK_ENTRY_POINTS = (
-    BenchmarkEntry("triton.testing", "do_bench", "benchmark"),  # 3.6 and 3.9
+    BenchmarkEntry("triton.testing", "do_bench", "benchmark"),                      # 3.6 and 3.9
     BenchmarkEntry("triton.testing", "do_bench_cudagraph", "benchmark"),
-    BenchmarkEntry("triton.runtime.autotuner", "Autotuner._bench", "autotune"),  # triton.autotune's timing
+    BenchmarkEntry("triton.runtime.autotuner", "Autotuner._bench", "autotune"),     # triton.autotune's timing
     # Inductor's benchmarker: every timing; any frame in its file
     BenchmarkEntry("torch._inductor.runtime.benchmarking", "*.benchmark*", "autotune"),
     BenchmarkEntry("torch._inductor.runtime.benchmarking", "*", "autotune", window=False),
     BenchmarkEntry("torch._inductor.runtime.triton_heuristics", "CachingAutotuner.benchmark_all_configs", "autotune"),
     BenchmarkEntry("torch._inductor.runtime.triton_heuristics", "CachingAutotuner.autotune_to_one_config", "autotune"),
-    BenchmarkEntry(
-        "torch._inductor.runtime.triton_heuristics", "CachingAutotuner.coordinate_descent_tuning", "autotune"
-    ),
+    BenchmarkEntry("torch._inductor.runtime.triton_heuristics", "CachingAutotuner.coordinate_descent_tuning", "autotune"),
     BenchmarkEntry("torch._inductor.runtime.triton_heuristics", "CachingAutotuner.bench", "autotune", window=False),
     BenchmarkEntry("torch._inductor.runtime.coordinate_descent_tuner", "*", "autotune", window=False),
     # max-autotune's choice and its candidates' timings; any frame in its file
@@ -75,8 +71,8 @@ BENCHMARK_ENTRY_POINTS = (
     BenchmarkEntry("torch._inductor.scheduler", "*.benchmark*", "autotune"),
     BenchmarkEntry("torch._inductor.codegen.simd", "*.benchmark*", "autotune"),
     BenchmarkEntry("torch._inductor.codegen.triton", "*.benchmark*", "autotune"),
-    BenchmarkEntry("torch._inductor.fx_passes.pad_mm", "should_pad_bench", "autotune"),  # torch <= 2.5
-    BenchmarkEntry("torch._inductor.fx_passes.pad_mm", "_should_pad", "autotune"),  # later torch
+    BenchmarkEntry("torch._inductor.fx_passes.pad_mm", "should_pad_bench", "autotune"),   # torch <= 2.5
+    BenchmarkEntry("torch._inductor.fx_passes.pad_mm", "_should_pad", "autotune"),        # later torch
 )
 
 
@@ -115,16 +111,9 @@ def purpose_of_frames(frames) -> str:
 def arg_info(value) -> dict:
     """One argument of a launch in tritonparse's ``extracted_args`` form (what irlab capture records)."""
     if hasattr(value, "data_ptr") and hasattr(value, "dtype"):
-        return {
-            "type": "tensor",
-            "dtype": str(value.dtype),
-            "shape": list(value.shape),
-            "stride": list(value.stride()),
-            "storage_offset": int(value.storage_offset()),
-            "device": str(value.device),
-            "numel": int(value.numel()),
-            "element_size": int(value.element_size()),
-        }
+        return {"type": "tensor", "dtype": str(value.dtype), "shape": list(value.shape), "stride": list(value.stride()),
+                "storage_offset": int(value.storage_offset()), "device": str(value.device),
+                "numel": int(value.numel()), "element_size": int(value.element_size())}
     if isinstance(value, bool):
         return {"type": "bool", "value": value}
     if isinstance(value, (int, float)):

@@ -20,7 +20,6 @@ times of the regions the program marks (:func:`irlab.region`), the tensors it ch
 (:func:`irlab.check`) and, with ``save_outputs``, every tensor argument of the program's first
 launches as it was after the launch (``outputs/``), for comparing two runs launch for launch.
 """
-
 from __future__ import annotations
 
 import contextlib
@@ -38,8 +37,8 @@ from ..passkit.variant import Variant
 from .capture import Capture
 
 RUN_FILE = "run.json"
-OUTPUTS = "outputs"  # out/outputs/<n>.pt: a program launch's tensor arguments after it ran
-CHECKS = "checks"  # out/checks/<name>.<k>.pt: the k-th value the program checked under name
+OUTPUTS = "outputs"          # out/outputs/<n>.pt: a program launch's tensor arguments after it ran
+CHECKS = "checks"            # out/checks/<name>.<k>.pt: the k-th value the program checked under name
 FINGERPRINT_CHUNKS = 1 << 16  # a fingerprint's chunk sums
 
 
@@ -50,18 +49,15 @@ def fingerprint(t, chunks: int = FINGERPRINT_CHUNKS) -> dict:
     million elements at a time. A change that keeps every chunk's sums is not seen; a wrong value
     anywhere, a NaN, or a different shape or dtype is."""
     import torch
-
     flat = t.detach().reshape(-1)
     n = flat.numel()
     size = max(1, -(-n // chunks))
     rows = -(-n // size) if n else 0
-    out = {
-        name: torch.zeros(rows, dtype=dt, device=flat.device)
-        for name, dt in (("sums", torch.float64), ("abs_sums", torch.float64), ("nans", torch.int64))
-    }
+    out = {name: torch.zeros(rows, dtype=dt, device=flat.device)
+           for name, dt in (("sums", torch.float64), ("abs_sums", torch.float64), ("nans", torch.int64))}
     step = size * max(1, (1 << 22) // size)
     for start in range(0, n, step):
-        x = flat[start : start + step].to(torch.float64)
+        x = flat[start:start + step].to(torch.float64)
         m = x.numel()
         pad = -(-m // size) * size - m
         nan = x.isnan()
@@ -69,13 +65,8 @@ def fingerprint(t, chunks: int = FINGERPRINT_CHUNKS) -> dict:
         x, nan = (torch.nn.functional.pad(v, (0, pad)).view(-1, size) for v in (x, nan.to(torch.int64)))
         at = slice(start // size, start // size + x.shape[0])
         out["sums"][at], out["abs_sums"][at], out["nans"][at] = x.sum(1), x.abs().sum(1), nan.sum(1)
-    return {
-        FINGERPRINT: 1,
-        "shape": list(t.shape),
-        "dtype": str(t.dtype),
-        "chunk": size,
-        **{k: v.cpu() for k, v in out.items()},
-    }
+    return {FINGERPRINT: 1, "shape": list(t.shape), "dtype": str(t.dtype), "chunk": size,
+            **{k: v.cpu() for k, v in out.items()}}
 
 
 class ProgramError(ValueError):
@@ -85,7 +76,6 @@ class ProgramError(ValueError):
 def check_command(cmd: list[str]) -> list[str]:
     """``cmd`` without a leading ``--``, checked: a script that exists or ``-m MODULE``."""
     import importlib.util
-
     cmd = list(cmd)
     if cmd and cmd[0] == "--":
         cmd = cmd[1:]
@@ -105,7 +95,6 @@ def run_script(cmd: list[str]) -> int:
     Python would print it (status 1)."""
     import runpy
     import traceback
-
     old_argv, old_path = sys.argv, list(sys.path)
     try:
         if cmd[0] == "-m":
@@ -129,7 +118,6 @@ def run_script(cmd: list[str]) -> int:
 # ------------------------------------------------------------------------------------------------
 # what the program marks
 
-
 class MarkRecorder:
     """Receives :func:`irlab.region` and :func:`irlab.check` while the program runs. A region is
     timed with CUDA events on the current stream where the program has initialized CUDA (no
@@ -152,7 +140,6 @@ class MarkRecorder:
         name, method, start = token
         if method == "cuda-events":
             import torch
-
             end = torch.cuda.Event(enable_timing=True)
             end.record()
         else:
@@ -168,10 +155,9 @@ class MarkRecorder:
         (self.out / CHECKS).mkdir(parents=True, exist_ok=True)
         if _has_tensor(copy):
             import torch
-
             where = self.out / CHECKS / f"{_safe(name)}.{k}.pt"
             torch.save(copy, where)
-        else:  # plain numbers, strings, lists of them: JSON, no torch needed
+        else:   # plain numbers, strings, lists of them: JSON, no torch needed
             where = self.out / CHECKS / f"{_safe(name)}.{k}.json"
             write_json(where, copy)
         self.checks[name].append(str(where.relative_to(self.out)))
@@ -216,7 +202,6 @@ def _safe(name: str) -> str:
 # ------------------------------------------------------------------------------------------------
 # every launch's outputs
 
-
 class OutputCapture(Capture):
     """A capture that also keeps every tensor argument of the program's first ``save_outputs``
     launches as it was after the launch (reading it waits for the launch: for a check run, not
@@ -232,7 +217,6 @@ class OutputCapture(Capture):
         token = super()._arguments(kernel, grid, args)
         if token is not None and token.record.get("purpose") == "program":
             from ..bridge import compat
-
             token.kernel_name = str(getattr(kernel, "name", "") or token.folder.split(".")[0]).lstrip("@")
             token.bound = dict(zip(compat.launch_arg_names(kernel, len(args)), args))
         return token
@@ -252,7 +236,7 @@ class OutputCapture(Capture):
         bound, token.bound = token.bound, None
         try:
             entry["file"] = self._save_outputs(n, bound, entry["args"])
-        except Exception as e:  # a recording problem is noted, never raised into the program
+        except Exception as e:   # a recording problem is noted, never raised into the program
             entry["error"] = f"{type(e).__name__}: {e}"
 
     def _save_outputs(self, n: int, bound: dict, notes: dict) -> str | None:
@@ -270,7 +254,6 @@ class OutputCapture(Capture):
         if not tensors:
             return None
         import torch
-
         where = self.run_dir / OUTPUTS / f"{n:05d}.pt"
         where.parent.mkdir(parents=True, exist_ok=True)
         torch.save(tensors, where)
@@ -279,7 +262,6 @@ class OutputCapture(Capture):
 
 # ------------------------------------------------------------------------------------------------
 # the run
-
 
 @contextlib.contextmanager
 def _environment(values: dict):
@@ -296,23 +278,13 @@ def _environment(values: dict):
 
 
 # a program launches its kernels with its own grids: a variant's Launch declaration cannot reach them
-PROGRAM_GRIDS_KEPT = (
-    "the program launches its kernels with its own grids: the variant's launch grid is not applied "
-    "(a kernel persistent-tiles transformed still computes every tile, one tile per program)"
-)
+PROGRAM_GRIDS_KEPT = ("the program launches its kernels with its own grids: the variant's launch grid is not applied "
+                      "(a kernel persistent-tiles transformed still computes every tile, one tile per program)")
 
 
-def run_program(
-    cmd: list[str],
-    variant=None,
-    out: str | Path | None = None,
-    *,
-    profile: bool = False,
-    save_outputs: int = 0,
-    cache_dir: str | Path | None = None,
-    quiet: bool = True,
-    compile_workers: bool = False,
-) -> dict:
+def run_program(cmd: list[str], variant=None, out: str | Path | None = None, *,
+                profile: bool = False, save_outputs: int = 0, cache_dir: str | Path | None = None,
+                quiet: bool = True, compile_workers: bool = False) -> dict:
     """Run ``cmd`` (``[script.py, args...]`` or ``["-m", module, args...]``) in this process with
     ``variant`` applied to every Triton compile (a :class:`~irlab.passkit.mixed.MixedVariant`:
     each kernel's own, the baseline to the kernels it does not list); returns the run's summary (also written to
@@ -325,7 +297,6 @@ def run_program(
     from .inductor import seen_by_capture
     from ..bridge.pipeline import PipelineSession
     from ..passkit.mixed import MixedVariant
-
     cmd = check_command(cmd)
     variant = variant or Variant.baseline()
     validate_variant(variant)
@@ -342,28 +313,21 @@ def run_program(
         (cache / "inductor").mkdir(parents=True, exist_ok=True)
         # Inductor keeps no Triton binaries in its FX graph cache: a graph loaded from it (an A/B's
         # variant arm starts from the baseline's graphs) is compiled again by Triton, with the variant
-        stack.enter_context(
-            _environment(
-                {
-                    "TORCHINDUCTOR_CACHE_DIR": str(cache / "inductor"),
-                    "TRITON_CACHE_DIR": str(cache / "triton"),
-                    "TORCHINDUCTOR_BUNDLE_TRITON_INTO_FX_GRAPH_CACHE": "0",
-                }
-            )
-        )
+        stack.enter_context(_environment({"TORCHINDUCTOR_CACHE_DIR": str(cache / "inductor"),
+                                          "TRITON_CACHE_DIR": str(cache / "triton"),
+                                          "TORCHINDUCTOR_BUNDLE_TRITON_INTO_FX_GRAPH_CACHE": "0"}))
         notes = list(stack.enter_context(seen_by_capture(keep_workers=compile_workers)))
         session = PipelineSession(variant=Variant.baseline() if mixed else variant, mixed=mixed)
         stack.enter_context(isolated_triton(session, keep_nodebug=False, cache_dir=str(cache / "triton")))
         recorder = MarkRecorder(out)
-        stack.callback(marks.install, marks.install(recorder))  # the previous recorder, once the capture ended
+        stack.callback(marks.install, marks.install(recorder))   # the previous recorder, once the capture ended
         cap = None
         if out is not None:
             # launches are recorded only where outputs are saved (each costs CPU time in the program,
             # which would then be timed too): a profile alone times kernels by name. The capture hears
             # the marks first (a Proton scope per region entry) and passes them on to recorder
-            cap = stack.enter_context(
-                OutputCapture(out, save_outputs=save_outputs, quiet=quiet, profile=profile, launches=save_outputs > 0)
-            )
+            cap = stack.enter_context(OutputCapture(out, save_outputs=save_outputs, quiet=quiet, profile=profile,
+                                                    launches=save_outputs > 0))
         t0 = time.perf_counter()
         code = run_script(cmd)
         seconds = time.perf_counter() - t0
@@ -371,40 +335,24 @@ def run_program(
     summary = {
         "command": cmd,
         "variant": {"name": variant.name, "key": _key(variant), "description": variant.description},
-        **(
-            {
-                "mixed": {
-                    "file": mixed.source,
-                    "kernels": {k: c.describe() for k, c in mixed.kernels},
-                    "compiled": dict(session.applied),
-                }
-            }
-            if mixed
-            else {}
-        ),
+        **({"mixed": {"file": mixed.source, "kernels": {k: c.describe() for k, c in mixed.kernels},
+                      "compiled": dict(session.applied)}} if mixed else {}),
         "exit_code": code,
         "seconds": seconds,
-        "isolation": {
-            "cache": "kept: " + str(cache) if cache_dir is not None else "a new folder, removed after",
-            "inductor": notes
-            + [
-                "TORCHINDUCTOR_CACHE_DIR, TRITON_CACHE_DIR: in the run's cache folder; "
-                "TORCHINDUCTOR_BUNDLE_TRITON_INTO_FX_GRAPH_CACHE=0: no Triton binary "
-                "comes out of Inductor's cache"
-            ],
-        },
+        "isolation": {"cache": "kept: " + str(cache) if cache_dir is not None else "a new folder, removed after",
+                      "inductor": notes + ["TORCHINDUCTOR_CACHE_DIR, TRITON_CACHE_DIR: in the run's cache folder; "
+                                             "TORCHINDUCTOR_BUNDLE_TRITON_INTO_FX_GRAPH_CACHE=0: no Triton binary "
+                                             "comes out of Inductor's cache"]},
         **({"launch": PROGRAM_GRIDS_KEPT} if variant.launch is not None else {}),
-        "python_passes": {
-            "ran": len(session.python_results),
-            "changed": sum(1 for _, r in session.python_results if r.changed),
-        },
+        "python_passes": {"ran": len(session.python_results),
+                          "changed": sum(1 for _, r in session.python_results if r.changed)},
         "regions": regions,
         "checks": recorder.checks,
     }
     if cap is not None:
         summary.update(kernel_summary(cap))
         summary["outputs"] = cap.saved_outputs
-        assert out is not None  # a capture is made only with an out folder
+        assert out is not None   # a capture is made only with an out folder
         write_json(out / RUN_FILE, summary)
     return summary
 
@@ -414,7 +362,6 @@ def _key(variant) -> str:
     from ..bridge.mixed import mixed_key
     from ..bridge.variant_identity import variant_key
     from ..passkit.mixed import MixedVariant
-
     return mixed_key(variant) if isinstance(variant, MixedVariant) else variant_key(variant)
 
 
@@ -452,7 +399,7 @@ def kernel_summary(cap: Capture) -> dict:
             k = entry(folder_kernel.get(folder, folder.split(".")[0]))
             k["gpu_ns"] = (k["gpu_ns"] or 0) + ns
             triton += ns
-        by_name = set() if cap.launched else set(folder_kernel.values())  # launches not recorded: by name
+        by_name = set() if cap.launched else set(folder_kernel.values())   # launches not recorded: by name
         rest = 0
         for name, t in prof["other"].items():
             if name in by_name:
@@ -465,12 +412,8 @@ def kernel_summary(cap: Capture) -> dict:
         total = triton + rest
     for k in kernels.values():
         k["binaries"].sort()
-    return {
-        "kernels": dict(sorted(kernels.items())),
-        "program_gpu_ns": total,
-        "triton_ns": triton,
-        "gpu_time_source": prof["source"] if prof else None,
-    }
+    return {"kernels": dict(sorted(kernels.items())), "program_gpu_ns": total, "triton_ns": triton,
+            "gpu_time_source": prof["source"] if prof else None}
 
 
 def read_run(folder: str | Path) -> dict:

@@ -9,23 +9,14 @@ digest of the whole file would call them different binaries. A kernel that asser
 file's path in a data section, beside the message: given the paths its TTIR names, the digest reads
 them there as one placeholder (:func:`code_digest`).
 """
-
 from __future__ import annotations
 
 import hashlib
 import re
 import struct
 
-_DEBUG_PREFIXES = (
-    ".debug",
-    ".nv_debug",
-    ".rel.debug",
-    ".rela.debug",
-    ".rel.nv_debug",
-    ".rela.nv_debug",
-    ".note.gnu",
-    ".comment",
-)
+_DEBUG_PREFIXES = (".debug", ".nv_debug", ".rel.debug", ".rela.debug", ".rel.nv_debug", ".rela.nv_debug",
+                   ".note.gnu", ".comment")
 
 
 def sections(data: bytes) -> list[tuple[str, int, bytes]] | None:
@@ -38,19 +29,19 @@ def sections(data: bytes) -> list[tuple[str, int, bytes]] | None:
         phentsize, phnum, shentsize, shnum, shstrndx = struct.unpack_from("<HHHHH", data, 0x36)
         if shentsize < 64 or shoff + shnum * shentsize > len(data) or shstrndx >= shnum:
             return None
-        if phnum and phoff + phnum * phentsize > len(data):  # the program headers cut off
+        if phnum and phoff + phnum * phentsize > len(data):     # the program headers cut off
             return None
         heads = []
         for i in range(shnum):
             name, kind, _flags, _addr, offset, size = struct.unpack_from("<IIQQQQ", data, shoff + i * shentsize)
             heads.append((name, kind, offset, size))
         _, _, str_off, str_size = heads[shstrndx]
-        names = data[str_off : str_off + str_size]
+        names = data[str_off:str_off + str_size]
         out = []
         for name, kind, offset, size in heads:
             end = names.find(b"\0", name)
-            label = names[name : end if end >= 0 else None].decode(errors="replace")
-            body = b"" if kind == 8 else data[offset : offset + size]  # SHT_NOBITS holds no bytes
+            label = names[name:end if end >= 0 else None].decode(errors="replace")
+            body = b"" if kind == 8 else data[offset:offset + size]    # SHT_NOBITS holds no bytes
             if kind != 8 and offset + size > len(data):
                 return None
             out.append((label, kind, body))
@@ -92,7 +83,7 @@ def code_digest(data: bytes, source_paths=()) -> str | None:
     return h.hexdigest()
 
 
-EM_CUDA = 190  # e_machine of an NVIDIA cubin
+EM_CUDA = 190            # e_machine of an NVIDIA cubin
 _OSABI_CUDA_12_8 = 0x41  # the header CUDA 12.8 introduced: the SM moved from e_flags' low byte to the next
 
 
@@ -109,7 +100,7 @@ def cuda_capability(data: bytes) -> int | None:
 
 
 _SYMTAB = 2
-_SYMBOL = struct.Struct("<IBBHQQ")  # Elf64_Sym: name, info, other, section index, value, size
+_SYMBOL = struct.Struct("<IBBHQQ")      # Elf64_Sym: name, info, other, section index, value, size
 
 
 def _symbols_without_offsets(table: bytes, sections_moved: set) -> bytes:

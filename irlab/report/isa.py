@@ -2,7 +2,6 @@
 print its schedule as runs of instruction classes (the talk's ``8 x global_load_dwordx4 /
 s_barrier / 24 x ds_read_b128 / ...``), and count the instructions that matter: wide vs narrow
 global loads and stores, LDS access widths, matrix instructions, ``s_waitcnt`` by counter."""
-
 from __future__ import annotations
 
 import re
@@ -12,7 +11,7 @@ from dataclasses import dataclass, field
 @dataclass
 class Instr:
     index: int
-    opcode: str  # the full mnemonic (AMDGCN) or opcode with modifiers (SASS)
+    opcode: str          # the full mnemonic (AMDGCN) or opcode with modifiers (SASS)
     operands: str
     label_targets: tuple = ()
     pseudo: bool = False  # a scheduling pin the assembler prints as a comment: no machine code
@@ -24,9 +23,9 @@ class Instr:
 
 @dataclass
 class Program:
-    isa: str  # amdgcn | sass
+    isa: str                                   # amdgcn | sass
     instrs: list[Instr]
-    labels: dict[str, int]  # label -> index of the first instruction after it
+    labels: dict[str, int]                     # label -> index of the first instruction after it
     resources: dict = field(default_factory=dict)
 
 
@@ -34,7 +33,7 @@ class Program:
 class Loop:
     label: str
     start: int
-    end: int  # index of the back-edge branch (inclusive)
+    end: int                                   # index of the back-edge branch (inclusive)
     instrs: list[Instr]
 
 
@@ -42,16 +41,11 @@ class Loop:
 # AMDGCN
 
 _AMD_META = {
-    "vgpr_count": r"^\s*\.vgpr_count:\s*(\d+)",
-    "agpr_count": r"^\s*-?\s*\.agpr_count:\s*(\d+)",
-    "sgpr_count": r"^\s*\.sgpr_count:\s*(\d+)",
-    "vgpr_spill_count": r"^\s*\.vgpr_spill_count:\s*(\d+)",
-    "sgpr_spill_count": r"^\s*\.sgpr_spill_count:\s*(\d+)",
-    "lds_static": r"^\s*\.group_segment_fixed_size:\s*(\d+)",
-    "scratch": r"^\s*\.private_segment_fixed_size:\s*(\d+)",
-    "wavefront_size": r"^\s*\.wavefront_size:\s*(\d+)",
-    "arch_vgprs": r"^; NumVgprs:\s*(\d+)",
-    "llvm_occupancy": r"^; Occupancy:\s*(\d+)",
+    "vgpr_count": r"^\s*\.vgpr_count:\s*(\d+)", "agpr_count": r"^\s*-?\s*\.agpr_count:\s*(\d+)",
+    "sgpr_count": r"^\s*\.sgpr_count:\s*(\d+)", "vgpr_spill_count": r"^\s*\.vgpr_spill_count:\s*(\d+)",
+    "sgpr_spill_count": r"^\s*\.sgpr_spill_count:\s*(\d+)", "lds_static": r"^\s*\.group_segment_fixed_size:\s*(\d+)",
+    "scratch": r"^\s*\.private_segment_fixed_size:\s*(\d+)", "wavefront_size": r"^\s*\.wavefront_size:\s*(\d+)",
+    "arch_vgprs": r"^; NumVgprs:\s*(\d+)", "llvm_occupancy": r"^; Occupancy:\s*(\d+)",
     "code_bytes": r"^; codeLenInByte = (\d+)",
     "max_flat_workgroup_size": r"^\s*\.max_flat_workgroup_size:\s*(\d+)",
 }
@@ -108,25 +102,9 @@ def amd_class(i: Instr) -> str:
 
 def amd_is_key(op: str) -> bool:
     return amd_is_matrix(op) or op.startswith(
-        (
-            "global_load",
-            "global_store",
-            "global_atomic",
-            "buffer_load",
-            "buffer_store",
-            "buffer_atomic",
-            "ds_read",
-            "ds_write",
-            "ds_load",
-            "ds_store",
-            "s_barrier",
-            "s_setprio",
-            "s_sched_barrier",
-            "flat_load",
-            "flat_store",
-        )
-        + AMD_PINS
-    )
+        ("global_load", "global_store", "global_atomic", "buffer_load", "buffer_store", "buffer_atomic", "ds_read",
+         "ds_write", "ds_load", "ds_store", "s_barrier", "s_setprio", "s_sched_barrier", "flat_load", "flat_store")
+        + AMD_PINS)
 
 
 # data moved between lanes without a trip through LDS memory (ds_bpermute uses the LDS crossbar
@@ -146,29 +124,11 @@ def amd_is_matrix(op: str) -> bool:
     return bool(_AMD_MATRIX.match(op))
 
 
-_AMD_WIDTH = (
-    ("dwordx4", 128),
-    ("dwordx3", 96),
-    ("dwordx2", 64),
-    ("dword", 32),
-    ("short", 16),
-    ("ushort", 16),
-    ("sshort", 16),
-    ("ubyte", 8),
-    ("sbyte", 8),
-    ("byte", 8),
-    # RDNA 3/4 (gfx11, gfx12) name the width in bits: global_load_b128, global_store_b16, ...
-    ("b128", 128),
-    ("b96", 96),
-    ("b64", 64),
-    ("b32", 32),
-    ("b16", 16),
-    ("u16", 16),
-    ("i16", 16),
-    ("b8", 8),
-    ("u8", 8),
-    ("i8", 8),
-)
+_AMD_WIDTH = (("dwordx4", 128), ("dwordx3", 96), ("dwordx2", 64), ("dword", 32), ("short", 16), ("ushort", 16),
+              ("sshort", 16), ("ubyte", 8), ("sbyte", 8), ("byte", 8),
+              # RDNA 3/4 (gfx11, gfx12) name the width in bits: global_load_b128, global_store_b16, ...
+              ("b128", 128), ("b96", 96), ("b64", 64), ("b32", 32), ("b16", 16), ("u16", 16), ("i16", 16),
+              ("b8", 8), ("u8", 8), ("i8", 8))
 
 
 def amd_mem_width(op: str) -> int | None:
@@ -194,20 +154,10 @@ def amd_lds_width(op: str) -> str | None:
 
 
 def amd_counts(instrs: list[Instr]) -> dict:
-    c: dict = {
-        "global_loads": {},
-        "global_stores": {},
-        "lds_reads": {},
-        "lds_writes": {},
-        "matrix": 0,
-        "matrix_kinds": {},
-        "s_waitcnt": {"vmcnt": 0, "lgkmcnt": 0, "expcnt": 0, "total": 0},
-        "barriers": 0,
-        "atomics": 0,
-        "instructions": sum(not i.pseudo for i in instrs),
-        "pins": {},
-        "permutes": {},
-    }
+    c: dict = {"global_loads": {}, "global_stores": {}, "lds_reads": {}, "lds_writes": {}, "matrix": 0,
+               "matrix_kinds": {}, "s_waitcnt": {"vmcnt": 0, "lgkmcnt": 0, "expcnt": 0, "total": 0}, "barriers": 0,
+               "atomics": 0,
+               "instructions": sum(not i.pseudo for i in instrs), "pins": {}, "permutes": {}}
     for i in instrs:
         op = i.opcode
         if i.pseudo:
@@ -299,23 +249,8 @@ def sass_class(i: Instr) -> str:
 
 def sass_is_key(cls: str) -> bool:
     return sass_is_matrix(cls) or cls.split(".")[0] in (
-        "LDG",
-        "STG",
-        "LDGSTS",
-        "LDS",
-        "STS",
-        "LDSM",
-        "BAR",
-        "DEPBAR",
-        "WARPGROUP",
-        "UTMALDG",
-        "UTMASTG",
-        "RED",
-        "ATOMG",
-        "LDL",
-        "STL",
-        "SYNCS",
-    )
+        "LDG", "STG", "LDGSTS", "LDS", "STS", "LDSM", "BAR", "DEPBAR", "WARPGROUP", "UTMALDG", "UTMASTG", "RED",
+        "ATOMG", "LDL", "STL", "SYNCS")
 
 
 # NVIDIA's matrix instructions end their opcode in MMA, the letters before it naming the inputs
@@ -330,30 +265,14 @@ def sass_is_matrix(op: str) -> bool:
 
 
 def sass_counts(instrs: list[Instr]) -> dict:
-    c: dict = {
-        "global_loads": {},
-        "global_stores": {},
-        "async_copies": {},
-        "lds_reads": {},
-        "lds_writes": {},
-        "matrix": 0,
-        "matrix_kinds": {},
-        "barriers": 0,
-        "atomics": 0,
-        "local_memory": 0,
-        "instructions": len(instrs),
-    }
+    c: dict = {"global_loads": {}, "global_stores": {}, "async_copies": {}, "lds_reads": {}, "lds_writes": {},
+               "matrix": 0, "matrix_kinds": {}, "barriers": 0, "atomics": 0, "local_memory": 0,
+               "instructions": len(instrs)}
     for i in instrs:
         cls = sass_class(i)
         base, _, width = cls.partition(".")
-        key = {
-            "LDG": "global_loads",
-            "STG": "global_stores",
-            "LDGSTS": "async_copies",
-            "LDS": "lds_reads",
-            "LDSM": "lds_reads",
-            "STS": "lds_writes",
-        }.get(base)
+        key = {"LDG": "global_loads", "STG": "global_stores", "LDGSTS": "async_copies", "LDS": "lds_reads",
+               "LDSM": "lds_reads", "STS": "lds_writes"}.get(base)
         if key:
             label = f"{width}-bit" if base in ("LDG", "STG", "LDGSTS") else cls
             c[key][label] = c[key].get(label, 0) + 1
@@ -372,7 +291,6 @@ def sass_counts(instrs: list[Instr]) -> dict:
 # ------------------------------------------------------------------------------------------------
 # loops and schedules
 
-
 def find_loops(prog: Program) -> list[Loop]:
     """Every loop closed by a backward branch, innermost-agnostic."""
     loops = []
@@ -380,7 +298,7 @@ def find_loops(prog: Program) -> list[Loop]:
         for t in i.label_targets:
             start = prog.labels.get(t)
             if start is not None and start <= i.index:
-                loops.append(Loop(t, start, i.index, prog.instrs[start : i.index + 1]))
+                loops.append(Loop(t, start, i.index, prog.instrs[start:i.index + 1]))
     return loops
 
 
@@ -402,11 +320,8 @@ def hot_loop(prog: Program) -> Loop | None:
     with_mma = [lp for lp in natural if n[id(lp)]]
 
     def holds_another(lp):
-        return any(
-            o is not lp and lp.start <= o.start and o.end <= lp.end and (o.start, o.end) != (lp.start, lp.end)
-            for o in with_mma
-        )
-
+        return any(o is not lp and lp.start <= o.start and o.end <= lp.end and (o.start, o.end) != (lp.start, lp.end)
+                   for o in with_mma)
     pool = [lp for lp in with_mma if not holds_another(lp)] or natural
     return max(pool, key=lambda lp: (n[id(lp)], len(lp.instrs)))
 

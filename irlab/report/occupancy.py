@@ -29,7 +29,6 @@ has no occupancy: it does not run.
 The numbers of each architecture are its target's facts (:mod:`irlab.base.target_facts`, the one
 table of them); this module holds the arithmetic.
 """
-
 from __future__ import annotations
 
 import math
@@ -58,7 +57,7 @@ class AmdOccupancy:
     waves_per_workgroup: int
     waves_per_eu_by_vgpr: int
     workgroups_by_vgpr: int
-    workgroups_by_lds: int | None  # None: the kernel uses no LDS
+    workgroups_by_lds: int | None      # None: the kernel uses no LDS
     workgroups_by_wave_slots: int
     workgroups_per_cu: int
     waves_per_cu: int
@@ -70,17 +69,12 @@ class AmdOccupancy:
         return asdict(self)
 
     def explain(self) -> str:
-        lds = (
-            "no LDS"
-            if self.workgroups_by_lds is None
-            else f"LDS {self.lds_bytes} B -> floor({self.lds_per_cu}/{self.lds_bytes}) = {self.workgroups_by_lds} WG/CU"
-        )
-        return (
-            f"VGPRs {self.vgprs} -> allocated {self.vgprs_allocated} -> {self.waves_per_eu_by_vgpr} waves/EU -> "
-            f"floor({self.waves_per_eu_by_vgpr}x4/{self.waves_per_workgroup}) = {self.workgroups_by_vgpr} WG/CU; "
-            f"{lds}; wave slots {self.workgroups_by_wave_slots} WG/CU; occupancy {self.workgroups_per_cu} WG/CU = "
-            f"{self.waves_per_cu} waves/CU = {self.waves_per_eu:g} waves/EU (limited by {self.limiter})"
-        )
+        lds = "no LDS" if self.workgroups_by_lds is None else \
+            f"LDS {self.lds_bytes} B -> floor({self.lds_per_cu}/{self.lds_bytes}) = {self.workgroups_by_lds} WG/CU"
+        return (f"VGPRs {self.vgprs} -> allocated {self.vgprs_allocated} -> {self.waves_per_eu_by_vgpr} waves/EU -> "
+                f"floor({self.waves_per_eu_by_vgpr}x4/{self.waves_per_workgroup}) = {self.workgroups_by_vgpr} WG/CU; "
+                f"{lds}; wave slots {self.workgroups_by_wave_slots} WG/CU; occupancy {self.workgroups_per_cu} WG/CU = "
+                f"{self.waves_per_cu} waves/CU = {self.waves_per_eu:g} waves/EU (limited by {self.limiter})")
 
 
 def amd_occupancy(vgprs: int, lds_bytes: int, waves_per_workgroup: int, arch: str = "gfx942") -> AmdOccupancy:
@@ -97,21 +91,8 @@ def amd_occupancy(vgprs: int, lds_bytes: int, waves_per_workgroup: int, arch: st
         limits["LDS"] = wg_lds
     occ = min(limits.values())
     limiter = " and ".join(k for k, v in limits.items() if v == occ)
-    return AmdOccupancy(
-        vgprs,
-        alloc,
-        lds_bytes,
-        waves_per_workgroup,
-        waves_eu,
-        wg_vgpr,
-        wg_lds,
-        wg_slots,
-        occ,
-        occ * waves_per_workgroup,
-        occ * waves_per_workgroup / a.simds_per_cu,
-        limiter,
-        a.lds_per_cu,
-    )
+    return AmdOccupancy(vgprs, alloc, lds_bytes, waves_per_workgroup, waves_eu, wg_vgpr, wg_lds, wg_slots, occ,
+                        occ * waves_per_workgroup, occ * waves_per_workgroup / a.simds_per_cu, limiter, a.lds_per_cu)
 
 
 @dataclass(frozen=True)
@@ -126,25 +107,20 @@ class NvidiaOccupancy:
     blocks_by_warps: int
     blocks_per_sm: int
     warps_per_sm: int
-    occupancy: float  # warps per SM / max warps per SM
+    occupancy: float      # warps per SM / max warps per SM
     limiter: str
 
     def to_json(self) -> dict:
         return asdict(self)
 
     def explain(self) -> str:
-        smem = (
-            "no shared memory"
-            if self.blocks_by_smem is None
-            else f"smem {self.smem_bytes} B (+1 KiB reserved, 128 B units) = {self.smem_per_block_allocated} B -> "
+        smem = "no shared memory" if self.blocks_by_smem is None else \
+            f"smem {self.smem_bytes} B (+1 KiB reserved, 128 B units) = {self.smem_per_block_allocated} B -> " \
             f"{self.blocks_by_smem} blocks/SM"
-        )
-        return (
-            f"{self.registers} regs/thread -> {self.registers_per_warp} per warp -> {self.blocks_by_registers} "
-            f"blocks/SM; {smem}; warps {self.blocks_by_warps} blocks/SM; {self.blocks_per_sm} blocks x "
-            f"{self.warps_per_block} warps = {self.warps_per_sm} warps/SM ({self.occupancy:.1%}, limited by "
-            f"{self.limiter})"
-        )
+        return (f"{self.registers} regs/thread -> {self.registers_per_warp} per warp -> {self.blocks_by_registers} "
+                f"blocks/SM; {smem}; warps {self.blocks_by_warps} blocks/SM; {self.blocks_per_sm} blocks x "
+                f"{self.warps_per_block} warps = {self.warps_per_sm} warps/SM ({self.occupancy:.1%}, limited by "
+                f"{self.limiter})")
 
 
 def nvidia_occupancy(registers: int, smem_bytes: int, warps_per_block: int, capability: int) -> NvidiaOccupancy:
@@ -164,31 +140,17 @@ def nvidia_occupancy(registers: int, smem_bytes: int, warps_per_block: int, capa
     blocks = min(limits.values())
     limiter = " and ".join(k for k, v in limits.items() if v == blocks)
     warps = blocks * warps_per_block
-    return NvidiaOccupancy(
-        registers,
-        regs_warp,
-        smem_bytes,
-        per_block,
-        warps_per_block,
-        blocks_regs,
-        blocks_smem,
-        blocks_warps,
-        blocks,
-        warps,
-        warps / a.max_warps_per_sm,
-        limiter,
-    )
+    return NvidiaOccupancy(registers, regs_warp, smem_bytes, per_block, warps_per_block, blocks_regs, blocks_smem,
+                           blocks_warps, blocks, warps, warps / a.max_warps_per_sm, limiter)
 
 
 # ------------------------------------------------------------------------------------------------
 # whether one work-group can launch at all
 
-
 @dataclass(frozen=True)
 class LaunchFit:
     """Whether a compiled kernel can be launched on its target: every launch limit it exceeds (none:
     it fits), and the limits that were not known for the target and so not checked."""
-
     over: tuple = ()
     unknown: tuple = ()
 
@@ -211,14 +173,8 @@ class LaunchFit:
         return {"fits": self.fits, "over": list(self.over), "unknown": list(self.unknown)}
 
 
-def amd_launch_fit(
-    arch: str,
-    waves_per_workgroup: int,
-    vgprs: int | None,
-    lds_bytes: int,
-    wavefront_size: int = 64,
-    max_flat_workgroup_size: int | None = None,
-) -> LaunchFit:
+def amd_launch_fit(arch: str, waves_per_workgroup: int, vgprs: int | None, lds_bytes: int, wavefront_size: int = 64,
+                   max_flat_workgroup_size: int | None = None) -> LaunchFit:
     """Whether one work-group of ``waves_per_workgroup`` waves fits an AMD CU: its size within the
     hardware's 1024 work-items and the binary's ``max_flat_workgroup_size``, its LDS within the
     architecture's, its VGPRs within the SIMDs' register files."""
@@ -228,10 +184,8 @@ def amd_launch_fit(
     if max_flat_workgroup_size is not None and max_flat_workgroup_size <= limit:
         limit, source = max_flat_workgroup_size, "the binary's max_flat_workgroup_size"
     if items > limit:
-        over.append(
-            f"a work-group of {items} work-items ({waves_per_workgroup} waves x {wavefront_size} lanes) "
-            f"is over {source} of {limit}"
-        )
+        over.append(f"a work-group of {items} work-items ({waves_per_workgroup} waves x {wavefront_size} lanes) "
+                    f"is over {source} of {limit}")
     if a is None:
         unknown.extend([f"LDS and VGPR limits of {arch}"])
         return LaunchFit(tuple(over), tuple(unknown))
@@ -241,19 +195,16 @@ def amd_launch_fit(
         alloc = math.ceil(vgprs / a.vgpr_granule) * a.vgpr_granule
         per_simd = math.ceil(waves_per_workgroup / a.simds_per_cu)
         if per_simd * alloc > a.vgprs_per_simd:
-            over.append(
-                f"{waves_per_workgroup} waves of {alloc} VGPRs put {per_simd} waves on each of the "
-                f"{a.simds_per_cu} SIMDs, {per_simd * alloc} VGPRs over the {a.vgprs_per_simd} of its "
-                "register file"
-            )
+            over.append(f"{waves_per_workgroup} waves of {alloc} VGPRs put {per_simd} waves on each of the "
+                        f"{a.simds_per_cu} SIMDs, {per_simd * alloc} VGPRs over the {a.vgprs_per_simd} of its "
+                        "register file")
     else:
         unknown.append("VGPRs (not in the metadata)")
     return LaunchFit(tuple(over), tuple(unknown))
 
 
-def nvidia_launch_fit(
-    capability: int, warps_per_block: int, registers: int | None, smem_bytes: int, threads: int | None = None
-) -> LaunchFit:
+def nvidia_launch_fit(capability: int, warps_per_block: int, registers: int | None, smem_bytes: int,
+                      threads: int | None = None) -> LaunchFit:
     """Whether one block fits an NVIDIA SM: at most 1024 threads, its registers within the SM's
     register file, its shared memory within what a block may have (known for the capabilities
     the target facts model, :mod:`irlab.base.target_facts`; the others are not checked and the answer
@@ -262,23 +213,18 @@ def nvidia_launch_fit(
     base = a or NvidiaArch(f"sm_{capability}")
     threads = threads or warps_per_block * 32
     if threads > base.max_threads_per_block:
-        over.append(
-            f"a block of {threads} threads ({warps_per_block} warps) is over the {base.max_threads_per_block} "
-            "a block may have"
-        )
+        over.append(f"a block of {threads} threads ({warps_per_block} warps) is over the {base.max_threads_per_block} "
+                    "a block may have")
     if registers:
         per_warp = math.ceil(registers * 32 / base.reg_alloc_unit) * base.reg_alloc_unit
         if per_warp * warps_per_block > base.regs_per_sm:
-            over.append(
-                f"{warps_per_block} warps x {per_warp} registers need {per_warp * warps_per_block} registers, "
-                f"over the {base.regs_per_sm} of an SM"
-            )
+            over.append(f"{warps_per_block} warps x {per_warp} registers need {per_warp * warps_per_block} registers, "
+                        f"over the {base.regs_per_sm} of an SM")
     else:
         unknown.append("registers (not reported)")
     if a is None:
         unknown.append(f"the shared memory a block may have on sm_{capability}")
     elif smem_bytes > a.smem_per_block_max:
-        over.append(
-            f"needs {smem_bytes} B of shared memory, over the {a.smem_per_block_max} B a block may have on {a.name}"
-        )
+        over.append(f"needs {smem_bytes} B of shared memory, over the {a.smem_per_block_max} B a block may have on "
+                    f"{a.name}")
     return LaunchFit(tuple(over), tuple(unknown))

@@ -6,7 +6,6 @@ documents' method. NVIDIA: registers and local memory from ``cuobjdump -res-usag
 cubin, spill stores/loads from ``ptxas -v`` on the PTX (both bundled with Triton), shared bytes
 from Triton's metadata, occupancy per SM. Both: the hot loop's schedule and instruction counts.
 """
-
 from __future__ import annotations
 
 import math
@@ -19,15 +18,8 @@ from typing import Protocol
 
 from ..base.targets import Target
 from . import isa
-from .occupancy import (
-    AmdOccupancy,
-    LaunchFit,
-    NvidiaOccupancy,
-    amd_launch_fit,
-    amd_occupancy,
-    nvidia_launch_fit,
-    nvidia_occupancy,
-)
+from .occupancy import (AmdOccupancy, LaunchFit, NvidiaOccupancy, amd_launch_fit, amd_occupancy, nvidia_launch_fit,
+                        nvidia_occupancy)
 
 
 @dataclass
@@ -37,9 +29,9 @@ class StaticReport:
     variant: str
     num_warps: int
     resources: dict
-    occupancy: AmdOccupancy | NvidiaOccupancy | None  # None where the kernel cannot launch on its target
+    occupancy: AmdOccupancy | NvidiaOccupancy | None    # None where the kernel cannot launch on its target
     loop: dict | None
-    counts: dict = field(default_factory=dict)  # {"kernel": {...}, "loop": {...}}
+    counts: dict = field(default_factory=dict)    # {"kernel": {...}, "loop": {...}}
     launch: LaunchFit = field(default_factory=LaunchFit)
 
     @property
@@ -56,16 +48,8 @@ class StaticReport:
     # --- flat metrics, in display order --------------------------------------------------------
     def metrics(self) -> dict:
         m = self._metrics()
-        occupancy = (
-            "VGPRs allocated",
-            "waves/EU (VGPR limit)",
-            "workgroups/CU",
-            "waves/EU",
-            "blocks/SM",
-            "warps/SM",
-            "occupancy",
-            "occupancy limited by",
-        )
+        occupancy = ("VGPRs allocated", "waves/EU (VGPR limit)", "workgroups/CU", "waves/EU", "blocks/SM",
+                     "warps/SM", "occupancy", "occupancy limited by")
         no_occupancy = not self.modelled or self.occupancy is None
         for key, value in m.items():
             if value is None or (no_occupancy and key in occupancy):
@@ -82,51 +66,36 @@ class StaticReport:
         rows = _ISAS[self.target.facts.isa]
         m.update(rows.resource_rows(r, occ, self.num_warps))
         k, lp = self.counts.get("kernel", {}), self.counts.get("loop", {})
-        m.update(
-            {
-                "wide global loads (kernel)": k.get("wide_global_loads"),
-                "narrow global loads (kernel)": k.get("narrow_global_loads"),
-                "wide global stores (kernel)": k.get("wide_global_stores"),
-                "narrow global stores (kernel)": k.get("narrow_global_stores"),
-                "global store widths": _fmt_hist(k.get("global_stores", {})),
-                "LDS reads (kernel)": _fmt_hist(k.get("lds_reads", {})),
-                "LDS writes (kernel)": _fmt_hist(k.get("lds_writes", {})),
-                **rows.kernel_rows(k),
-                "matrix instructions (kernel)": _fmt_hist(k.get("matrix_kinds", {})),
-                "instructions (kernel)": k.get("instructions"),
-            }
-        )
+        m.update({"wide global loads (kernel)": k.get("wide_global_loads"),
+                  "narrow global loads (kernel)": k.get("narrow_global_loads"),
+                  "wide global stores (kernel)": k.get("wide_global_stores"),
+                  "narrow global stores (kernel)": k.get("narrow_global_stores"),
+                  "global store widths": _fmt_hist(k.get("global_stores", {})),
+                  "LDS reads (kernel)": _fmt_hist(k.get("lds_reads", {})),
+                  "LDS writes (kernel)": _fmt_hist(k.get("lds_writes", {})),
+                  **rows.kernel_rows(k),
+                  "matrix instructions (kernel)": _fmt_hist(k.get("matrix_kinds", {})),
+                  "instructions (kernel)": k.get("instructions")})
         if self.loop:
-            m.update(
-                {
-                    "hot loop instructions": lp.get("instructions"),
-                    "hot loop global loads": _fmt_hist(lp.get("global_loads", {})),
-                    **rows.loop_load_rows(lp),
-                    "hot loop global-load clusters": " + ".join(map(str, self.loop.get("load_clusters", []))),
-                    "hot loop LDS reads": _fmt_hist(lp.get("lds_reads", {})),
-                    "hot loop LDS writes": _fmt_hist(lp.get("lds_writes", {})),
-                    "hot loop matrix instructions": lp.get("matrix"),
-                    "hot loop matrix instruction kinds": _fmt_hist(lp.get("matrix_kinds", {})),
-                    "hot loop barriers": lp.get("barriers"),
-                    **rows.loop_end_rows(lp),
-                }
-            )
+            m.update({"hot loop instructions": lp.get("instructions"),
+                      "hot loop global loads": _fmt_hist(lp.get("global_loads", {})),
+                      **rows.loop_load_rows(lp),
+                      "hot loop global-load clusters": " + ".join(map(str, self.loop.get("load_clusters", []))),
+                      "hot loop LDS reads": _fmt_hist(lp.get("lds_reads", {})),
+                      "hot loop LDS writes": _fmt_hist(lp.get("lds_writes", {})),
+                      "hot loop matrix instructions": lp.get("matrix"),
+                      "hot loop matrix instruction kinds": _fmt_hist(lp.get("matrix_kinds", {})),
+                      "hot loop barriers": lp.get("barriers"),
+                      **rows.loop_end_rows(lp)})
         return m
 
     def to_json(self) -> dict:
         occ = self.occupancy
-        return {
-            "kernel": self.kernel,
-            "target": self.target.name,
-            "variant": self.variant,
-            "num_warps": self.num_warps,
-            "resources": self.resources,
-            "launch": self.launch.to_json(),
-            "occupancy": occ.to_json() if occ is not None else None,
-            "occupancy_explained": occ.explain() if occ is not None else self.not_modelled(),
-            "loop": self.loop,
-            "counts": self.counts,
-        }
+        return {"kernel": self.kernel, "target": self.target.name, "variant": self.variant, "num_warps": self.num_warps,
+                "resources": self.resources, "launch": self.launch.to_json(),
+                "occupancy": occ.to_json() if occ is not None else None,
+                "occupancy_explained": occ.explain() if occ is not None else self.not_modelled(),
+                "loop": self.loop, "counts": self.counts}
 
     def render(self) -> str:
         lines = [f"{self.kernel} for {self.target} [{self.variant}]"]
@@ -162,13 +131,8 @@ def _loop_info(prog: isa.Program, kind) -> tuple[dict | None, dict]:
     if loop is None:
         return None, {}
     runs = isa.schedule(prog, loop)
-    info = {
-        "label": loop.label,
-        "length": sum(not i.pseudo for i in loop.instrs),
-        "schedule": runs,
-        "schedule_text": isa.format_schedule(runs),
-        "load_clusters": isa.clusters(runs, kind.load_prefix),
-    }
+    info = {"label": loop.label, "length": sum(not i.pseudo for i in loop.instrs), "schedule": runs,
+            "schedule_text": isa.format_schedule(runs), "load_clusters": isa.clusters(runs, kind.load_prefix)}
     if any(i.pseudo for i in loop.instrs):
         info["schedule_with_pins"] = isa.format_schedule(isa.schedule(prog, loop, pins=True))
     return info, kind.counts(loop.instrs)
@@ -177,7 +141,6 @@ def _loop_info(prog: isa.Program, kind) -> tuple[dict | None, dict]:
 # ------------------------------------------------------------------------------------------------
 # What each ISA adds to the rows every report has. A target's facts say which ISA its report reads
 # (TargetFacts.isa); a new ISA is a class here and an entry in _ISAS.
-
 
 class _Isa:
     """Rows an ISA adds to the common ones: none unless it says so."""
@@ -198,27 +161,17 @@ class _Isa:
 class _Amdgcn(_Isa):
     """AMDGCN, read from the compile's own text: VGPR/AGPR/SGPR counts and spills from its
     metadata, occupancy per CU, cross-lane permutes, the hot loop's s_waitcnt and scheduling pins."""
-
     load_prefix = ("global_load", "buffer_load")
     counts = staticmethod(isa.amd_counts)
 
     @staticmethod
     def resource_rows(r: dict, occ, num_warps: int) -> dict:
-        return {
-            "VGPRs": r.get("vgpr_count"),
-            "AGPRs": r.get("agpr_count"),
-            "SGPRs": r.get("sgpr_count"),
-            "VGPR spills": r.get("vgpr_spill_count"),
-            "SGPR spills": r.get("sgpr_spill_count"),
-            "scratch bytes": r.get("scratch"),
-            "LDS bytes": r.get("shared"),
-            "waves/workgroup": num_warps,
-            "VGPRs allocated": occ.vgprs_allocated,
-            "waves/EU (VGPR limit)": occ.waves_per_eu_by_vgpr,
-            "workgroups/CU": occ.workgroups_per_cu,
-            "waves/EU": occ.waves_per_eu,
-            "occupancy limited by": occ.limiter,
-        }
+        return {"VGPRs": r.get("vgpr_count"), "AGPRs": r.get("agpr_count"), "SGPRs": r.get("sgpr_count"),
+                "VGPR spills": r.get("vgpr_spill_count"), "SGPR spills": r.get("sgpr_spill_count"),
+                "scratch bytes": r.get("scratch"), "LDS bytes": r.get("shared"),
+                "waves/workgroup": num_warps, "VGPRs allocated": occ.vgprs_allocated,
+                "waves/EU (VGPR limit)": occ.waves_per_eu_by_vgpr, "workgroups/CU": occ.workgroups_per_cu,
+                "waves/EU": occ.waves_per_eu, "occupancy limited by": occ.limiter}
 
     @staticmethod
     def kernel_rows(k: dict) -> dict:
@@ -233,14 +186,8 @@ class _Amdgcn(_Isa):
     @staticmethod
     def from_compile(result) -> "StaticReport":
         md = result.metadata
-        return from_amdgcn(
-            result.asm["amdgcn"],
-            md.get("shared", 0),
-            md["num_warps"],
-            result.target.arch,
-            result.kernel,
-            result.variant.name,
-        )
+        return from_amdgcn(result.asm["amdgcn"], md.get("shared", 0), md["num_warps"], result.target.arch,
+                           result.kernel, result.variant.name)
 
     @staticmethod
     def resources(result) -> dict:
@@ -251,24 +198,17 @@ class _Amdgcn(_Isa):
 class _Sass(_Isa):
     """SASS, disassembled from the cubin: registers and local memory from ``cuobjdump``, spills from
     ``ptxas -v``, occupancy per SM, LDGSTS async copies in the hot loop."""
-
     load_prefix = ("LDG", "LDGSTS")
     counts = staticmethod(isa.sass_counts)
 
     @staticmethod
     def resource_rows(r: dict, occ, num_warps: int) -> dict:
-        m = {
-            "registers": r.get("registers"),
-            "spill stores (B)": r.get("spill_stores"),
-            "spill loads (B)": r.get("spill_loads"),
-            "local memory (B)": r.get("local"),
-            "shared bytes": r.get("shared"),
-            "warps/block": num_warps,
-            "blocks/SM": occ.blocks_per_sm,
-            "warps/SM": occ.warps_per_sm,
-            "occupancy": None if occ.occupancy is None else f"{occ.occupancy:.1%}",
-            "occupancy limited by": occ.limiter,
-        }
+        m = {"registers": r.get("registers"), "spill stores (B)": r.get("spill_stores"),
+             "spill loads (B)": r.get("spill_loads"), "local memory (B)": r.get("local"),
+             "shared bytes": r.get("shared"), "warps/block": num_warps,
+             "blocks/SM": occ.blocks_per_sm, "warps/SM": occ.warps_per_sm,
+             "occupancy": None if occ.occupancy is None else f"{occ.occupancy:.1%}",
+             "occupancy limited by": occ.limiter}
         if "wgmma_serialized" in r:
             m["wgmma serialized by ptxas"] = f"YES: {r['wgmma_serialized']}" if r["wgmma_serialized"] else "no"
         return m
@@ -280,16 +220,8 @@ class _Sass(_Isa):
     @staticmethod
     def from_compile(result) -> "StaticReport":
         md = result.metadata
-        return from_cubin(
-            result.asm["cubin"],
-            result.asm.get("ptx"),
-            md.get("shared", 0),
-            md["num_warps"],
-            result.target.capability,
-            result.kernel,
-            result.variant.name,
-            tools=result.tools,
-        )
+        return from_cubin(result.asm["cubin"], result.asm.get("ptx"), md.get("shared", 0), md["num_warps"],
+                          result.target.capability, result.kernel, result.variant.name, tools=result.tools)
 
     @staticmethod
     def resources(result) -> dict:
@@ -303,46 +235,23 @@ _ISAS: dict[str, type[_Amdgcn] | type[_Sass]] = {"amdgcn": _Amdgcn, "sass": _Sas
 # ------------------------------------------------------------------------------------------------
 # AMD
 
-
-def from_amdgcn(
-    amdgcn: str,
-    shared_bytes: int,
-    num_warps: int,
-    arch: str = "gfx942",
-    kernel: str = "kernel",
-    variant: str = "baseline",
-) -> StaticReport:
+def from_amdgcn(amdgcn: str, shared_bytes: int, num_warps: int, arch: str = "gfx942", kernel: str = "kernel",
+                variant: str = "baseline") -> StaticReport:
     prog = isa.parse_amdgcn(amdgcn)
     res = dict(prog.resources)
     res["shared"] = shared_bytes
     if "vgpr_count" not in res:
         raise ValueError("no .vgpr_count in the AMDGCN text: is this a complete kernel?")
-    fit = amd_launch_fit(
-        arch,
-        num_warps,
-        res["vgpr_count"],
-        shared_bytes + res.get("lds_static", 0),
-        res.get("wavefront_size", 64),
-        res.get("max_flat_workgroup_size"),
-    )
+    fit = amd_launch_fit(arch, num_warps, res["vgpr_count"], shared_bytes + res.get("lds_static", 0),
+                         res.get("wavefront_size", 64), res.get("max_flat_workgroup_size"))
     occ = amd_occupancy(res["vgpr_count"], shared_bytes, num_warps, arch) if fit.fits else None
     loop, loop_counts = _loop_info(prog, _Amdgcn)
-    return StaticReport(
-        kernel,
-        Target("hip", arch),
-        variant,
-        num_warps,
-        res,
-        occ,
-        loop,
-        {"kernel": isa.amd_counts(prog.instrs), "loop": loop_counts},
-        fit,
-    )
+    return StaticReport(kernel, Target("hip", arch), variant, num_warps, res, occ, loop,
+                        {"kernel": isa.amd_counts(prog.instrs), "loop": loop_counts}, fit)
 
 
 # ------------------------------------------------------------------------------------------------
 # NVIDIA
-
 
 class NvidiaTools(Protocol):
     """Where the CUDA tools the report runs are: the ones Triton bundles and assembles with
@@ -373,12 +282,8 @@ def cuobjdump_resources(cubin: bytes, tools: NvidiaTools) -> dict:
     m = re.search(r"REG:(\d+)\s+STACK:(\d+)\s+SHARED:(\d+)\s+LOCAL:(\d+)", out)
     if not m:
         raise ValueError(f"unexpected cuobjdump -res-usage output:\n{out}")
-    return {
-        "registers": int(m.group(1)),
-        "stack": int(m.group(2)),
-        "static_shared": int(m.group(3)),
-        "local": int(m.group(4)),
-    }
+    return {"registers": int(m.group(1)), "stack": int(m.group(2)), "static_shared": int(m.group(3)),
+            "local": int(m.group(4))}
 
 
 def ptxas_spills(ptx: str, tools: NvidiaTools) -> dict:
@@ -388,11 +293,8 @@ def ptxas_spills(ptx: str, tools: NvidiaTools) -> dict:
     with tempfile.TemporaryDirectory() as d:
         src = Path(d) / "k.ptx"
         src.write_text(ptx)
-        proc = subprocess.run(
-            [tools.ptxas(capability), "-v", f"--gpu-name={arch}", str(src), "-o", str(Path(d) / "k.o")],
-            capture_output=True,
-            text=True,
-        )
+        proc = subprocess.run([tools.ptxas(capability), "-v", f"--gpu-name={arch}", str(src), "-o", str(Path(d) / "k.o")],
+                              capture_output=True, text=True)
     log = proc.stdout + proc.stderr
     m = re.search(r"(\d+) bytes spill stores, (\d+) bytes spill loads", log)
     if proc.returncode != 0 or not m:
@@ -401,12 +303,8 @@ def ptxas_spills(ptx: str, tools: NvidiaTools) -> dict:
     if "wgmma" in ptx:
         # C7515: ptxas serializes every wgmma (waits for each before the next) whatever the IR's
         # warp_group_dot_wait says -- a schedule-wrecking fallback worth a line of its own
-        note = re.search(
-            r"Potential Performance Loss: (wgmma\.mma_async instructions are serialized[^\n]*?)"
-            r"(?: in the function '[^']*')?\s*$",
-            log,
-            re.M,
-        )
+        note = re.search(r"Potential Performance Loss: (wgmma\.mma_async instructions are serialized[^\n]*?)"
+                         r"(?: in the function '[^']*')?\s*$", log, re.M)
         out["wgmma_serialized"] = note.group(1) if note else ""
     return out
 
@@ -415,18 +313,9 @@ def sass_text(cubin: bytes, tools: NvidiaTools) -> str:
     return _run_on_cubin(cubin, tools, "nvdisasm", "-c")
 
 
-def from_cubin(
-    cubin: bytes,
-    ptx: str | None,
-    shared_bytes: int,
-    num_warps: int,
-    capability: int,
-    kernel: str = "kernel",
-    variant: str = "baseline",
-    sass: str | None = None,
-    *,
-    tools: NvidiaTools,
-) -> StaticReport:
+def from_cubin(cubin: bytes, ptx: str | None, shared_bytes: int, num_warps: int, capability: int,
+               kernel: str = "kernel", variant: str = "baseline", sass: str | None = None, *,
+               tools: NvidiaTools) -> StaticReport:
     res = cuobjdump_resources(cubin, tools)
     if ptx:
         res.update(ptxas_spills(ptx, tools))
@@ -436,17 +325,8 @@ def from_cubin(
     fit = nvidia_launch_fit(capability, num_warps, res["registers"], smem, _ptx_threads(ptx))
     occ = nvidia_occupancy(res["registers"], smem, num_warps, capability) if fit.fits else None
     loop, loop_counts = _loop_info(prog, _Sass)
-    return StaticReport(
-        kernel,
-        Target("cuda", str(capability)),
-        variant,
-        num_warps,
-        res,
-        occ,
-        loop,
-        {"kernel": isa.sass_counts(prog.instrs), "loop": loop_counts},
-        fit,
-    )
+    return StaticReport(kernel, Target("cuda", str(capability)), variant, num_warps, res, occ, loop,
+                        {"kernel": isa.sass_counts(prog.instrs), "loop": loop_counts}, fit)
 
 
 def _ptx_threads(ptx: str | None) -> int | None:
@@ -456,7 +336,6 @@ def _ptx_threads(ptx: str | None) -> int | None:
 
 
 # ------------------------------------------------------------------------------------------------
-
 
 def from_compile(result) -> StaticReport:
     """The static report of an :class:`irlab.bridge.compile.CompileResult`, read from the ISA its
@@ -514,12 +393,9 @@ def render_table(reports: list[StaticReport]) -> str:
     schedule as a run-length line."""
     metrics = [r.metrics() for r in reports]
     keys = list(dict.fromkeys(k for m in metrics for k in m))
-    out = [
-        f"#### {reports[0].kernel} for {reports[0].target}",
-        "",
-        "| metric | " + " | ".join(r.variant for r in reports) + " |",
-        "| --- |" + " --- |" * len(reports),
-    ]
+    out = [f"#### {reports[0].kernel} for {reports[0].target}", "",
+           "| metric | " + " | ".join(r.variant for r in reports) + " |",
+           "| --- |" + " --- |" * len(reports)]
     out += [f"| {k} | " + " | ".join(_md(m.get(k)) for m in metrics) + " |" for k in keys]
     for r in reports:
         if r.loop:

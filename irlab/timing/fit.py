@@ -16,11 +16,10 @@ Verify, the A/B worker and the search record such an entry as ``does not fit`` w
 (``does not fit this GPU (shared memory 360,472 > 232,448 B)``); a variant is a MISMATCH only
 when its output differs from a baseline that ran.
 """
-
 from __future__ import annotations
 
-DOES_NOT_FIT = "does not fit"  # the status / verdict of an entry this GPU cannot launch
-MAX_THREADS_PER_BLOCK = 1024  # CUDA's limit on threads per block, every architecture since sm_20
+DOES_NOT_FIT = "does not fit"   # the status / verdict of an entry this GPU cannot launch
+MAX_THREADS_PER_BLOCK = 1024     # CUDA's limit on threads per block, every architecture since sm_20
 # what the CUDA driver says when a launch asks for more than an SM has (registers x threads)
 _DRIVER_WORDS = ("out of resource", "too many resources requested", "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES")
 
@@ -38,7 +37,7 @@ class DoesNotFit(RuntimeError):
         unit = f" {self.unit}" if self.unit else ""
         return f"does not fit this GPU ({self.what} {self.required:,} > {self.limit:,}{unit})"
 
-    def __reduce__(self):  # crosses process boundaries (workers) intact
+    def __reduce__(self):   # crosses process boundaries (workers) intact
         return (type(self), (self.what, self.required, self.limit, self.unit))
 
 
@@ -48,18 +47,14 @@ def device_limits(device: int | None = None) -> dict | None:
     where Triton has no active driver (no GPU: a runner on a stand-in device), where nothing can be
     pruned before launch and Triton's own check at launch is what remains."""
     from triton.runtime.driver import driver
-
     try:
         active = driver.active
-    except RuntimeError:  # "0 active drivers": no GPU in this process
+    except RuntimeError:   # "0 active drivers": no GPU in this process
         return None
     device = active.get_current_device() if device is None else device
     props = active.utils.get_device_properties(device)
-    return {
-        "max_shared_mem": int(props["max_shared_mem"]),
-        "warp_size": int(props.get("warpSize") or 32),
-        "max_threads": MAX_THREADS_PER_BLOCK,
-    }
+    return {"max_shared_mem": int(props["max_shared_mem"]), "warp_size": int(props.get("warpSize") or 32),
+            "max_threads": MAX_THREADS_PER_BLOCK}
 
 
 def check_fits(metadata: dict, limits: dict | None) -> DoesNotFit | None:

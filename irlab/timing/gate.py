@@ -15,7 +15,6 @@ back as :class:`NamedOutputs`, which the comparison with the baseline (:func:`co
 Torch is handed in (the GPU runner's), and the launch is a callable, so the gate runs on the CPU
 too: with Triton's interpreter (``TRITON_INTERPRET=1``) and ``device="cpu"``.
 """
-
 from __future__ import annotations
 
 import math
@@ -29,11 +28,9 @@ class NamedOutputs(dict):
 def _reading_all(plain: Callable[..., Any]) -> Callable[..., Any]:
     """``plain`` (a dict method that sees every entry: iteration, keys, items, values) noting every
     entry of a :class:`_Reads` as read first."""
-
     def method(self, *args):
         self.read.update(dict.keys(self))
         return plain(self, *args)
-
     return method
 
 
@@ -63,7 +60,7 @@ def _storage(torch, t) -> int | None:
         return None
     try:
         return t.untyped_storage().data_ptr()
-    except AttributeError:  # pragma: no cover (torch before 2.0)
+    except AttributeError:   # pragma: no cover (torch before 2.0)
         return t.storage().data_ptr()
 
 
@@ -73,13 +70,9 @@ def check_outputs(torch, spec, shape: dict, launch, device: str = "cuda", seed: 
     ``nan``, ``reason`` and, with several outputs, ``outputs`` (the same per name); ``outputs`` is
     a clone of the one output tensor, or :class:`NamedOutputs` of several."""
     inp = spec.make_inputs(shape, device, seed=seed)
-    before = {k: v.clone() for k, v in inp.items() if torch.is_tensor(v)}  # what the reference sees
-    seen = _Reads(
-        {
-            k: (before[k].float() if k in before and before[k].is_floating_point() else before.get(k, v))
-            for k, v in inp.items()
-        }
-    )
+    before = {k: v.clone() for k, v in inp.items() if torch.is_tensor(v)}   # what the reference sees
+    seen = _Reads({k: (before[k].float() if k in before and before[k].is_floating_point() else before.get(k, v))
+                   for k, v in inp.items()})
     expected = spec.expected(seen)
     outs = spec.output_tensors(inp)
     read = {_storage(torch, inp[k]) for k in seen.read if k in inp} - {None}
@@ -95,13 +88,8 @@ def check_outputs(torch, spec, shape: dict, launch, device: str = "cuda", seed: 
     w = results[worst]
     bad = [n for n, r in results.items() if not r["ok"]]
     reason = "; ".join((f"{n}: " if several else "") + results[n]["reason"] for n in bad)
-    check = {
-        "ok": not bad,
-        "rel_error": w["rel_error"],
-        "tolerance": w["tolerance"],
-        "nan": sum(r["nan"] for r in results.values()),
-        "reason": reason,
-    }
+    check = {"ok": not bad, "rel_error": w["rel_error"], "tolerance": w["tolerance"],
+             "nan": sum(r["nan"] for r in results.values()), "reason": reason}
     if several:
         check["outputs"] = results
         return check, NamedOutputs({n: out.clone() for n, out in outs.items()})
@@ -119,29 +107,16 @@ def _compare(torch, spec, out, want) -> dict:
     got = out.float()
     tol = spec.rel_tolerance(str(out.dtype).replace("torch.", ""))
     if tuple(ref.shape) != tuple(got.shape):
-        return {
-            "ok": False,
-            "rel_error": math.inf,
-            "tolerance": tol,
-            "nan": 0,
-            "reason": f"the reference has shape {list(ref.shape)}, the output {list(got.shape)}",
-        }
+        return {"ok": False, "rel_error": math.inf, "tolerance": tol, "nan": 0,
+                "reason": f"the reference has shape {list(ref.shape)}, the output {list(got.shape)}"}
     ref = ref.to(got.device)
     nan = int(torch.isnan(got).sum().item())
     err = float((got - ref).norm() / ref.norm()) if ref.norm() > 0 else float((got - ref).norm())
     ok = nan == 0 and math.isfinite(err) and err <= tol
-    reason = (
-        ""
-        if ok
-        else (f"{nan} output elements never written (NaN)" if nan else f"relative error {err:.3g} exceeds {tol:g}")
-    )
-    return {
-        "ok": ok,
-        "rel_error": err if math.isfinite(err) else math.inf,
-        "tolerance": tol,
-        "nan": nan,
-        "reason": reason,
-    }
+    reason = "" if ok else (f"{nan} output elements never written (NaN)" if nan else
+                            f"relative error {err:.3g} exceeds {tol:g}")
+    return {"ok": ok, "rel_error": err if math.isfinite(err) else math.inf, "tolerance": tol, "nan": nan,
+            "reason": reason}
 
 
 def compare_named(torch, baseline: NamedOutputs, out: NamedOutputs) -> dict:
@@ -149,9 +124,8 @@ def compare_named(torch, baseline: NamedOutputs, out: NamedOutputs) -> dict:
     if any(tuple(baseline[n].shape) != tuple(out[n].shape) for n in baseline):
         return {"identical_to_baseline": None, "other_shape": {n: list(t.shape) for n, t in out.items()}}
     differ = [n for n in baseline if not bool(torch.equal(baseline[n], out[n]))]
-    diff = max(
-        float((baseline[n].float() - out[n].float()).abs().max().item()) if out[n].numel() else 0.0 for n in baseline
-    )
+    diff = max(float((baseline[n].float() - out[n].float()).abs().max().item()) if out[n].numel() else 0.0
+               for n in baseline)
     result: dict[str, object] = {"identical_to_baseline": not differ, "max_abs_diff_to_baseline": diff}
     if differ:
         result["differs_in"] = differ
@@ -180,8 +154,7 @@ def check_names(spec, shape: dict, cfg, target=None) -> None:
     CPU at a small version of ``shape``; anything else that fails there (a shape the kernel refuses,
     CUDA-only input code, no torch) is left for the GPU run to report."""
     from ..kernels.spec import ParameterError
-
-    spec.bind_problem(shape, cfg, target)  # bind: raises ParameterError itself
+    spec.bind_problem(shape, cfg, target)   # bind: raises ParameterError itself
     if spec.make_inputs is None or spec.launch_args is None:
         return
     small = {k: (min(v, 512) if isinstance(v, int) else v) for k, v in shape.items()}
@@ -192,5 +165,5 @@ def check_names(spec, shape: dict, cfg, target=None) -> None:
             spec.output_tensors(inputs)
     except ParameterError:
         raise
-    except Exception:  # not a naming mistake: the GPU run says what it is
+    except Exception:   # not a naming mistake: the GPU run says what it is
         return

@@ -25,7 +25,6 @@ flushed before each launch) among them. The runner gives a method the cell's buf
 launches (:meth:`GpuRunner.launches`), GPU time with the CPU's enqueueing kept out
 (:meth:`GpuRunner.elapsed_ms`) and the flush buffer.
 """
-
 from __future__ import annotations
 
 import json
@@ -46,41 +45,40 @@ from ..base.targets import current_target
 from ..bridge.named_variants import get_variant
 from .fit import check_fits, device_limits
 from .methods import get_method
-from .methods.do_bench import LAUNCHES as DO_BENCH_LAUNCHES, SAMPLE_MS as DO_BENCH_SAMPLE_MS  # noqa: F401
-from .methods.graph import MAX_COPIES, MAX_LAUNCHES, ROTATION_BYTES, SAMPLE_MS  # noqa: F401
+from .methods.do_bench import LAUNCHES as DO_BENCH_LAUNCHES, SAMPLE_MS as DO_BENCH_SAMPLE_MS   # noqa: F401
+from .methods.graph import MAX_COPIES, MAX_LAUNCHES, ROTATION_BYTES, SAMPLE_MS   # noqa: F401
 from .gate import NamedOutputs, check_outputs, compare_named
 from .placement import Arenas, output_keys, same_inputs
 from .plan import resolve_config
 from ..program.launches import Launch, is_launch_ref, load as load_launch
 
-FLUSH_BYTES = 256 * 1024 * 1024  # the L2 flush (do_bench's size)
-LEAD_CYCLES = 500_000  # busy-wait queued before a sample's start event (~0.25 ms)
-DEFAULT_L2_BYTES = 50 * 1024**2  # where torch does not say (H100/H200: 50 MiB)
+FLUSH_BYTES = 256 * 1024 * 1024     # the L2 flush (do_bench's size)
+LEAD_CYCLES = 500_000               # busy-wait queued before a sample's start event (~0.25 ms)
+DEFAULT_L2_BYTES = 50 * 1024 ** 2   # where torch does not say (H100/H200: 50 MiB)
 
 
 @dataclass(eq=False)
 class Workload:
     """The timing inputs of one problem shape, shared by every entry of a cell that runs it."""
-
-    make: Callable[[], Any]  # () -> a fresh set of inputs, the same contents every time
-    footprint: int  # bytes of the tensors of one set
-    copies: list  # the sets made so far (the first is what every entry's first launch uses)
-    span: int = 0  # bytes one set takes in an arena block (irlab.timing.placement), once known
+    make: Callable[[], Any]   # () -> a fresh set of inputs, the same contents every time
+    footprint: int            # bytes of the tensors of one set
+    copies: list              # the sets made so far (the first is what every entry's first launch uses)
+    span: int = 0             # bytes one set takes in an arena block (irlab.timing.placement), once known
 
 
 @dataclass
 class Prepared:
     entry: object
     shape: dict
-    bind: Callable[[Any], Callable[[], object]]  # (inputs) -> (): a launch on those inputs
-    check_launch: Callable[[Any], object]  # (inputs) -> (): one launch on them, run now
+    bind: Callable[[Any], Callable[[], object]]   # (inputs) -> (): a launch on those inputs
+    check_launch: Callable[[Any], object]         # (inputs) -> (): one launch on them, run now
     flops: float
     info: dict = field(default_factory=dict)
     workload: Workload | None = None
-    launch_record: Launch | None = None  # the captured launch an entry replays, if any
-    launches: list = field(default_factory=list)  # one launch per input copy, bound as copies are made
-    graphs: dict = field(default_factory=dict)  # (launches per replay, arena block) -> CUDA graph
-    placed: dict = field(default_factory=dict)  # arena block -> one launch per input copy placed there
+    launch_record: Launch | None = None   # the captured launch an entry replays, if any
+    launches: list = field(default_factory=list)   # one launch per input copy, bound as copies are made
+    graphs: dict = field(default_factory=dict)     # (launches per replay, arena block) -> CUDA graph
+    placed: dict = field(default_factory=dict)     # arena block -> one launch per input copy placed there
 
 
 def visible_index() -> str:
@@ -91,12 +89,8 @@ def visible_index() -> str:
 
 def _nvidia_smi(fields: str) -> list[str]:
     try:
-        out = subprocess.run(
-            ["nvidia-smi", f"--query-gpu={fields}", "--format=csv,noheader,nounits", "-i", visible_index()],
-            capture_output=True,
-            text=True,
-            timeout=20,
-        ).stdout.strip()
+        out = subprocess.run(["nvidia-smi", f"--query-gpu={fields}", "--format=csv,noheader,nounits",
+                              "-i", visible_index()], capture_output=True, text=True, timeout=20).stdout.strip()
         return [x.strip() for x in out.splitlines()[0].split(",")] if out else []
     except (OSError, subprocess.SubprocessError):
         return []
@@ -104,27 +98,15 @@ def _nvidia_smi(fields: str) -> list[str]:
 
 def environment() -> dict:
     import torch
-
-    env = {
-        "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
-        "host": platform.node(),
-        "python": platform.python_version(),
-        "triton": triton.__version__,
-        "torch": torch.__version__,
-        "cuda_runtime": torch.version.cuda,
-    }
+    env = {"date": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "host": platform.node(), "python": platform.python_version(),
+           "triton": triton.__version__, "torch": torch.__version__, "cuda_runtime": torch.version.cuda}
     if torch.cuda.is_available():
         props = torch.cuda.get_device_properties(0)
-        env.update(
-            {
-                "gpu": torch.cuda.get_device_name(0),
-                "sm_count": props.multi_processor_count,
-                "memory_gib": round(props.total_memory / 2**30, 1),
-                "capability": f"{props.major}.{props.minor}",
-                "visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES"),
-                **({"gpu_uuid": str(props.uuid)} if getattr(props, "uuid", None) is not None else {}),
-            }
-        )
+        env.update({"gpu": torch.cuda.get_device_name(0), "sm_count": props.multi_processor_count,
+                    "memory_gib": round(props.total_memory / 2**30, 1),
+                    "capability": f"{props.major}.{props.minor}",
+                    "visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES"),
+                    **({"gpu_uuid": str(props.uuid)} if getattr(props, "uuid", None) is not None else {})})
     q = _nvidia_smi("driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.draw,temperature.gpu")
     if q:
         keys = ("driver", "sm_clock_mhz", "sm_clock_max_mhz", "mem_clock_mhz", "power_w", "temperature_c")
@@ -137,7 +119,6 @@ def install_scratch_allocator(torch) -> None:
     descriptor-loads pass writes) need a global scratch buffer at every launch; Triton asks the
     allocator set by ``triton.set_allocator`` for it and refuses to launch without one. Scratch
     comes from torch's caching allocator (inside a CUDA-graph capture: the graph's own pool)."""
-
     def scratch(size: int, alignment: int, stream):
         return torch.empty(size, dtype=torch.int8, device="cuda")
 
@@ -173,23 +154,21 @@ class GpuRunner:
         self.l2_bytes = int(getattr(props, "L2_cache_size", 0) or DEFAULT_L2_BYTES)
         self.capture_stream = torch.cuda.Stream()
         self.events = (torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
-        self.method_state = {}  # method name -> what the timing method keeps between samples
-        self.limits = None  # the device's launch limits (irlab.timing.fit), read at the first compile
+        self.method_state = {}   # method name -> what the timing method keeps between samples
+        self.limits = None       # the device's launch limits (irlab.timing.fit), read at the first compile
         self._cell, self._workloads = None, {}
         self.device = "cuda"
         self.arenas = Arenas(torch, self.device)
-        self._round = 0  # the timed round (begin_round): which arena block each input group is in
-        self._blocks, self._views = [], {}  # the cell's arena blocks; (workload id, block) -> input sets placed
+        self._round = 0          # the timed round (begin_round): which arena block each input group is in
+        self._blocks, self._views = [], {}   # the cell's arena blocks; (workload id, block) -> input sets placed
         install_scratch_allocator(torch)
         self.nvml = None
         try:  # clocks and throttling per round, where NVML is available -- of this process's own GPU
             import pynvml
-
             pynvml.nvmlInit()
             self.nvml = (pynvml, _nvml_handle(pynvml, props))
         except Exception:
             self.nvml = None
-
     def healthy(self) -> bool:
         """False once a fault has poisoned this process's CUDA context (the error is sticky)."""
         torch = self.torch
@@ -206,17 +185,12 @@ class GpuRunner:
             return {}
         pynvml, h = self.nvml
         try:
-            reasons = (
-                pynvml.nvmlDeviceGetCurrentClocksEventReasons(h)
-                if hasattr(pynvml, "nvmlDeviceGetCurrentClocksEventReasons")
-                else pynvml.nvmlDeviceGetCurrentClocksThrottleReasons(h)
-            )
-            return {
-                "sm_mhz": pynvml.nvmlDeviceGetClockInfo(h, pynvml.NVML_CLOCK_SM),
-                "power_w": round(pynvml.nvmlDeviceGetPowerUsage(h) / 1000, 1),
-                "temp_c": pynvml.nvmlDeviceGetTemperature(h, pynvml.NVML_TEMPERATURE_GPU),
-                "clock_reasons": int(reasons),
-            }
+            reasons = pynvml.nvmlDeviceGetCurrentClocksEventReasons(h) if hasattr(
+                pynvml, "nvmlDeviceGetCurrentClocksEventReasons") else pynvml.nvmlDeviceGetCurrentClocksThrottleReasons(h)
+            return {"sm_mhz": pynvml.nvmlDeviceGetClockInfo(h, pynvml.NVML_CLOCK_SM),
+                    "power_w": round(pynvml.nvmlDeviceGetPowerUsage(h) / 1000, 1),
+                    "temp_c": pynvml.nvmlDeviceGetTemperature(h, pynvml.NVML_TEMPERATURE_GPU),
+                    "clock_reasons": int(reasons)}
         except Exception:
             return {}
 
@@ -242,7 +216,7 @@ class GpuRunner:
         """``(owner, first set)`` of an entry's inputs: ``(None, None)`` where it reads the cell's
         (a variant, the library, a reference kernel whose inputs are interchangeable with the
         cell's), else who they belong to and, where made to compare, their first set."""
-        if entry.inputs == "own":  # the calibration's control: the same binary on tensors of its own
+        if entry.inputs == "own":     # the calibration's control: the same binary on tensors of its own
             return f"own:{entry.label}", None
         if not entry.kernel:
             return None, None
@@ -263,59 +237,40 @@ class GpuRunner:
         if is_launch_ref(cell.kernel):
             return self._prepare_launch(cell, entry)
         torch = self.torch
-        spec = get(entry.kernel or cell.kernel)  # an entry of another kernel: a reference kernel's best config
+        spec = get(entry.kernel or cell.kernel)   # an entry of another kernel: a reference kernel's best config
         shape = dict(entry.shape or cell.shape)
         cfg = resolve_config(spec, entry.config or cell.config, entry.tile if entry.config else cell.tile)
         flops = spec.flops(shape) if spec.flops else 0.0
 
         def workload():
-            make = lambda: spec.make_inputs(shape, self.device, seed=1)  # noqa: E731
-            tensors = lambda inp: {k: v for k, v in inp.items() if torch.is_tensor(v)}  # noqa: E731
+            make = lambda: spec.make_inputs(shape, self.device, seed=1)   # noqa: E731
+            tensors = lambda inp: {k: v for k, v in inp.items() if torch.is_tensor(v)}   # noqa: E731
             owner, first = self._inputs_owner(cell, entry, spec, shape, make, tensors)
             return self._workload(cell, shape, make, tensors, owner, first)
-
         if entry.kind in ("library", "torch"):
             library = spec.library
             if library is None:
                 raise RuntimeError(f"kernel {spec.name} names no library call to time beside it")
-            return Prepared(
-                entry,
-                shape,
-                lambda inp: lambda: library(inp),
-                library,
-                flops,
-                {"kind": "library", "library": spec.library_name or "library"},
-                workload(),
-            )
-        variant = (
-            Variant.from_json(entry.variant_spec)
-            if entry.variant_spec
-            else get_variant(entry.variant or "baseline", self.target)
-        )
-        res = compile_kernel(
-            spec, self.target, shape=shape, config=cfg, variant=variant, cache_dir=getattr(self, "cache_dir", None)
-        )
-        self.check_fits(res)  # before any input is made or launch tried: a config this GPU cannot run
+            return Prepared(entry, shape, lambda inp: (lambda: library(inp)), library, flops,
+                            {"kind": "library", "library": spec.library_name or "library"}, workload())
+        variant = Variant.from_json(entry.variant_spec) if entry.variant_spec else \
+            get_variant(entry.variant or "baseline", self.target)
+        res = compile_kernel(spec, self.target, shape=shape, config=cfg, variant=variant,
+                             cache_dir=getattr(self, "cache_dir", None))
+        self.check_fits(res)   # before any input is made or launch tried: a config this GPU cannot run
         compiled = res.compiled
 
         def bind(inp):
-            grid, values = spec.launch_call(inp, shape, cfg, self.target)  # matched to the parameters by name
-            grid = res.launch_grid(grid, args=values)  # the variant's declared grid (persistent: one program per SM)
+            grid, values = spec.launch_call(inp, shape, cfg, self.target)   # matched to the parameters by name
+            grid = res.launch_grid(grid, args=values)   # the variant's declared grid (persistent: one program per SM)
             return lambda: compiled[grid](*values)
 
-        info = {
-            "kind": "triton",
-            "variant": variant.name,
-            "variant_key": res.variant_key,
-            "config": cfg.name,
-            "binary_sha256": res.binary_sha256,
-            "shared": res.metadata.get("shared"),
-            "num_warps": res.metadata.get("num_warps"),
-            "num_stages": res.metadata.get("num_stages"),
-            "compile_s": round(res.seconds, 3),
-            "pass_diagnostics": [str(d) for _, r in res.python_results for d in r.diagnostics],
-            "changed_by_passes": any(r.changed for _, r in res.python_results),
-        }
+        info = {"kind": "triton", "variant": variant.name, "variant_key": res.variant_key, "config": cfg.name,
+                "binary_sha256": res.binary_sha256, "shared": res.metadata.get("shared"),
+                "num_warps": res.metadata.get("num_warps"), "num_stages": res.metadata.get("num_stages"),
+                "compile_s": round(res.seconds, 3),
+                "pass_diagnostics": [str(d) for _, r in res.python_results for d in r.diagnostics],
+                "changed_by_passes": any(r.changed for _, r in res.python_results)}
         return Prepared(entry, shape, bind, lambda inp: bind(inp)(), flops, info, workload())
 
     def check_fits(self, res) -> None:
@@ -324,7 +279,7 @@ class GpuRunner:
         Triton's autotuner prunes, instead of failing in the launcher and being taken for a wrong
         result."""
         if getattr(self, "limits", None) is None:
-            self.limits = device_limits()  # None without an active Triton driver: Triton checks at launch
+            self.limits = device_limits()   # None without an active Triton driver: Triton checks at launch
         why = check_fits(res.metadata, self.limits)
         if why is not None:
             raise why
@@ -335,11 +290,8 @@ class GpuRunner:
         another launch (``Entry.kernel``: the same arguments at other compile options) runs that one
         on the cell's inputs."""
         launch = load_launch(entry.kernel or cell.kernel)
-        variant = (
-            Variant.from_json(entry.variant_spec)
-            if entry.variant_spec
-            else get_variant(entry.variant or "baseline", self.target)
-        )
+        variant = Variant.from_json(entry.variant_spec) if entry.variant_spec else \
+            get_variant(entry.variant or "baseline", self.target)
         res = launch.recompile(self.target, variant)
         self.check_fits(res)
         compiled = res.compiled
@@ -347,33 +299,19 @@ class GpuRunner:
 
         def bind(inp):
             values = launch.launch_values(inp)
-            grid = res.launch_grid(launch.grid, args=values)  # checked against the values it launches with
+            grid = res.launch_grid(launch.grid, args=values)   # checked against the values it launches with
             return lambda: compiled[grid](*values)
-
-        info = {
-            "kind": "captured launch",
-            "variant": variant.name,
-            "variant_key": res.variant_key,
-            "binary_sha256": res.binary_sha256,
-            "shared": res.metadata.get("shared"),
-            "num_warps": res.metadata.get("num_warps"),
-            "num_stages": res.metadata.get("num_stages"),
-            "compile_s": round(res.seconds, 3),
-            "launch": launch.source,
-        }
-        return Prepared(
-            entry, dict(cell.shape), bind, lambda inp: bind(inp)(), 0.0, info, workload, launch_record=launch
-        )
+        info = {"kind": "captured launch", "variant": variant.name, "variant_key": res.variant_key,
+                "binary_sha256": res.binary_sha256, "shared": res.metadata.get("shared"),
+                "num_warps": res.metadata.get("num_warps"), "num_stages": res.metadata.get("num_stages"),
+                "compile_s": round(res.seconds, 3), "launch": launch.source}
+        return Prepared(entry, dict(cell.shape), bind, lambda inp: bind(inp)(), 0.0, info, workload,
+                        launch_record=launch)
 
     def again(self, p: Prepared) -> Prepared:
         """The same entry once more (the A/A control): the same binary and buffers, its own graphs."""
-        return replace(
-            p,
-            info=dict(p.info),
-            launches=list(p.launches),
-            graphs={},
-            placed={block: list(launches) for block, launches in p.placed.items()},
-        )
+        return replace(p, info=dict(p.info), launches=list(p.launches), graphs={},
+                       placed={block: list(launches) for block, launches in p.placed.items()})
 
     def begin_round(self, r: int) -> None:
         """Round ``r`` of the timed rounds begins: where the cell has several input groups (entries
@@ -394,15 +332,14 @@ class GpuRunner:
     # --------------------------------------------------------------------------------------------
     def check(self, cell, entry, p: Prepared):
         torch = self.torch
-        if is_launch_ref(cell.kernel):  # every tensor after the launch, to compare with the baseline's
+        if is_launch_ref(cell.kernel):   # every tensor after the launch, to compare with the baseline's
             launch = p.launch_record
             assert launch is not None, "a captured launch's entry is prepared with its launch (_prepare_launch)"
             inp = launch.make_inputs("cuda", seed=7)
             p.check_launch(inp)
             torch.cuda.synchronize()
-            return {"ok": True, "reference": "the baseline's output"}, {
-                k: t.clone() for k, t in launch.tensors(inp).items()
-            }
+            return {"ok": True, "reference": "the baseline's output"}, \
+                {k: t.clone() for k, t in launch.tensors(inp).items()}
         # fresh inputs, outputs poisoned with NaN, the reference computed from a clone of the inputs
         return check_outputs(torch, get(entry.kernel or cell.kernel), p.shape, p.check_launch, "cuda")
 
@@ -411,10 +348,10 @@ class GpuRunner:
         argument, by name) that is the correctness gate: each must match within its dtype's
         tolerance (2e-3 relative for 16-bit floats, 1e-5 otherwise, exact for integers)."""
         torch = self.torch
-        if isinstance(baseline_out, NamedOutputs):  # a kernel's several outputs, name by name
+        if isinstance(baseline_out, NamedOutputs):   # a kernel's several outputs, name by name
             return compare_named(torch, baseline_out, out)
         if not isinstance(baseline_out, dict):
-            if baseline_out.shape != out.shape:  # another problem (a planted larger shape): nothing to compare
+            if baseline_out.shape != out.shape:   # another problem (a planted larger shape): nothing to compare
                 return {"identical_to_baseline": None, "other_shape": list(out.shape)}
             same = bool(torch.equal(baseline_out, out))
             diff = float((baseline_out.float() - out.float()).abs().max().item())
@@ -469,20 +406,18 @@ class GpuRunner:
         w = p.workload
         assert w is not None, "every prepared entry has its workload (prepare, _prepare_launch)"
         k = method.input_copies(self, w)
-        if self.block_of(w) is not None:  # the cell's input groups take turns in memory
+        if self.block_of(w) is not None:   # the cell's input groups take turns in memory
             block, sets = self._placed_sets(w, k, method)
             launches = p.placed.setdefault(block, [])
-            launches += [p.bind(c) for c in sets[len(launches) : k]]
-            p.info["placement"] = (
-                f"input placement rotated from round to round over {len(self._workloads)} memory "
-                "blocks, one per input group of the cell"
-            )
+            launches += [p.bind(c) for c in sets[len(launches):k]]
+            p.info["placement"] = (f"input placement rotated from round to round over {len(self._workloads)} memory "
+                                   "blocks, one per input group of the cell")
             p.info["l2"] = method.l2_note(self, w, k)
             return launches[:k]
         while len(w.copies) < k:
             w.copies.append(w.make())
         if len(p.launches) < k:
-            p.launches = p.launches + [p.bind(c) for c in w.copies[len(p.launches) : k]]
+            p.launches = p.launches + [p.bind(c) for c in w.copies[len(p.launches):k]]
         p.info["l2"] = method.l2_note(self, w, k)
         return p.launches[:k]
 
@@ -491,7 +426,7 @@ class GpuRunner:
         torch = self.torch
         start, end = self.events
         if hasattr(torch.cuda, "_sleep"):
-            torch.cuda._sleep(LEAD_CYCLES)  # the GPU waits here while the CPU enqueues the work
+            torch.cuda._sleep(LEAD_CYCLES)   # the GPU waits here while the CPU enqueues the work
         start.record()
         run()
         end.record()

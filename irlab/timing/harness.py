@@ -16,7 +16,6 @@ Timings of different GPU models are never compared: a sweep runs on GPUs of one 
 executor's choice, :meth:`irlab.executor.Executor.choose_model`, or ``gpu_model``), and with
 ``gpu_model`` a cell finished on another model counts as not done.
 """
-
 from __future__ import annotations
 
 import os
@@ -50,12 +49,8 @@ def _of_model(rec: dict, gpu_model: str | None) -> bool:
 
 
 def finished_cells(out: Path, gpu_model: str | None = None) -> set[str]:
-    return {
-        r["cell"]
-        for path in shards(out)
-        for r in read_records(path)
-        if r.get("type") == "cell" and _of_model(r, gpu_model)
-    }
+    return {r["cell"] for path in shards(out) for r in read_records(path)
+            if r.get("type") == "cell" and _of_model(r, gpu_model)}
 
 
 class Sweep:
@@ -70,37 +65,24 @@ class Sweep:
     ``more``: cells will be added after them (the GPU workers start at once, to be ready for
     them); without it, a sweep with nothing left to do starts no worker."""
 
-    def __init__(
-        self,
-        plan: Plan,
-        out: str | Path,
-        runner: str = DEFAULT_RUNNER,
-        resume: bool = False,
-        max_faults_per_cell: int = 3,
-        log=None,
-        env: dict | None = None,
-        gpus: list[str] | None = None,
-        stall_s: float | None = None,
-        executor=None,
-        gpu_model: str | None = None,
-        more: bool = False,
-    ):
+    def __init__(self, plan: Plan, out: str | Path, runner: str = DEFAULT_RUNNER, resume: bool = False,
+                 max_faults_per_cell: int = 3, log=None, env: dict | None = None, gpus: list[str] | None = None,
+                 stall_s: float | None = None, executor=None, gpu_model: str | None = None, more: bool = False):
         self.plan, self.out, self.runner, self.resume, self.more = plan, Path(out), runner, resume, more
         self.max_faults = max_faults_per_cell
         self.log = log or (lambda msg: print(msg, file=sys.stderr, flush=True))
         self.stall_s = float(os.environ.get("IRLAB_STALL_S", "180")) if stall_s is None else stall_s
         self.executor = executor or current()
         self.own = None
-        if self.executor is None:  # no command installed one: this host's GPUs, for this sweep alone
+        if self.executor is None:   # no command installed one: this host's GPUs, for this sweep alone
             from ..executor import LocalExecutor
-
             self.executor = self.own = LocalExecutor(gpus, env)
         self.gpu_model = gpu_model
         self.cells: dict[str, Cell] = {}
         self.faults: dict[str, set] = {}
-        self.lock = threading.RLock()  # cells are added from the caller's thread, settled in the lanes' threads
+        self.lock = threading.RLock()   # cells are added from the caller's thread, settled in the lanes' threads
         self.done: set[str] = set()
-        self.batch: JobBatch | None = None  # made when the sweep starts (__enter__)
+        self.batch: JobBatch | None = None   # made when the sweep starts (__enter__)
 
     # -- running ------------------------------------------------------------------------------------
     def __enter__(self) -> "Sweep":
@@ -117,9 +99,8 @@ class Sweep:
             if self.done:
                 self.log(f"irlab timing: resuming: {len(self.done)} cell(s) already finished in {self.out}")
             warm = Job("irlab.timing.worker:warm_job", {"runner": self.runner}, key="make the GPU runner")
-            batch = self.batch = self.executor.batch(
-                self._on_outcome, self._on_record, self.log, per_gpu=1, gpu_model=self.gpu_model, warm=warm
-            )
+            batch = self.batch = self.executor.batch(self._on_outcome, self._on_record, self.log, per_gpu=1,
+                                                     gpu_model=self.gpu_model, warm=warm)
             for cell in self.plan.cells:
                 self.add(cell)
             if not self.more:
@@ -135,7 +116,7 @@ class Sweep:
         assert batch is not None, "a sweep that started (__enter__) has its batch"
         try:
             batch.__exit__(exc_type, exc, tb)
-            if exc_type is None and batch.ran and batch.warm_s:  # what starting each GPU's worker cost
+            if exc_type is None and batch.ran and batch.warm_s:   # what starting each GPU's worker cost
                 append_record(self.out, {"type": "lanes", "warm_s": batch.warm_s})
         finally:
             self._close()
@@ -159,13 +140,9 @@ class Sweep:
     def _job(self, cell: Cell) -> Job:
         excluded = self.faults[cell.key]
         plan = replace(self.plan, cells=[cell], exclude={cell.key: sorted(excluded)} if excluded else {})
-        return Job(
-            "irlab.timing.worker:cell_job",
-            {"plan": plan.to_json(), "runner": self.runner, "sweep": str(self.out)},
-            key=cell.key,
-            stall_s=self.stall_s if self.stall_s and self.stall_s > 0 else None,
-            tag=cell,
-        )
+        return Job("irlab.timing.worker:cell_job", {"plan": plan.to_json(), "runner": self.runner,
+                                                    "sweep": str(self.out)},
+                   key=cell.key, stall_s=self.stall_s if self.stall_s and self.stall_s > 0 else None, tag=cell)
 
     # -- what comes back (in the driver, one at a time) --------------------------------------------
     def _on_record(self, job: Job, rec: dict, device) -> None:
@@ -191,7 +168,8 @@ class Sweep:
         if cell.key in self.done:
             return []
         if o.died is None:
-            reason = f"the cell's job raised:\n{o.error}" if o.error else "the worker ended without reporting this cell"
+            reason = (f"the cell's job raised:\n{o.error}" if o.error else
+                      "the worker ended without reporting this cell")
             self._fail(cell, reason, o.device)
             return []
         death = o.died
@@ -203,30 +181,15 @@ class Sweep:
         label, step = prog["entry"], prog["step"]
         if prog.get("error"):
             last = f"{prog['error']}\n{last}"
-        self.log(
-            f"irlab timing: the worker on {o.device.label()} {death.how} while {step} {label!r} of {cell.key}; "
-            "recording a fault and going on"
-        )
-        self._write(
-            {
-                "type": "entry",
-                "cell": cell.key,
-                "label": label,
-                "status": "fault",
-                "reason": f"the worker process {death.how} during {step}"
-                + (f" (round {prog['round']})" if "round" in prog else "")
-                + f":\n{last}",
-            },
-            o.device,
-        )
+        self.log(f"irlab timing: the worker on {o.device.label()} {death.how} while {step} {label!r} of {cell.key}; "
+                 "recording a fault and going on")
+        self._write({"type": "entry", "cell": cell.key, "label": label, "status": "fault",
+                     "reason": f"the worker process {death.how} during {step}"
+                               + (f" (round {prog['round']})" if "round" in prog else "") + f":\n{last}"}, o.device)
         self.faults[cell.key].add(label)
         if label == cell.baseline.label or len(self.faults[cell.key]) >= self.max_faults:
-            self._fail(
-                cell,
-                f"{'the baseline' if label == cell.baseline.label else 'too many entries'} faulted; "
-                "nothing more is timed in this cell",
-                o.device,
-            )
+            self._fail(cell, f"{'the baseline' if label == cell.baseline.label else 'too many entries'} faulted; "
+                             "nothing more is timed in this cell", o.device)
             return []
         return [self._job(cell)]
 
@@ -235,19 +198,10 @@ class Sweep:
         self.done.add(cell.key)
 
 
-def run_sweep(
-    plan: Plan,
-    out: str | Path,
-    runner: str = DEFAULT_RUNNER,
-    resume: bool = False,
-    max_faults_per_cell: int = 3,
-    log=None,
-    env: dict | None = None,
-    gpus: list[str] | None = None,
-    stall_s: float | None = None,
-    executor=None,
-    gpu_model: str | None = None,
-) -> Path:
+def run_sweep(plan: Plan, out: str | Path, runner: str = DEFAULT_RUNNER, resume: bool = False,
+              max_faults_per_cell: int = 3, log=None, env: dict | None = None,
+              gpus: list[str] | None = None, stall_s: float | None = None, executor=None,
+              gpu_model: str | None = None) -> Path:
     """Run ``plan`` on the executor in use (:func:`irlab.executor.current`; without one, a local
     executor over ``gpus``, default every visible GPU, with ``env`` added to its workers'
     environment); results go to ``out`` (JSON lines). A worker whose last progress report is
@@ -274,27 +228,8 @@ def collect(out: str | Path, gpu_model: str | None = None) -> dict:
             cells.setdefault(r["cell"], {"entries": {}})["entries"][r["label"]] = r
         elif t == "cell":
             c = cells.setdefault(r["cell"], {"entries": {}})
-            c.update(
-                {
-                    "status": r["status"],
-                    "reason": r.get("reason"),
-                    "rounds_info": r.get("rounds_info"),
-                    "cell": {k: r[k] for k in ("experiment", "kernel", "shape", "config", "entries") if k in r},
-                }
-            )
-            c.update(
-                {
-                    k: r[k]
-                    for k in (
-                        "rounds",
-                        "launches_per_sample",
-                        "stopped_by",
-                        "stop_reason",
-                        "aa_floor",
-                        "device",
-                        "overhead",
-                    )
-                    if k in r
-                }
-            )
+            c.update({"status": r["status"], "reason": r.get("reason"), "rounds_info": r.get("rounds_info"),
+                      "cell": {k: r[k] for k in ("experiment", "kernel", "shape", "config", "entries") if k in r}})
+            c.update({k: r[k] for k in ("rounds", "launches_per_sample", "stopped_by", "stop_reason", "aa_floor",
+                                        "device", "overhead") if k in r})
     return {"env": envs, "cells": cells}

@@ -9,7 +9,6 @@ kernel whose arguments allow none says why, once. The groups run wherever the di
 check runs its groups; a captured launch has no reference, so every variant is compared with the
 baseline's output, tensor argument by tensor argument.
 """
-
 from __future__ import annotations
 
 import re
@@ -20,17 +19,12 @@ from ..program.derived import bound_arguments, write_derived
 from ..program.hot import HotSet
 from ..program.launches import LaunchError, load
 
-CAPTURED = "captured"  # a group's config: the launch's own compile options
+CAPTURED = "captured"        # a group's config: the launch's own compile options
 _SAFE = re.compile(r"[^A-Za-z0-9_.\-]+")
 
 
-def launch_groups(
-    hot: HotSet,
-    passes: list[str],
-    work: Path,
-    notes: list[str] | None = None,
-    refs: list[tuple[str, str]] | None = None,
-) -> list[Group]:
+def launch_groups(hot: HotSet, passes: list[str], work: Path, notes: list[str] | None = None,
+                  refs: list[tuple[str, str]] | None = None) -> list[Group]:
     """The groups for every kernel of ``hot``: ``refs`` (label, variant ref), the baseline first
     (default: ``passes`` with the options that make them act); derived launches are written
     under ``work/launches``."""
@@ -51,12 +45,8 @@ def launch_groups(
             dest = work / "launches" / f"{_SAFE.sub('_', Path(k.ref.partition('#')[0]).name)}~remainders"
             groups.append(Group(write_derived(launch, dest, values=values), CAPTURED, dict(values), tuple(refs)))
         else:
-            _note(
-                notes,
-                f"{k.kernel}: verified on its captured arguments only: no argument takes a remainder ("
-                + ("; ".join(why) if why else "it takes no integer argument")
-                + ")",
-            )
+            _note(notes, f"{k.kernel}: verified on its captured arguments only: no argument takes a remainder ("
+                  + ("; ".join(why) if why else "it takes no integer argument") + ")")
     return groups
 
 

@@ -1,6 +1,5 @@
 """What a timed sweep's tables need beyond the numbers: the GPU clock over the sweep (and why it
 was held back), a CSV, and a plot."""
-
 from __future__ import annotations
 
 import csv
@@ -8,17 +7,9 @@ import json
 from pathlib import Path
 
 # NVML clock event reasons (nvmlClocksEventReasons): why the SM clock was below its maximum
-CLOCK_REASONS = {
-    0x1: "idle",
-    0x2: "application clock setting",
-    0x4: "software power cap",
-    0x8: "hardware slowdown",
-    0x10: "sync boost",
-    0x20: "software thermal slowdown",
-    0x40: "hardware thermal slowdown",
-    0x80: "hardware power brake",
-    0x100: "display clock setting",
-}
+CLOCK_REASONS = {0x1: "idle", 0x2: "application clock setting", 0x4: "software power cap", 0x8: "hardware slowdown",
+                 0x10: "sync boost", 0x20: "software thermal slowdown", 0x40: "hardware thermal slowdown",
+                 0x80: "hardware power brake", 0x100: "display clock setting"}
 
 
 def clock_reasons(mask: int) -> list[str]:
@@ -36,9 +27,8 @@ def clock_note(results: dict) -> str | None:
     if not clocks:
         return None
     limits = clock_reasons(mask & ~0x1)
-    return f"SM clock sampled after every round: {min(clocks)}-{max(clocks)} MHz" + (
-        f"; held back by: {', '.join(limits)}" if limits else ""
-    )
+    return (f"SM clock sampled after every round: {min(clocks)}-{max(clocks)} MHz"
+            + (f"; held back by: {', '.join(limits)}" if limits else ""))
 
 
 def devices_text(results: list[dict], note: str | None = None) -> str:
@@ -58,9 +48,8 @@ def devices_text(results: list[dict], note: str | None = None) -> str:
         return "GPUs: -" + (f". {note}" if note else "")
     count = sum(len(ix) for ix in by_node.values())
     where = "; ".join(f"{node}: {', '.join(sorted(ix))}" for node, ix in sorted(by_node.items()))
-    text = (
-        f"GPUs: {count} x {', '.join(sorted(models))} on {len(by_node)} node{'s' if len(by_node) > 1 else ''} ({where})"
-    )
+    text = (f"GPUs: {count} x {', '.join(sorted(models))} on {len(by_node)} node{'s' if len(by_node) > 1 else ''} "
+            f"({where})")
     return text + (f". {note}" if note else "")
 
 
@@ -78,7 +67,6 @@ def plot_bars(groups: list[tuple[str, dict[str, float | None]]], path: Path, tit
     instead when it cannot draw."""
     try:
         import matplotlib
-
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
@@ -106,7 +94,7 @@ def ratio_text(rec: dict, key: str = "ratio_to_baseline") -> str:
     95% interval, in bold where a difference is called, and saying why where it is not. ``key``:
     ``ratio_to_reference`` for its speedup over a reference kernel timed in the same rounds."""
     est = rec.get(key) if rec.get("status") == "ok" else None
-    if rec.get("status") == "does not fit" and rec.get("reason"):  # what this GPU could not launch, said
+    if rec.get("status") == "does not fit" and rec.get("reason"):   # what this GPU could not launch, said
         return f"not timed: {rec['reason']}"
     if not est:
         return f"not timed: {rec.get('status', 'missing')}"
@@ -133,7 +121,6 @@ def method_note(results: dict) -> str:
     """How the numbers of a collected sweep were measured and what bold means: the estimator,
     rounds, timing method, launches per sample, L2 treatment and the A/A noise floor."""
     from ..base.stats import MIN_EFFECT, ESTIMATOR, MIN_ROUNDS
-
     cells = [c for c in results["cells"].values() if c.get("status") == "done"]
     entries = [e for c in cells for e in c["entries"].values() if e.get("status") == "ok"]
     if not entries:
@@ -144,12 +131,10 @@ def method_note(results: dict) -> str:
     l2 = sorted(set(e["l2"].split(" (")[0] for e in entries if e.get("l2")))
     floors = [c.get("aa_floor") for c in cells if c.get("aa_floor") is not None]
     stops = sorted(set(c.get("stop_reason") for c in cells if c.get("stopped_by") not in (None, "rounds")))
-    text = (
-        f"Speedup = baseline time / entry time - 1; {ESTIMATOR} over {rounds} rounds, each round timing "
-        f"every entry once in a random order. Bold where a difference is called: the interval excludes 0 and "
-        f"the estimate exceeds both the harness's resolution ({MIN_EFFECT:.2%}) and the A/A noise floor of its "
-        f"cell (the baseline timed against itself in the same rounds"
-    )
+    text = (f"Speedup = baseline time / entry time - 1; {ESTIMATOR} over {rounds} rounds, each round timing "
+            f"every entry once in a random order. Bold where a difference is called: the interval excludes 0 and "
+            f"the estimate exceeds both the harness's resolution ({MIN_EFFECT:.2%}) and the A/A noise floor of its "
+            f"cell (the baseline timed against itself in the same rounds")
     if floors:
         low, high = f"+-{min(floors):.2%}", f"+-{max(floors):.2%}"
         text += f": {low})." if low == high else f": {low} to {high})."

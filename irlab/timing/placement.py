@@ -15,10 +15,9 @@ same tensors, cannot see that. Two rules keep placement out of every comparison:
   ``r`` group ``g`` lives in block ``(g + r) mod G``, its data copied in before the round. Over the
   rounds every group reads from every block equally often.
 """
-
 from __future__ import annotations
 
-ALIGN = 4096  # bytes: each storage of a placed input set starts on a page boundary
+ALIGN = 4096   # bytes: each storage of a placed input set starts on a page boundary
 
 
 def same_inputs(torch, a: dict, b: dict, outputs: frozenset = frozenset()) -> bool:
@@ -52,7 +51,7 @@ def output_keys(torch, spec, inputs: dict) -> frozenset:
     """The keys of ``inputs`` that ``spec``'s kernel writes (its ``output``/``outputs``)."""
     try:
         written = list(spec.output_tensors(inputs).values())
-    except Exception:  # a spec that names no output: nothing is known to be written
+    except Exception:   # a spec that names no output: nothing is known to be written
         return frozenset()
     ptrs = {o.untyped_storage().data_ptr() for o in written if torch.is_tensor(o)}
     return frozenset(k for k, v in inputs.items() if torch.is_tensor(v) and v.untyped_storage().data_ptr() in ptrs)
@@ -101,7 +100,7 @@ class Arenas:
                 out[key] = v
                 continue
             s = v.untyped_storage()
-            base = block[where[s.data_ptr()] : where[s.data_ptr()] + s.nbytes()].view(v.dtype)
+            base = block[where[s.data_ptr()]: where[s.data_ptr()] + s.nbytes()].view(v.dtype)
             out[key] = base.as_strided(v.shape, v.stride(), base.storage_offset() + v.storage_offset())
         self.fill(out, pristine)
         return out
@@ -117,5 +116,5 @@ class Arenas:
             done.add(v.untyped_storage().data_ptr())
             src = torch.empty(0, dtype=torch.uint8, device=v.device).set_(v.untyped_storage())
             block = torch.empty(0, dtype=torch.uint8, device=placed[key].device).set_(placed[key].untyped_storage())
-            start = (placed[key].storage_offset() - v.storage_offset()) * v.element_size()  # where place() put it
-            block[start : start + src.numel()].copy_(src)
+            start = (placed[key].storage_offset() - v.storage_offset()) * v.element_size()   # where place() put it
+            block[start: start + src.numel()].copy_(src)

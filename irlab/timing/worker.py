@@ -12,7 +12,6 @@ step in flight):
 
     python -m irlab.timing.worker --plan plan.json --out results.jsonl [--runner module:Class]
 """
-
 from __future__ import annotations
 
 import argparse
@@ -32,8 +31,8 @@ from ..base.jsonio import append_record
 from ..base.stats import MIN_ROUNDS, bootstrap_median_ci, median, ratio_estimate, round_orders, spread
 from ..executor.jobs import load
 
-CONTROL = "A/A control"  # the label of the baseline timed a second time in every cell
-MAX_ROUNDS = 1000  # adaptive mode stops here whatever the interval
+CONTROL = "A/A control"   # the label of the baseline timed a second time in every cell
+MAX_ROUNDS = 1000         # adaptive mode stops here whatever the interval
 
 
 def load_runner(spec: str):
@@ -72,7 +71,7 @@ class JobSink:
         self.ctx.progress(cell=cell.key, entry=label, step=step, **extra)
 
 
-POISONED = 75  # exit status: a GPU fault poisoned this process's CUDA context (irlab.executor.lane says so)
+POISONED = 75   # exit status: a GPU fault poisoned this process's CUDA context (irlab.executor.lane says so)
 
 
 def guarded(runner, out, cell: Cell, label: str, step: str, fn):
@@ -104,7 +103,7 @@ def run_cell(runner, plan: Plan, cell: Cell, out, log) -> None:
     if any(e.label == CONTROL for e in cell.entries):
         raise ValueError(f"the label {CONTROL!r} is the harness's own (the baseline timed again); rename the entry")
     prepared, checks = {}, {}
-    unfit: dict[str, str] = {}  # label -> what this GPU cannot launch of it
+    unfit: dict[str, str] = {}   # label -> what this GPU cannot launch of it
     base_label = cell.baseline.label
     baseline_output = None
     # seconds spent on what is not timing: compiles (mostly served by the static phase's cache),
@@ -116,24 +115,15 @@ def run_cell(runner, plan: Plan, cell: Cell, out, log) -> None:
         out.progress(cell, entry.label, "compile")
         t0 = time.monotonic()
         try:
-            prepared[entry.label] = guarded(
-                runner, out, cell, entry.label, "compile", partial(runner.prepare, cell, entry)
-            )
+            prepared[entry.label] = guarded(runner, out, cell, entry.label, "compile",
+                                            partial(runner.prepare, cell, entry))
         except Exception as e:  # recorded, never fatal to the sweep
             fit = does_not_fit(e)
             if fit:
                 unfit[entry.label] = str(fit)
-            out.record(
-                {
-                    "type": "entry",
-                    "cell": cell.key,
-                    "label": entry.label,
-                    "status": _classify(e),
-                    "reason": str(fit) if fit else f"{type(e).__name__}: {e}"[:4000],
-                }
-            )
+            out.record({"type": "entry", "cell": cell.key, "label": entry.label, "status": _classify(e),
+                                "reason": str(fit) if fit else f"{type(e).__name__}: {e}"[:4000]})
             from ..base.user_errors import compact_reason
-
             log(f"  {entry.label}: {fit}" if fit else f"  {entry.label}: {_classify(e)}: {compact_reason(e)}")
             continue
         finally:
@@ -141,20 +131,13 @@ def run_cell(runner, plan: Plan, cell: Cell, out, log) -> None:
         out.progress(cell, entry.label, "check")
         t0 = time.monotonic()
         try:
-            check, output = guarded(
-                runner, out, cell, entry.label, "check", partial(runner.check, cell, entry, prepared[entry.label])
-            )
-        except Exception as e:  # a launch this GPU refused is "does not fit", not a wrong output
+            check, output = guarded(runner, out, cell, entry.label, "check",
+                                    partial(runner.check, cell, entry, prepared[entry.label]))
+        except Exception as e:   # a launch this GPU refused is "does not fit", not a wrong output
             fit = does_not_fit(e)
-            out.record(
-                {
-                    "type": "entry",
-                    "cell": cell.key,
-                    "label": entry.label,
-                    "status": DOES_NOT_FIT if fit else "error",
-                    "reason": str(fit) if fit else f"check failed: {type(e).__name__}: {e}"[:4000],
-                }
-            )
+            out.record({"type": "entry", "cell": cell.key, "label": entry.label,
+                                "status": DOES_NOT_FIT if fit else "error",
+                                "reason": str(fit) if fit else f"check failed: {type(e).__name__}: {e}"[:4000]})
             if fit:
                 unfit[entry.label] = str(fit)
                 log(f"  {entry.label}: {fit}")
@@ -168,36 +151,17 @@ def run_cell(runner, plan: Plan, cell: Cell, out, log) -> None:
             check.update(runner.compare(baseline_output, output))
         checks[entry.label] = check
         if not check.get("ok"):
-            out.record(
-                {
-                    "type": "entry",
-                    "cell": cell.key,
-                    "label": entry.label,
-                    "status": "wrong",
-                    "reason": check.get("reason", "output does not match the reference"),
-                    "check": check,
-                    **runner.describe(prepared[entry.label]),
-                }
-            )
+            out.record({"type": "entry", "cell": cell.key, "label": entry.label, "status": "wrong",
+                        "reason": check.get("reason", "output does not match the reference"),
+                        "check": check, **runner.describe(prepared[entry.label])})
             log(f"  {entry.label}: WRONG: {check.get('reason')}")
             prepared.pop(entry.label)
     if base_label not in prepared:
-        why = (
-            f"the baseline ({base_label}) {unfit[base_label]}"
-            if base_label in unfit
-            else f"the baseline ({base_label}) did not compile or check"
-        )
-        out.record(
-            {
-                "type": "cell",
-                "cell": cell.key,
-                "status": "failed",
-                "reason": f"{why}; nothing was timed",
-                **({"does_not_fit": unfit[base_label]} if base_label in unfit else {}),
-                "overhead": spent,
-                **cell.to_json(),
-            }
-        )
+        why = f"the baseline ({base_label}) {unfit[base_label]}" if base_label in unfit else \
+            f"the baseline ({base_label}) did not compile or check"
+        out.record({"type": "cell", "cell": cell.key, "status": "failed", "reason": f"{why}; nothing was timed",
+                            **({"does_not_fit": unfit[base_label]} if base_label in unfit else {}),
+                            "overhead": spent, **cell.to_json()})
         log(f"  cell failed: {why}")
         return
     adaptive = plan.target_halfwidth is not None or plan.budget_s is not None
@@ -207,12 +171,11 @@ def run_cell(runner, plan: Plan, cell: Cell, out, log) -> None:
     labels = list(prepared)
     n = None
     t0 = time.monotonic()
-    if hasattr(runner, "launches_per_sample"):  # one sample size for every entry of the cell
+    if hasattr(runner, "launches_per_sample"):   # one sample size for every entry of the cell
         out.progress(cell, base_label, "size")
-        n = guarded(
-            runner, out, cell, base_label, "size", lambda: runner.launches_per_sample(prepared[base_label], plan)
-        )
-    for label in labels:  # a warm-up round, not recorded: graphs built, clocks up, caches settled
+        n = guarded(runner, out, cell, base_label, "size",
+                    lambda: runner.launches_per_sample(prepared[base_label], plan))
+    for label in labels:   # a warm-up round, not recorded: graphs built, clocks up, caches settled
         out.progress(cell, label, "warm-up")
         guarded(runner, out, cell, label, "warm-up", partial(runner.time, prepared[label], plan, n))
     warmup_info: dict = getattr(runner, "sample", lambda: {})()
@@ -227,27 +190,15 @@ def run_cell(runner, plan: Plan, cell: Cell, out, log) -> None:
         ts = times[label]
         est = estimates[label].with_floor(floor)
         p = prepared[label]
-        rec = {
-            "type": "entry",
-            "cell": cell.key,
-            "label": label,
-            "status": "ok",
-            "method": plan.method,
-            "rounds": rounds,
-            "launches_per_sample": n,
-            "median_ms": median(ts),
-            "median_ms_ci95": list(bootstrap_median_ci(ts, seed=plan.seed)),
-            "spread": spread(ts),
-            "times_ms": ts,
-            "ratio_to_baseline": est.to_json(),
-            "check": checks.get(label if label != CONTROL else base_label, {}),
-            **runner.describe(p),
-        }
-        if cell.reference in times:  # also against another kernel's best config, in the same rounds
-            rec["ratio_to_reference"] = {
-                **ratio_estimate(ts, times[cell.reference]).with_floor(floor).to_json(),
-                "reference": cell.reference,
-            }
+        rec = {"type": "entry", "cell": cell.key, "label": label, "status": "ok", "method": plan.method,
+               "rounds": rounds, "launches_per_sample": n,
+               "median_ms": median(ts), "median_ms_ci95": list(bootstrap_median_ci(ts, seed=plan.seed)),
+               "spread": spread(ts), "times_ms": ts,
+               "ratio_to_baseline": est.to_json(), "check": checks.get(label if label != CONTROL else base_label, {}),
+               **runner.describe(p)}
+        if cell.reference in times:   # also against another kernel's best config, in the same rounds
+            rec["ratio_to_reference"] = {**ratio_estimate(ts, times[cell.reference]).with_floor(floor).to_json(),
+                                         "reference": cell.reference}
         if label == CONTROL:
             rec["control"] = f"the baseline ({base_label}) timed again as an A/A pair: the noise floor"
         flops = rec.get("flops")
@@ -255,23 +206,10 @@ def run_cell(runner, plan: Plan, cell: Cell, out, log) -> None:
             rec["tflops"] = flops / (median(ts) * 1e-3) / 1e12
         out.record(rec)
     spent["timing_s"] = round(time.monotonic() - t_rounds, 3)
-    out.record(
-        {
-            "type": "cell",
-            "cell": cell.key,
-            "status": "done",
-            "rounds_info": rounds_info,
-            "rounds": rounds,
-            "launches_per_sample": n,
-            "stopped_by": stop[0],
-            "stop_reason": stop[1],
-            "aa_floor": floor,
-            "warmup_info": warmup_info,
-            "overhead": spent,
-            "finished_at": time.time(),
-            **cell.to_json(),
-        }
-    )
+    out.record({"type": "cell", "cell": cell.key, "status": "done", "rounds_info": rounds_info,
+                "rounds": rounds, "launches_per_sample": n, "stopped_by": stop[0], "stop_reason": stop[1],
+                "aa_floor": floor, "warmup_info": warmup_info, "overhead": spent, "finished_at": time.time(),
+                **cell.to_json()})
     summary = ", ".join(f"{label} {median(times[label]):.4f} ms" for label in labels)
     log(f"  done after {rounds} rounds ({stop[1]}): {summary}")
 
@@ -289,16 +227,15 @@ def time_rounds(runner, plan: Plan, cell: Cell, out, labels: list[str], prepared
     base_label = labels[0]
     t0, next_check = time.monotonic(), plan.rounds
     r = 0
-    begin = getattr(runner, "begin_round", None)  # where entries with inputs of their own take turns in memory
+    begin = getattr(runner, "begin_round", None)   # where entries with inputs of their own take turns in memory
     while True:
         if begin is not None:
             out.progress(cell, base_label, "place", round=r)
             guarded(runner, out, cell, base_label, "place", partial(begin, r))
         for label in next(orders):
             out.progress(cell, label, "time", round=r)
-            times[label].append(
-                guarded(runner, out, cell, label, "time", partial(runner.time, prepared[label], plan, n))
-            )
+            times[label].append(guarded(runner, out, cell, label, "time",
+                                        partial(runner.time, prepared[label], plan, n)))
         rounds_info.append(sample())
         r += 1
         if r < plan.rounds:
@@ -307,31 +244,18 @@ def time_rounds(runner, plan: Plan, cell: Cell, out, labels: list[str], prepared
             return times, rounds_info, ("rounds", f"{r} rounds, as planned")
         spent = time.monotonic() - t0
         if plan.budget_s is not None and spent >= plan.budget_s:
-            return (
-                times,
-                rounds_info,
-                ("budget", f"time budget of {plan.budget_s:g} s spent after {r} rounds" + _widest(times, base_label)),
-            )
+            return times, rounds_info, ("budget", f"time budget of {plan.budget_s:g} s spent after {r} rounds"
+                                        + _widest(times, base_label))
         if r >= MAX_ROUNDS:
-            return (
-                times,
-                rounds_info,
-                ("max-rounds", f"{MAX_ROUNDS} rounds, the most adaptive mode runs" + _widest(times, base_label)),
-            )
+            return times, rounds_info, ("max-rounds", f"{MAX_ROUNDS} rounds, the most adaptive mode runs"
+                                        + _widest(times, base_label))
         if plan.target_halfwidth is not None and r >= max(next_check, MIN_ROUNDS):
             widest = max((_half_width(times[x], times[base_label]) for x in labels[1:]), default=0.0)
             log(f"  round {r}: widest 95% half-width {widest:.3%} (target {plan.target_halfwidth:.3%})")
             if widest <= plan.target_halfwidth:
-                return (
-                    times,
-                    rounds_info,
-                    (
-                        "target",
-                        f"every 95% interval within +-{plan.target_halfwidth:.2%} "
-                        f"after {r} rounds (widest +-{widest:.2%})",
-                    ),
-                )
-            next_check = r + max(1, r // 10)  # the interval costs O(r^2): look again after 10% more rounds
+                return times, rounds_info, ("target", f"every 95% interval within +-{plan.target_halfwidth:.2%} "
+                                            f"after {r} rounds (widest +-{widest:.2%})")
+            next_check = r + max(1, r // 10)   # the interval costs O(r^2): look again after 10% more rounds
 
 
 def _half_width(variant: list[float], baseline: list[float]) -> float:
@@ -376,23 +300,15 @@ def cell_job(payload: dict, ctx) -> dict:
     log(f"{cell.key}")
     try:
         runner = _runner(ctx.state, payload["runner"])
-        runner.cache_dir = plan.cache_dir  # compiles a static phase already did are served from there
+        runner.cache_dir = plan.cache_dir   # compiles a static phase already did are served from there
         sent = ctx.state.setdefault("env_sent", set())
         if payload.get("sweep") not in sent:
             sink.record({"type": "env", **runner.environment()})
             sent.add(payload.get("sweep"))
         run_cell(runner, plan, cell, sink, log)
-    except Exception as e:  # a Python-level failure in the cell: recorded, the worker goes on
-        sink.record(
-            {
-                "type": "cell",
-                "cell": cell.key,
-                "status": "failed",
-                "reason": f"{type(e).__name__}: {e}",
-                "traceback": traceback.format_exc()[-3000:],
-                **cell.to_json(),
-            }
-        )
+    except Exception as e:   # a Python-level failure in the cell: recorded, the worker goes on
+        sink.record({"type": "cell", "cell": cell.key, "status": "failed", "reason": f"{type(e).__name__}: {e}",
+                     "traceback": traceback.format_exc()[-3000:], **cell.to_json()})
         log(f"  cell failed: {type(e).__name__}: {e}")
     return {"cell": cell.key}
 
@@ -417,16 +333,8 @@ def main(argv=None) -> int:
         try:
             run_cell(runner, plan, cell, out, log)
         except Exception as e:  # a Python-level failure in one cell: record it, go on
-            out.record(
-                {
-                    "type": "cell",
-                    "cell": cell.key,
-                    "status": "failed",
-                    "reason": f"{type(e).__name__}: {e}",
-                    "traceback": traceback.format_exc()[-3000:],
-                    **cell.to_json(),
-                }
-            )
+            out.record({"type": "cell", "cell": cell.key, "status": "failed", "reason": f"{type(e).__name__}: {e}",
+                        "traceback": traceback.format_exc()[-3000:], **cell.to_json()})
             log(f"  cell failed: {type(e).__name__}: {e}")
     progress_path(out.out).unlink(missing_ok=True)
     return 0

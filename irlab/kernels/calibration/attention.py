@@ -1,7 +1,6 @@
 """Attention forward (non-causal, flash-attention style: online softmax over key blocks), fp16
 in and out, fp32 accumulation; ``q, k, v, o`` are ``[B*H, S, D]``. Compute-bound at long
 sequences, a few tens of microseconds at short ones."""
-
 from __future__ import annotations
 
 import math
@@ -13,9 +12,8 @@ from irlab.kernels.spec import KernelError, KernelSpec, Problem, TileConfig
 
 
 @triton.jit
-def attention_kernel(
-    q_ptr, k_ptr, v_ptr, o_ptr, seq_len, sm_scale, HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr
-):
+def attention_kernel(q_ptr, k_ptr, v_ptr, o_ptr, seq_len, sm_scale, HEAD_DIM: tl.constexpr,
+                     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
     head = tl.program_id(1)
     base = head * seq_len * HEAD_DIM
     offs_m = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
@@ -25,7 +23,7 @@ def attention_kernel(
     m_i = tl.full([BLOCK_M], float("-inf"), dtype=tl.float32)
     l_i = tl.zeros([BLOCK_M], dtype=tl.float32)
     acc = tl.zeros([BLOCK_M, HEAD_DIM], dtype=tl.float32)
-    scale = sm_scale * 1.4426950408889634  # exp(x) = exp2(x * log2(e))
+    scale = sm_scale * 1.4426950408889634   # exp(x) = exp2(x * log2(e))
     for start in range(0, seq_len, BLOCK_N):
         keys = start + offs_n
         k = tl.load(k_ptr + base + keys[None, :] * HEAD_DIM + offs_d[:, None])
@@ -52,20 +50,13 @@ def bind(shape, cfg: TileConfig) -> Problem:
         raise KernelError(f"attention: S={S} must be a multiple of BLOCK_M and BLOCK_N ({cfg.name})")
     if D not in (16, 32, 64, 128):
         raise KernelError(f"attention: head dimension D={D} must be 16, 32, 64 or 128")
-    args = {
-        "q_ptr": "*fp16",
-        "k_ptr": "*fp16",
-        "v_ptr": "*fp16",
-        "o_ptr": "*fp16",
-        "seq_len": S,
-        "sm_scale": 1 / math.sqrt(D),
-    }
+    args = {"q_ptr": "*fp16", "k_ptr": "*fp16", "v_ptr": "*fp16", "o_ptr": "*fp16", "seq_len": S,
+            "sm_scale": 1 / math.sqrt(D)}
     return Problem(args, {"HEAD_DIM": D, **cfg.meta}, cfg.options())
 
 
 def make_inputs(shape, device="cuda", seed=0):
     import torch
-
     g = torch.Generator(device=device).manual_seed(seed)
     size = (shape["BH"], shape["S"], shape["D"])
     q, k, v = (torch.randn(size, device=device, dtype=torch.float16, generator=g) for _ in range(3))
@@ -73,16 +64,8 @@ def make_inputs(shape, device="cuda", seed=0):
 
 
 def launch_args(inputs, shape, cfg: TileConfig):
-    args = {
-        "q_ptr": inputs["q"],
-        "k_ptr": inputs["k"],
-        "v_ptr": inputs["v"],
-        "o_ptr": inputs["o"],
-        "seq_len": shape["S"],
-        "sm_scale": 1 / math.sqrt(shape["D"]),
-        "HEAD_DIM": shape["D"],
-        **cfg.meta,
-    }
+    args = {"q_ptr": inputs["q"], "k_ptr": inputs["k"], "v_ptr": inputs["v"], "o_ptr": inputs["o"],
+            "seq_len": shape["S"], "sm_scale": 1 / math.sqrt(shape["D"]), "HEAD_DIM": shape["D"], **cfg.meta}
     return (shape["S"] // cfg.meta["BLOCK_M"], shape["BH"], 1), args
 
 

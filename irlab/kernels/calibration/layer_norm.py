@@ -1,6 +1,5 @@
 """Layer-norm forward over the rows of an fp16 matrix (fp32 statistics, fp16 weight and bias),
 one program per row with the whole row in registers: the memory-bound norm of a transformer."""
-
 from __future__ import annotations
 
 import triton
@@ -31,19 +30,13 @@ CONFIGS = {
 }
 
 
-ROWS = RowWise(
-    "layer_norm",
-    {"x_ptr": ("x", "fp16"), "w_ptr": ("w", "fp16"), "b_ptr": ("b", "fp16"), "y_ptr": ("y", "fp16")},
-    output="y",
-    row_strides={"row_stride": "x"},
-    whole_row="BLOCK",
-    scalars={"eps": EPS},
-)
+ROWS = RowWise("layer_norm", {"x_ptr": ("x", "fp16"), "w_ptr": ("w", "fp16"), "b_ptr": ("b", "fp16"),
+                              "y_ptr": ("y", "fp16")}, output="y",
+               row_strides={"row_stride": "x"}, whole_row="BLOCK", scalars={"eps": EPS})
 
 
 def make_inputs(shape, device="cuda", seed=0):
     import torch
-
     g = generator(device, seed)
     N = shape["N"]
     x = random_matrix(shape["M"], N, "fp16", device, g)
@@ -54,18 +47,10 @@ def make_inputs(shape, device="cuda", seed=0):
 
 def reference(inputs):
     import torch
-
     x = inputs["x"]
     return torch.nn.functional.layer_norm(x, (x.shape[1],), inputs["w"], inputs["b"], EPS)
 
 
-SPEC = ROWS.spec(
-    layer_norm_kernel,
-    CONFIGS,
-    "4096-w8",
-    description="layer-norm forward over fp16 rows (fp32 statistics)",
-    default_shape={"M": 8192, "N": 4096},
-    make_inputs=make_inputs,
-    reference=reference,
-    flops=lambda shape: 8.0 * shape["M"] * shape["N"],
-)
+SPEC = ROWS.spec(layer_norm_kernel, CONFIGS, "4096-w8", description="layer-norm forward over fp16 rows (fp32 statistics)",
+                 default_shape={"M": 8192, "N": 4096}, make_inputs=make_inputs, reference=reference,
+                 flops=lambda shape: 8.0 * shape["M"] * shape["N"])

@@ -1,6 +1,5 @@
 """Row sums of an fp32 matrix, one program per row looping over the columns: a memory-bound
 reduction."""
-
 from __future__ import annotations
 
 import triton
@@ -22,9 +21,8 @@ def row_sum_kernel(x_ptr, out_ptr, n_cols, row_stride, BLOCK: tl.constexpr):
 CONFIGS = {"1024-w4": TileConfig("1024-w4", {"BLOCK": 1024}, 4, 2)}
 
 
-ROWS = RowWise(
-    "row_sum", {"x_ptr": ("x", "fp32"), "out_ptr": ("out", "fp32")}, output="out", row_strides={"row_stride": "x"}
-)
+ROWS = RowWise("row_sum", {"x_ptr": ("x", "fp32"), "out_ptr": ("out", "fp32")}, output="out",
+               row_strides={"row_stride": "x"})
 
 
 def make_inputs(shape, device="cuda", seed=0):
@@ -32,13 +30,6 @@ def make_inputs(shape, device="cuda", seed=0):
     return {"x": x, "out": unwritten((shape["M"],), "fp32", device)}
 
 
-SPEC = ROWS.spec(
-    row_sum_kernel,
-    CONFIGS,
-    "1024-w4",
-    description="fp32 row sums (a reduction over the columns)",
-    default_shape={"M": 16384, "N": 4096},
-    make_inputs=make_inputs,
-    reference=lambda inputs: inputs["x"].sum(dim=1),
-    flops=lambda shape: float(shape["M"] * shape["N"]),
-)
+SPEC = ROWS.spec(row_sum_kernel, CONFIGS, "1024-w4", description="fp32 row sums (a reduction over the columns)",
+                 default_shape={"M": 16384, "N": 4096}, make_inputs=make_inputs,
+                 reference=lambda inputs: inputs["x"].sum(dim=1), flops=lambda shape: float(shape["M"] * shape["N"]))

@@ -1,6 +1,5 @@
 """Elementwise fp32 vector add, ``out = x + y``: memory-bound, from a few microseconds (a few
 MiB, as much launch as work) to tens of microseconds."""
-
 from __future__ import annotations
 
 import triton
@@ -20,16 +19,12 @@ CONFIGS = {"1024-w4": TileConfig("1024-w4", {"BLOCK": 1024}, 4, 1)}
 
 
 def bind(shape, cfg: TileConfig) -> Problem:
-    return Problem(
-        {"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32", "n_elements": shape["N"]},
-        dict(cfg.meta),
-        cfg.options(),
-    )
+    return Problem({"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32", "n_elements": shape["N"]},
+                   dict(cfg.meta), cfg.options())
 
 
 def make_inputs(shape, device="cuda", seed=0):
     import torch
-
     g = torch.Generator(device=device).manual_seed(seed)
     x = torch.randn(shape["N"], device=device, dtype=torch.float32, generator=g)
     y = torch.randn(shape["N"], device=device, dtype=torch.float32, generator=g)

@@ -17,7 +17,6 @@ Method modules stay light at import (no torch, no Triton): the command line impo
 check ``--method`` before anything is compiled. What they time with comes from the runner they
 are handed (its ``torch``, events and buffers).
 """
-
 from __future__ import annotations
 
 import importlib
@@ -37,7 +36,7 @@ PATH_ENV = "IRLAB_TIMING_METHOD_PATH"
 CONFIG_KEY = "timing_methods_path"
 
 _REGISTRY: dict[str, "TimingMethod"] = {}
-_LOADED: tuple | None = None  # the folders loaded so far (None: nothing loaded yet)
+_LOADED: tuple | None = None    # the folders loaded so far (None: nothing loaded yet)
 
 
 class MethodError(ValueError):
@@ -54,9 +53,9 @@ class TimingMethod(Protocol):
     what ``run`` enqueues, the CPU's enqueueing kept out) and ``method_state`` (a dict per runner
     for what a method keeps between samples, by method name)."""
 
-    name: str  # as --method, plans and results name it
-    description: str  # one line, for --help and the docs
-    needs: str  # what the GPU and torch must offer, in words ("CUDA graphs", "CUDA events")
+    name: str           # as --method, plans and results name it
+    description: str    # one line, for --help and the docs
+    needs: str          # what the GPU and torch must offer, in words ("CUDA graphs", "CUDA events")
 
     def input_copies(self, runner, workload) -> int:
         """How many copies of ``workload``'s inputs (identical contents) one sample rotates over."""
@@ -78,22 +77,15 @@ def register_method(cls):
     name = getattr(method, "name", "")
     if not name or not isinstance(name, str) or any(c.isspace() or c == "," for c in name):
         raise MethodError(f"timing method class {cls.__name__} needs a `name` without spaces or commas, got {name!r}")
-    missing = [
-        m
-        for m in ("description", "needs", "input_copies", "l2_note", "launches_per_sample", "sample")
-        if not hasattr(method, m)
-    ]
+    missing = [m for m in ("description", "needs", "input_copies", "l2_note", "launches_per_sample", "sample")
+               if not hasattr(method, m)]
     if missing:
-        raise MethodError(
-            f"timing method {name!r} ({cls.__module__}.{cls.__qualname__}) lacks "
-            f"{', '.join(missing)} (irlab.timing.methods.TimingMethod)"
-        )
+        raise MethodError(f"timing method {name!r} ({cls.__module__}.{cls.__qualname__}) lacks "
+                          f"{', '.join(missing)} (irlab.timing.methods.TimingMethod)")
     prev = _REGISTRY.get(name)
     if prev is not None and (type(prev).__module__, type(prev).__qualname__) != (cls.__module__, cls.__qualname__):
-        raise MethodError(
-            f"two timing methods are named {name!r}: {type(prev).__module__}.{type(prev).__qualname__} "
-            f"and {cls.__module__}.{cls.__qualname__}"
-        )
+        raise MethodError(f"two timing methods are named {name!r}: {type(prev).__module__}.{type(prev).__qualname__} "
+                          f"and {cls.__module__}.{cls.__qualname__}")
     _REGISTRY[name] = method
     return cls
 
@@ -131,10 +123,8 @@ def load_methods() -> None:
     load_builtin()
     for d in dirs:
         if not d.is_dir():
-            raise MethodError(
-                f"the timing method folder {d} ({PATH_ENV}, or {CONFIG_KEY} in [tool.irlab]) "
-                f"{'is not a folder' if d.exists() else 'does not exist'}"
-            )
+            raise MethodError(f"the timing method folder {d} ({PATH_ENV}, or {CONFIG_KEY} in [tool.irlab]) "
+                              f"{'is not a folder' if d.exists() else 'does not exist'}")
         for path in sorted(d.glob("*.py")):
             if not path.name.startswith("_"):
                 _import_file(path)
@@ -173,9 +163,8 @@ def get_method(name: str) -> TimingMethod:
         load_methods()
     method = _REGISTRY.get(name)
     if method is None:
-        raise MethodError(
-            f"no timing method named {name!r}{did_you_mean(name, _REGISTRY)} (known: {', '.join(method_names())})"
-        )
+        raise MethodError(f"no timing method named {name!r}{did_you_mean(name, _REGISTRY)} "
+                          f"(known: {', '.join(method_names())})")
     return method
 
 

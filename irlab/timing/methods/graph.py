@@ -8,17 +8,16 @@ L2's size of other copies went through it. n is chosen so that a sample holds ab
 negligible even for microsecond kernels; the runner's ``elapsed_ms`` queues a short busy-wait
 before the start event, which keeps the CPU's enqueueing out of the measurement.
 """
-
 from __future__ import annotations
 
 import math
 
 from . import register_method
 
-SAMPLE_MS = 10.0  # GPU time per sample
-MAX_LAUNCHES = 4096  # graph nodes per sample at most (a 2 us kernel fills 8 ms)
-MAX_COPIES = 256  # input copies rotated at most
-ROTATION_BYTES = 4 * 1024**3  # bytes of input copies at most
+SAMPLE_MS = 10.0                    # GPU time per sample
+MAX_LAUNCHES = 4096                 # graph nodes per sample at most (a 2 us kernel fills 8 ms)
+MAX_COPIES = 256                    # input copies rotated at most
+ROTATION_BYTES = 4 * 1024 ** 3      # bytes of input copies at most
 
 
 @register_method
@@ -37,11 +36,9 @@ class GraphReplay:
 
     def l2_note(self, runner, workload, copies: int) -> str:
         rotated = copies * workload.footprint
-        return (
-            f"inputs rotated over {copies} cop{'y' if copies == 1 else 'ies'} of {workload.footprint / 2**20:.1f} MiB "
-            f"({rotated / runner.l2_bytes:.1f}x the {runner.l2_bytes / 2**20:.0f} MiB L2"
-            + (")" if rotated >= 2 * runner.l2_bytes else "; a launch may find some of its data in it)")
-        )
+        return (f"inputs rotated over {copies} cop{'y' if copies == 1 else 'ies'} of {workload.footprint / 2**20:.1f} MiB "
+                f"({rotated / runner.l2_bytes:.1f}x the {runner.l2_bytes / 2**20:.0f} MiB L2"
+                + (")" if rotated >= 2 * runner.l2_bytes else "; a launch may find some of its data in it)"))
 
     def launches_per_sample(self, runner, prepared, plan) -> int:
         """The plan's, or enough to fill SAMPLE_MS of GPU time; a multiple of the input copies, so
@@ -67,7 +64,7 @@ class GraphReplay:
         key = (n, runner.block_of(p.workload))
         if key not in p.graphs:
             launches = runner.launches(p, self)
-            for launch in launches:  # every copy once outside the graph: modules loaded, scratch sized
+            for launch in launches:   # every copy once outside the graph: modules loaded, scratch sized
                 launch()
             torch.cuda.synchronize()
             g = torch.cuda.CUDAGraph()
