@@ -34,7 +34,7 @@ AMD_CONFIGS = ["128x128x32-w4", "128x128x64-w8", "128x256x32-w8"]
 # Triton's default, the talk's old schedule, its new one in TTGIR, and the new one pinned two ways
 AMD_VARIANTS = ["baseline", "no-reorder", "interleave-global-loads", "interleave-pinned", "interleave-pinned-barriers"]
 # the talk's old AMDGCN (every global load at once), which Triton 3.6 no longer emits, pinned by pin-order
-OLD_PINNED = AMD_NO_REORDER.then(Insert("pin-order", at="end", options=(("order", "global_load,local_load,dot"),)),
+OLD_PINNED = AMD_NO_REORDER.then(Insert("pin-order", at="end", options={"order": "global_load,local_load,dot"}),
                                  name="old-schedule-pinned",
                                  description="pin-order global_load,local_load,dot: every global load first, pinned")
 

@@ -25,8 +25,6 @@ variant: a name from here, a ``Variant`` in the user's own file, or registered p
 """
 from __future__ import annotations
 
-from typing import Any, Mapping
-
 from .compat import has_pass
 from ..base.targets import Target
 from ..passkit.variant import Drop, Insert, Launch, Variant, VariantError
@@ -85,11 +83,6 @@ SCHEDULE_WHAT = {
 }
 
 
-def _options(values: Mapping[str, Any]) -> tuple:
-    """A pass's option values as an Insert holds them: (name, value) pairs sorted by name."""
-    return tuple(sorted(values.items()))
-
-
 def _interleave(base: Variant) -> Variant:
     return base.then(Insert("interleave-global-loads", at="end"), name="interleave-global-loads",
                      description="the talk's schedule: the second global load sunk after the local_loads")
@@ -100,7 +93,7 @@ def _interleave_pinned(base: Variant, pin: str, name: str) -> Variant:
     what = {"groups": "a sched.group.barrier sequence: VMEM, LDS reads, 3/4 of the MFMAs, the sunk load, "
                       "the rest (the talk's AMDGCN)",
             "barriers": "rocdl.sched.barrier 0 around the sunk load (the TTGIR order verbatim)"}[pin]
-    return base.then(Insert("interleave-global-loads", at="end", options=_options({"pin": pin})), name=name,
+    return base.then(Insert("interleave-global-loads", at="end", options={"pin": pin}), name=name,
                      description=f"the talk's schedule pinned in the AMDGCN with {what}")
 
 
@@ -113,7 +106,7 @@ def _epilogue(base: Variant) -> Variant:
 def _amd_schedule_pass(name: str, options: dict | None = None, variant: str | None = None) -> Variant:
     """``no-amd-schedule`` with one of irlab's schedule passes where Triton runs its own."""
     what = SCHEDULE_WHAT[name] + (f" ({', '.join(f'{k}={v}' for k, v in options.items())})" if options else "")
-    return AMD_NO_SCHEDULE.then(Insert(name, after=SCHEDULE_PLACES[name], options=_options(options or {})),
+    return AMD_NO_SCHEDULE.then(Insert(name, after=SCHEDULE_PLACES[name], options=options or {}),
                                 name=variant or name, description=f"irlab's {name} on no-amd-schedule: {what}")
 
 
@@ -141,8 +134,8 @@ def _amd_schedule_36(target: str) -> Variant:
     ``preset=upstream``) where it ran. On 3.6 the TTGIR of Triton's default pipeline."""
     edits = [Insert("sink-layout-conversions", after=AFTER_DOT_OPERANDS),
              Insert("hoist-layout-conversions", after=AFTER_DOT_OPERANDS),
-             Insert("block-pingpong", after=AFTER_LAYOUTS, options=_options({"loop_variant_masks": "allow"})),
-             Insert("interleave-global-loads", after=AFTER_LAYOUTS, options=_options({"preset": "upstream"})),
+             Insert("block-pingpong", after=AFTER_LAYOUTS, options={"loop_variant_masks": "allow"}),
+             Insert("interleave-global-loads", after=AFTER_LAYOUTS, options={"preset": "upstream"}),
              Insert("move-up-prologue-loads", after=AFTER_LAYOUTS)]
     edits = [e for e in edits if e.pass_name != "block-pingpong" or pingpong_enabled(target)]
     return AMD_NO_SCHEDULE.then(*edits, name="amd-schedule-3.6",
@@ -173,8 +166,8 @@ def _persistent(name: str, description: str, tile_loop: dict | None = None, stor
     per SM."""
     store = {"store": True, **({"store_split": store_split} if store_split > 1 else {})}
     return Variant(name, (
-        Insert("persistent-tiles", _options(tile_loop or {}), stage="ttir", at="end"),
-        Insert("descriptor-loads", _options(store), stage="ttir", at="end", cleanup=("canonicalize",)),
+        Insert("persistent-tiles", tile_loop or {}, stage="ttir", at="end"),
+        Insert("descriptor-loads", store, stage="ttir", at="end", cleanup=("canonicalize",)),
         Launch("persistent"),
     ), description)
 

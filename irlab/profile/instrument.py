@@ -103,6 +103,5 @@ def scopes_variant(variant, scopes: str):
     """``variant`` with the proton-scopes pass at the end of its TTGIR stage (after Triton's own
     TTGIR passes and the variant's)."""
     from ..passkit.variant import Insert
-    # options as Insert keeps them: (name, value) pairs sorted by name
-    return variant.then(Insert("proton-scopes", options=(("scopes", scopes),), stage="ttgir", at="end"),
+    return variant.then(Insert("proton-scopes", options={"scopes": scopes}, stage="ttgir", at="end"),
                         name=f"{variant.name}+scopes")
