@@ -639,7 +639,6 @@ def _static_one(job) -> dict:
     from ..kernels import get
     from ..program.launches import is_launch_ref, load as load_launch
     from ..report import from_compile
-    from ..report.occupancy import AmdOccupancy, NvidiaOccupancy
     variant = Variant.from_json(variant_json)
     rec = {"key": key, "config": config_name, "tile": tile, "variant": variant_json}
     try:
@@ -658,7 +657,7 @@ def _static_one(job) -> dict:
     r, occ, t = rep.resources, rep.occupancy, Target.parse(target)
     rec.update(registers=r.get("registers") or r.get("vgpr_count"), shared=r.get("shared"),
                spills=(r.get("spill_stores") or 0) + (r.get("spill_loads") or 0) + (r.get("vgpr_spill_count") or 0),
-               occupancy=occ.to_json() if isinstance(occ, (AmdOccupancy, NvidiaOccupancy)) else None,
+               occupancy=occ.to_json() if occ is not None else None,
                launch=rep.launch.to_json(),
                python_passes=[str(d) for _, p in res.python_results for d in p.diagnostics],
                passes=[{"pass": p.name, "changed": p.changed,
