@@ -3,11 +3,9 @@
 # the walkthrough's own kernel and on that trace, and the two timed experiments against Triton's tuned
 # best. Everything lands in $OUT/session_a.tgz (results) and $OUT/*.log.
 #   IRLAB_COMMIT=<sha> bash lab/sessions/session_a.sh 1   (then 2: the two timed experiments)
-set -u
-export PYTHONUNBUFFERED=1 TRITON_PRINT_AUTOTUNING=0
-R=/tmp/session_a; rm -rf $R; mkdir -p $R
 source "$(dirname "$0")/common.sh"
-export LOGS=$R TAIL=3
+session_dir /tmp/session_a
+export TAIL=3
 gpu_header $R/nvidia-smi.csv
 PART=${1:-1}
 if [ "$PART" = 1 ]; then

@@ -3,11 +3,9 @@
 # hypotheses' passes on the tutorial config space, and the GEMM candidates beyond the ranked eight.
 # Results land in $OUT/session_b.tgz and $OUT/*.log.
 #   IRLAB_COMMIT=<sha> bash lab/sessions/session_b.sh
-set -u
-export PYTHONUNBUFFERED=1 IRLAB_STALL_S=${IRLAB_STALL_S:-90}
-R=/tmp/session_b; rm -rf $R; mkdir -p $R
 source "$(dirname "$0")/common.sh"
-export LOGS=$R TAIL=3
+export IRLAB_STALL_S=${IRLAB_STALL_S:-90} TAIL=3
+session_dir /tmp/session_b
 gpu_header $R/nvidia-smi.csv
 LIMIT=200 run gpu_tests python3 -m pytest -q -m gpu tests/ -p no:cacheprovider
 LIMIT=240 run search_gemm python3 -m irlab search --kernel gemm_fp16 --target cuda:90 \

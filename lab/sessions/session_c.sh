@@ -5,11 +5,9 @@
 #   IRLAB_COMMIT=<sha> bash lab/sessions/session_c.sh
 # irlab is installed from a wheel built from the same commit (.whl/irlab-*.whl) so that its
 # console script and its pytest plugin exist, as after `pip install`; the code runs from the checkout.
-set -u
-export PYTHONUNBUFFERED=1 IRLAB_STALL_S=${IRLAB_STALL_S:-90}
-mkdir -p /tmp/bin && ln -sf "$(command -v python3)" /tmp/bin/python && export PATH=/tmp/site/bin:/tmp/bin:$PATH
 source "$(dirname "$0")/common.sh"
-export TAIL=4
+export IRLAB_STALL_S=${IRLAB_STALL_S:-90} TAIL=4
+mkdir -p /tmp/bin && ln -sf "$(command -v python3)" /tmp/bin/python && export PATH=/tmp/site/bin:/tmp/bin:$PATH
 gpu_header $OUT/nvidia-smi.csv
 LIMIT=150 run ws_gemm irlab ab --kernel examples/ws_gemm.py --variants optimize-epilogue \
   --configs ws-w4,ws-w8 --shapes 4096x4096x4096 --rounds 7 --out $OUT/ws_gemm

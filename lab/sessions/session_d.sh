@@ -3,11 +3,9 @@
 # descriptor-loads now gives its loads (tma-ws, tma-ws-s4 against Triton's best config, the three
 # seed shapes), and the hand-written kernel whose offsets are shared (HOISTED: expected wrong).
 #   IRLAB_COMMIT=<sha> bash lab/sessions/session_d.sh
-set -u
-export PYTHONUNBUFFERED=1 IRLAB_STALL_S=${IRLAB_STALL_S:-90}
-mkdir -p /tmp/bin && ln -sf "$(command -v python3)" /tmp/bin/python && export PATH=/tmp/site/bin:/tmp/bin:$PATH
 source "$(dirname "$0")/common.sh"
-export TAIL=6
+export IRLAB_STALL_S=${IRLAB_STALL_S:-90} TAIL=6
+mkdir -p /tmp/bin && ln -sf "$(command -v python3)" /tmp/bin/python && export PATH=/tmp/site/bin:/tmp/bin:$PATH
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,power.limit --format=csv | tee $OUT/nvidia-smi.csv
 LIMIT=90 run hoisted irlab ab --kernel examples/ws_gemm.py:HOISTED --variants optimize-epilogue \
   --configs ws-w4 --shapes 4096x4096x4096 --rounds 3 --out $OUT/ws_hoisted
