@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from irlab.bridge.mixed import read_mixed
+from irlab.passkit.mixed import KernelIdentity, ttir_digest
 from irlab.passkit.variant import VariantError
 from irlab.program.model_ab import ModelAB, SubprocessRunner
 
@@ -51,6 +52,9 @@ def test_a_mixed_file_resolves_each_kernel_s_variant(tmp_path):
     ({"k": {"variant": "baseline", "options": {"num_warps": 6}}}, "power of 2"),
     ({"k": 3}, "give its variant as a string"),
     ({"k": "persistent-tiles"}, "declares its own launch grid"),
+    ({"k": {"variant": "baseline", "identity": {"ttir_sha256": "ab", "num_warps": 4, "num_stages": 3}}},
+     "identity must be a table"),
+    ({"k": {"variant": "baseline", "identity": {"ttir_sha256": "0" * 64, "num_warps": 4}}}, "identity must be a table"),
 ])
 def test_a_bad_entry_is_one_clear_error_naming_the_kernel(tmp_path, kernels, said):
     with pytest.raises(VariantError) as e:
@@ -92,7 +96,7 @@ def test_irlab_run_gives_each_kernel_its_own_variant_and_options(tmp_path):
     run = json.loads((tmp_path / "mixed" / "run.json").read_text())
     assert run["mixed"]["compiled"] == {"scale_kernel": "square-output", "shift_kernel": "baseline at num_warps=8"}
     assert "2 of 3 kernel(s) it lists compiled with their own variant" in r.stderr
-    assert "never compiled in this run: never_compiled" in r.stderr
+    assert "not reached: never_compiled: never compiled in this run" in r.stderr
     toml = tmp_path / "mine.toml"
     toml.write_text('irlab = "mixed-variant"\nversion = 1\n[kernels]\nscale_kernel = "square-output"\n')
     r = irlab("run", "--variant", str(toml), "--target", "cuda:90", "--out", str(tmp_path / "toml"), "--quiet",
@@ -113,6 +117,83 @@ def test_ab_model_takes_a_mixed_variant_file(tmp_path, monkeypatch):
     assert "error" not in result, result.get("error")
     assert {r["kernel"]: r["binary"] for r in result["kernels"]} == {"scale_kernel": "different",
                                                                      "shift_kernel": "different"}
+    assert result["mixed"]["reached"] == {"scale_kernel": ["scale_kernel"], "shift_kernel": ["shift_kernel"]}
     status = {c["name"]: c["status"] for c in result["correctness"]["checks"]}
     assert status["scale_multiplies"] == "MISMATCH" and status["shift_warps"] == "MISMATCH"
     assert status["scale_warps"] == "identical" and status["shift_multiplies"] == "identical"
+
+
+def test_the_ttir_digest_names_neither_file_nor_kernel():
+    one = ('#loc = loc("/tmp/a/c1.py":3:0)\nmodule {\n  tt.func public @triton_poi_3(%arg0: i32 loc("x"(#loc))) '
+           '{\n    tt.return loc(#loc)\n  } loc(#loc)\n} loc(#loc)\n')
+    other = one.replace("/tmp/a/c1.py", "/tmp/b/c9.py").replace("triton_poi_3", "triton_poi_7")
+    assert ttir_digest(one, "triton_poi_3") == ttir_digest(other, "triton_poi_7")
+    assert ttir_digest(one, "triton_poi_3") != ttir_digest(one.replace("i32", "i64"), "triton_poi_3")
+    assert ttir_digest(one, "triton_poi_3") != ttir_digest(other, "triton_poi_3")   # its own name only
+
+
+def _identity(run: Path, kernel: str, **config) -> dict:
+    folder = next(run.glob(f"{kernel}.*"))
+    md = json.loads((folder / "metadata.json").read_text())
+    return KernelIdentity.of((folder / f"{kernel}.ttir").read_text(), kernel, config.get("num_warps", md["num_warps"]),
+                             config.get("num_stages", md["num_stages"])).to_json()
+
+
+def test_an_entry_with_an_identity_goes_to_that_kernel_whatever_the_program_calls_it(tmp_path):
+    """A program run again may give a kernel's name to another kernel (Inductor numbers them as it
+    makes them). An entry that carries the identity of the kernel it was chosen for (its TTIR and
+    config) reaches that kernel under any name, and a kernel with the entry's name but not its
+    identity stays the baseline; the run says both."""
+    base = irlab("run", "--variant", "baseline", "--target", "cuda:90", "--out", str(tmp_path / "base"), "--quiet",
+                 "--", str(MODEL))
+    assert base.returncode == 0, base.stderr
+    b = _checks(tmp_path / "base")
+    shift, scale = _identity(tmp_path / "base", "shift_kernel"), _identity(tmp_path / "base", "scale_kernel")
+
+    def run(name: str, kernels: dict):
+        r = irlab("run", "--variant", str(mixed_file(tmp_path, kernels, name)), "--target", "cuda:90",
+                  "--out", str(tmp_path / name), "--quiet", "--", str(MODEL))
+        assert r.returncode == 0, r.stderr
+        return r, _checks(tmp_path / name), json.loads((tmp_path / name / "run.json").read_text())["mixed"]
+
+    # the choice made for shift_kernel, filed under the name scale_kernel
+    r, m, mixed = run("renamed", {"scale_kernel": {"variant": "square-output", "identity": shift,
+                                                   "options": {"num_warps": 8}}})
+    assert m["shift_multiplies"] > b["shift_multiplies"] and m["scale_multiplies"] == b["scale_multiplies"]
+    assert (m["shift_warps"], m["shift_ttgir_warps"], m["scale_warps"]) == (8, 8, 4)
+    assert mixed["reached"] == {"scale_kernel": ["shift_kernel"]}
+    assert mixed["compiled"]["scale_kernel"].startswith("baseline: listed for square-output")
+    assert "recognised by identity under another name: scale_kernel as shift_kernel" in r.stderr
+    # its own name and identity: checked, and taken
+    r, m, mixed = run("same", {"scale_kernel": {"variant": "square-output", "identity": scale}})
+    assert m["scale_multiplies"] > b["scale_multiplies"] and m["shift_multiplies"] == b["shift_multiplies"]
+    assert mixed["compiled"]["scale_kernel"] == "square-output (its identity checked)"
+    # the same TTIR at another config is not the kernel the choice was timed on
+    r, m, mixed = run("config", {"scale_kernel": {"variant": "square-output",
+                                                  "identity": _identity(tmp_path / "base", "scale_kernel",
+                                                                        num_warps=8)}})
+    assert m == b and mixed["reached"] == {}
+    assert "not reached: scale_kernel: compiled, as baseline: listed for square-output" in r.stderr
+    assert "1 of 1" not in r.stderr and "0 of 1 kernel(s) it lists compiled with their own variant" in r.stderr
+
+
+def test_a_model_a_b_says_which_choices_did_not_reach_their_kernel():
+    """The A/B of a mixed variant, and search-model's decision, say which choices the program's run
+    compiled (under which names) and which it did not: an end-to-end ratio confirms only those."""
+    from irlab.program.model_ab import summary_lines
+    from irlab.timing.model_search_report import decision_lines
+    why = "compiled, as baseline: listed for a, but not the kernel that was chosen (...)"
+    mixed = {"file": "/x/mixed-variant.json", "kernels": {"k_7": "a", "k_8": "b"},
+             "compiled": {"k_7": "baseline: listed for a, but ...", "k_9": "b (recognised by its identity: listed as k_8)"},
+             "reached": {"k_8": ["k_9"]}, "missed": {"k_7": why}}
+    lines = summary_lines({"rounds": 10, "mixed": mixed})
+    assert ("mixed variant mixed-variant.json: 1 of 2 kernel(s) it lists compiled with their own variant (recognised "
+            "by identity under another name: k_8 as k_9), 1 other kernel(s) as the baseline") in lines
+    assert f"not reached: k_7: {why}" in lines
+    data = {"interrupted": False, "complete": True, "phase": "done", "mixed_variant": "/x/mixed-variant.json",
+            "kernels": [{"kernel": "k_7", "choice": "a", "share": 0.2, "best": None},
+                        {"kernel": "k_8", "choice": "b", "share": 0.3, "best": None}], "model_ab": {"mixed": mixed}}
+    assert (f"model A/B: confirms 1 of 2 choice(s) only: the program's run did not compile the kernel the others were "
+            f"chosen for -- k_7: {why}") in decision_lines(data)
+    assert not any("confirms" in line for line in decision_lines({**data, "model_ab": {
+        "mixed": {**mixed, "reached": {"k_7": ["k_7"], "k_8": ["k_8"]}, "missed": {}}}}))

@@ -22,6 +22,7 @@ import pytest
 from fakes.fake_arm_runner import FakeArmRunner
 from irlab.base.targets import Target
 from irlab.bridge.mixed import read_mixed
+from irlab.passkit.mixed import ttir_digest
 from irlab.program.hot import hot_kernels
 from irlab.timing.model_search import ModelSearch, SearchModelError
 from tests.test_interrupts import started_by
@@ -72,6 +73,10 @@ def test_the_called_improvement_is_chosen_and_written_as_a_mixed_variant(searche
     assert {k: {x: v[x] for x in ("variant", "options")} for k, v in mixed["kernels"].items()} == {
         SILU: {"variant": "baseline", "options": {"num_warps": 16}}}
     assert "A/A floor" in mixed["kernels"][SILU]["why"]
+    # the kernel it was chosen for, by its identity (a program run again may give its name to another)
+    folder = next(CAPTURE.glob(f"{SILU}.cuda-90.*"))
+    assert mixed["kernels"][SILU]["identity"] == {
+        "ttir_sha256": ttir_digest((folder / f"{SILU}.ttir").read_text(), SILU), "num_warps": 8, "num_stages": 1}
     m = read_mixed(out / "mixed-variant.json", "cuda:90")     # irlab run and ab-model read it back
     assert m.choice(SILU).options == (("num_warps", 16),) and m.variant_for(ROTARY).is_baseline
     assert f"apply {out / 'mixed-variant.json'}: {SILU} -> baseline@w16s1" in r.stdout

@@ -174,16 +174,33 @@ class _StageHook:
             self._starting.options = args[2]
         return answer
 
-    def _begin(self, src, metadata) -> None:
+    def _begin(self, src, metadata, stage: str) -> None:
         """A mixed variant's compile starts: its kernel (the module's entry function) chooses the
         edits of this compile and, where its entry sets them, the compile options -- set on the
-        options the backend's stages read and on the metadata the launcher reads."""
+        options the backend's stages read and on the metadata the launcher reads. A kernel that the
+        mixed variant may know by its identity is chosen later, by :meth:`_recognise`."""
         options = getattr(self._starting, "options", None)
         if options is None:
             return
         self._starting.options = None
         entry = getattr(src, "get_entry_func_name", None)   # an MLIR module; a compile from PTX has none
-        choice = self.session.begin_kernel(entry() if entry is not None else str(metadata.get("name", "")))
+        kernel = entry() if entry is not None else str(metadata.get("name", ""))
+        choice = self.session.begin_kernel(kernel, recognisable=stage == "ttir")
+        self._starting.pending = (options, getattr(options, "num_warps", 0), getattr(options, "num_stages", 0))
+        self._set_options(options, metadata, choice)
+
+    def _recognise(self, ttir_module, metadata) -> None:
+        """The end of Triton's TTIR passes: the compile's kernel is known by its TTIR and config."""
+        pending = getattr(self._starting, "pending", None)
+        if pending is None:
+            return
+        self._starting.pending = None
+        options, num_warps, num_stages = pending
+        choice = self.session.recognise_kernel(str(ttir_module), num_warps, num_stages)
+        self._set_options(options, metadata, choice)
+
+    @staticmethod
+    def _set_options(options, metadata, choice) -> None:
         for key, value in (choice.options if choice is not None else ()):
             object.__setattr__(options, key, value)
             metadata[key] = value
@@ -193,13 +210,15 @@ class _StageHook:
 
         def stage(src, metadata):
             if session.mixed is not None:
-                self._begin(src, metadata)
+                self._begin(src, metadata, name)
             session.stage = name
             t0 = time.perf_counter()
             for edit in self._boundary_edits(name, "start"):
                 src = session.run_python_pass(edit, src, src.context, name, replace=False)
                 session.matched[edit] = session.matched.get(edit, 0) + 1
             out = fn(src, metadata)
+            if session.mixed is not None and name == "ttir":
+                self._recognise(out, metadata)
             for edit in self._boundary_edits(name, "end"):
                 out = session.run_python_pass(edit, out, out.context, name, replace=False)
                 session.matched[edit] = session.matched.get(edit, 0) + 1

@@ -40,7 +40,7 @@ def read_mixed(path: str | Path, target: str | Target | None) -> MixedVariant:
                            "table mapping kernel names to variants)")
     choices, notes = [], {}
     for kernel, entry in sorted(data["kernels"].items()):
-        spelling, options, note = read_entry(kernel, entry, str(path))
+        spelling, options, note, identity = read_entry(kernel, entry, str(path))
         try:
             variant = resolve(spelling, target)
         except (VariantError, KeyError) as e:
@@ -51,12 +51,28 @@ def read_mixed(path: str | Path, target: str | Target | None) -> MixedVariant:
             raise VariantError(f"{path}: kernel {kernel!r}: {spelling} declares its own launch grid, which a program's "
                                "own launches do not use (the kernel would not run as it was timed)")
         validate_variant(variant)
-        choices.append((kernel, KernelChoice(spelling, variant, tuple(sorted(options.items())))))
+        if identity is not None and not recognisable_after_ttir(variant):
+            raise VariantError(f"{path}: kernel {kernel!r}: {spelling} changes the TTIR stage before the kernel can be "
+                               "recognised by its identity (after Triton's TTIR passes): give it without one")
+        choices.append((kernel, KernelChoice(spelling, variant, tuple(sorted(options.items())), identity)))
         if note:
             notes[kernel] = note
     name = str(data.get("name") or path.stem)
     return MixedVariant(name.replace(" ", "-").replace("/", "-"), tuple(choices), str(data.get("description") or ""),
                         str(path), notes)
+
+
+def recognisable_after_ttir(variant: Variant) -> bool:
+    """Whether every edit of ``variant`` comes after the point a compile is recognised at (the end of
+    Triton's TTIR passes, before the TTIR stage's end-boundary passes): a compile is built as the
+    baseline up to there, so a variant that drops or inserts passes earlier cannot wait for it."""
+    from ..passkit.variant import Drop, Insert
+    for e in variant.edits:
+        if isinstance(e, Drop) and e.applies_to("ttir"):
+            return False
+        if isinstance(e, Insert) and e.stage == "ttir" and e.at != "end":
+            return False
+    return True
 
 
 def write_mixed(path: str | Path, mixed: MixedVariant) -> None:
@@ -66,7 +82,8 @@ def write_mixed(path: str | Path, mixed: MixedVariant) -> None:
 def mixed_key(mixed: MixedVariant) -> str:
     """A mixed variant's identity: each kernel's variant key and options (what the compile hook
     hands Triton as the cache key's part)."""
-    payload = {k: {"variant": variant_key(c.variant), "options": list(c.options)} for k, c in mixed.kernels}
+    payload = {k: {"variant": variant_key(c.variant), "options": list(c.options),
+                   **({"identity": c.identity.to_json()} if c.identity is not None else {})} for k, c in mixed.kernels}
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
 
 

@@ -443,6 +443,7 @@ class PipelineSession:
     stage_counts: dict = field(default_factory=dict)
     mixed: Any = None          # irlab.passkit.mixed.MixedVariant: each compile gets its kernel's variant
     applied: dict = field(default_factory=dict)          # mixed: kernel -> how it was compiled (first compile)
+    reached: dict = field(default_factory=dict)          # mixed: entry -> the kernels compiled with its choice
     _compile: Any = field(default_factory=threading.local, repr=False, compare=False)
 
     @property
@@ -451,16 +452,59 @@ class PipelineSession:
         (chosen by :meth:`begin_kernel`), else the session's."""
         return getattr(self._compile, "variant", None) or self.variant
 
-    def begin_kernel(self, kernel: str):
+    def begin_kernel(self, kernel: str, recognisable: bool = True):
         """A compile of ``kernel`` starts in this thread: with a mixed variant, its edits are the
-        kernel's own (the baseline's for a kernel it does not list). Returns the kernel's
-        :class:`~irlab.passkit.mixed.KernelChoice` (None where it has none)."""
+        kernel's own (the baseline's for a kernel it does not list). An entry that names its kernel by
+        its identity is not taken by name: the compile is built as the baseline until
+        :meth:`recognise_kernel` (at the end of Triton's TTIR passes) knows which kernel it is; a
+        compile that starts after TTIR (``recognisable`` False) cannot be known so and stays the
+        baseline. Returns the :class:`~irlab.passkit.mixed.KernelChoice` taken now (None where none is)."""
         if self.mixed is None:
             return None
+        from ..passkit.variant import Variant
+        from .mixed import recognisable_after_ttir
+        self._compile.pending = None
         choice = self.mixed.choice(kernel)
-        self._compile.variant = self.mixed.variant_for(kernel)
-        self.applied.setdefault(kernel, choice.describe() if choice is not None else "baseline (not listed)")
+        if choice is not None and (choice.identity is None or not recognisable_after_ttir(choice.variant)):
+            self._take(kernel, kernel, choice)
+            return choice
+        self._compile.variant = Variant.baseline()
+        if self.mixed.identified and recognisable:
+            self._compile.pending = kernel
+        elif choice is not None:
+            self.applied.setdefault(kernel, f"baseline: listed for {choice.describe()} by its identity, which a "
+                                            "compile that starts after TTIR cannot show")
+        else:
+            self.applied.setdefault(kernel, "baseline (not listed)")
+        return None
+
+    def recognise_kernel(self, ttir: str, num_warps: int, num_stages: int):
+        """The compile begun by :meth:`begin_kernel` has its TTIR (after Triton's TTIR passes) and is
+        compiled at ``num_warps``/``num_stages``: the entry whose identity that is gives it its variant
+        from here on. Returns the choice taken (None: the compile stays the baseline)."""
+        kernel = getattr(self._compile, "pending", None)
+        if kernel is None:
+            return None
+        from ..passkit.mixed import KernelIdentity
+        self._compile.pending = None
+        name, choice, why = self.mixed.recognise(kernel, KernelIdentity.of(ttir, kernel, num_warps, num_stages))
+        if choice is None or name is None:
+            self.applied.setdefault(kernel, why)
+            return None
+        self._take(kernel, name, choice)
         return choice
+
+    def _take(self, kernel: str, entry: str, choice) -> None:
+        self._compile.variant = choice.variant
+        self.reached.setdefault(entry, [])
+        if kernel not in self.reached[entry]:
+            self.reached[entry].append(kernel)
+        how = choice.describe()
+        if entry != kernel:
+            how += f" (recognised by its identity: listed as {entry})"
+        elif choice.identity is not None:
+            how += " (its identity checked)"
+        self.applied.setdefault(kernel, how)
 
     @contextlib.contextmanager
     def active(self):

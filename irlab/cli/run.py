@@ -63,11 +63,9 @@ def cmd_run(args) -> int:
         line += f"; region {name!r}: {len(r['ms'])} entr{'y' if len(r['ms']) == 1 else 'ies'}"
     err(line)
     if "mixed" in summary:
-        listed, got = summary["mixed"]["kernels"], summary["mixed"]["compiled"]
-        missing = [k for k in listed if k not in got]
-        err(f"irlab run: mixed variant {variant.name}: {len(listed) - len(missing)} of {len(listed)} kernel(s) it "
-            f"lists compiled with their own variant, {sum(1 for k in got if k not in listed)} other kernel(s) as the "
-            "baseline" + (f"; never compiled in this run: {', '.join(missing)}" if missing else ""))
+        from ..program.runner import mixed_lines
+        for line in mixed_lines(summary["mixed"], variant.name):
+            err(f"irlab run: {line}")
     if "launch" in summary:
         err(f"irlab run: note: {summary['launch']}")
     return summary["exit_code"]

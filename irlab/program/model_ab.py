@@ -502,6 +502,8 @@ class ModelAB:
                 return self._finish(out, result)
             result["isolation"] = checks[VARIANT].get("isolation")
             result["variant_passes"] = checks[VARIANT].get("python_passes")
+            if checks[VARIANT].get("mixed"):
+                result["mixed"] = checks[VARIANT]["mixed"]   # which kernels the mixed variant's choices reached
             result["correctness"] = compare_outputs(out / "check" / BASELINE, checks[BASELINE],
                                                     out / "check" / VARIANT, checks[VARIANT], self.rel,
                                                     same_kernels=self.same_choices)
@@ -769,6 +771,9 @@ def summary_lines(result: dict) -> list[str]:
         lines.append(f"{g['measure']}: variant/baseline {_ratio(g['ratio'])} -- {g['ratio']['verdict']}; baseline "
                      f"{statistics.median(t[BASELINE]):.4g} ms, variant {statistics.median(t[VARIANT]):.4g} ms"
                      + (f" (A/A {_ratio(g['aa'])})" if g.get("aa") else ""))
+    if result.get("mixed"):
+        from .runner import mixed_lines
+        lines += mixed_lines(result["mixed"], Path(result["mixed"]["file"]).name)
     rows = result.get("kernels") or []
     changed = [r for r in rows if r["binary"] != "same"]
     if rows:

@@ -335,8 +335,7 @@ def run_program(cmd: list[str], variant=None, out: str | Path | None = None, *,
     summary = {
         "command": cmd,
         "variant": {"name": variant.name, "key": _key(variant), "description": variant.description},
-        **({"mixed": {"file": mixed.source, "kernels": {k: c.describe() for k, c in mixed.kernels},
-                      "compiled": dict(session.applied)}} if mixed else {}),
+        **({"mixed": mixed_coverage(mixed, session)} if mixed else {}),
         "exit_code": code,
         "seconds": seconds,
         "isolation": {"cache": "kept: " + str(cache) if cache_dir is not None else "a new folder, removed after",
@@ -355,6 +354,30 @@ def run_program(cmd: list[str], variant=None, out: str | Path | None = None, *,
         assert out is not None   # a capture is made only with an out folder
         write_json(out / RUN_FILE, summary)
     return summary
+
+
+def mixed_coverage(mixed, session) -> dict:
+    """What a run made of a mixed variant: each compiled kernel and how it was built (``compiled``),
+    the kernels each entry's choice reached (``reached``: the entry's own name, or another one the
+    program gave the same kernel), and why an entry reached none (``missed``)."""
+    reached = {k: list(v) for k, v in session.reached.items()}
+    missed = {k: ("compiled, as " + session.applied[k] if k in session.applied else "never compiled in this run")
+              for k, _ in mixed.kernels if k not in reached}
+    return {"file": mixed.source, "kernels": {k: c.describe() for k, c in mixed.kernels},
+            "compiled": dict(session.applied), "reached": reached, "missed": missed}
+
+
+def mixed_lines(coverage: dict, name: str) -> list[str]:
+    """:func:`mixed_coverage` in a few lines: how many entries reached a kernel, and each that did not."""
+    listed, reached, missed = coverage["kernels"], coverage["reached"], coverage["missed"]
+    built = {k for ks in reached.values() for k in ks}
+    renamed = sorted(f"{entry} as {k}" for entry, ks in reached.items() for k in ks if k != entry)
+    others = sum(1 for k in coverage["compiled"] if k not in built)
+    lines = [f"mixed variant {name}: {len(reached)} of {len(listed)} kernel(s) it lists compiled with their own variant"
+             + (f" (recognised by identity under another name: {', '.join(renamed)})" if renamed else "")
+             + f", {others} other kernel(s) as the baseline"]
+    lines += [f"not reached: {entry}: {why}" for entry, why in sorted(missed.items())]
+    return lines
 
 
 def _key(variant) -> str:

@@ -48,7 +48,7 @@ from ..base.jsonio import write_json, write_text
 from ..base.stats import MIN_EFFECT, MIN_ROUNDS
 from ..base.targets import Target
 from ..kernels.spec import TileConfig
-from ..passkit.mixed import KernelChoice, MixedVariant
+from ..passkit.mixed import KernelChoice, KernelIdentity, MixedVariant
 from ..passkit.spelling import respell
 from ..passkit.variant import Variant, VariantError
 from ..program.derived import bound_arguments, write_derived
@@ -373,7 +373,8 @@ class ModelSearch:
             if k["kernel"] in choices:   # two hot folders of one kernel name: the hotter one's choice stands
                 continue
             variant = _resolve(row["ref"], self.target)
-            choices[k["kernel"]] = KernelChoice(row["spelling"], variant, tuple(sorted(row["options"].items())))
+            choices[k["kernel"]] = KernelChoice(row["spelling"], variant, tuple(sorted(row["options"].items())),
+                                                _identity(k["ref"], variant))
             r = rows[label]
             notes[k["kernel"]] = (f"{r['ratio']:.4f} [{r['ci95'][0]:.4f}, {r['ci95'][1]:.4f}] of the captured "
                                   f"baseline's time, A/A floor {r['aa_floor']:.2%}, {r['rounds']} rounds")
@@ -412,7 +413,7 @@ class ModelSearch:
         except ResumeError as e:
             raise SearchModelError(f"the model A/B in {self.out / 'model-ab'}: {e}") from None
         return {k: result.get(k) for k in ("variant", "rounds", "rounds_done", "measure", "end_to_end", "aa",
-                                           "gpu_time", "correctness", "error", "kernels", "partial")
+                                           "gpu_time", "correctness", "error", "kernels", "partial", "mixed")
                 if k in result} | {"folder": str(self.out / "model-ab")}
 
     # --- the report -----------------------------------------------------------------------------
@@ -435,6 +436,21 @@ def _name(label: str) -> str:
 def _resolve(ref: str, target: Target) -> Variant:
     from ..bridge.named_variants import resolve
     return Variant.baseline() if ref == BASELINE else resolve(ref, target)
+
+
+def _identity(ref: str, variant: Variant) -> KernelIdentity | None:
+    """The identity of the captured kernel a choice was made for (its TTIR and captured config), by
+    which the program's run recognises it whatever Inductor names it there; None where the variant
+    changes the TTIR stage before a compile can be recognised, or the capture has no config (it is
+    then taken by name)."""
+    from ..bridge.mixed import recognisable_after_ttir
+    if not recognisable_after_ttir(variant):
+        return None
+    launch = load(ref)
+    num_warps, num_stages = launch.options.get("num_warps"), launch.options.get("num_stages")
+    if num_warps is None or num_stages is None:   # a capture that did not record its config
+        return None
+    return KernelIdentity.of(launch.ttir, launch.name, num_warps, num_stages)
 
 
 def _other(kernel: dict, c: Candidate) -> str | None:

@@ -139,6 +139,11 @@ def decision_lines(data: dict) -> list[str]:
                          + (f"; A/A {_ratio(g['aa'])}" if g.get("aa") else ""))
     elif m.get("error"):
         lines.append(f"model A/B: stopped: {m['error']}")
+    mx = m.get("mixed")
+    if mx and mx.get("missed"):
+        lines.append(f"model A/B: confirms {len(mx['reached'])} of {len(mx['kernels'])} choice(s) only: the program's "
+                     "run did not compile the kernel the others were chosen for -- "
+                     + "; ".join(f"{k}: {why}" for k, why in sorted(mx["missed"].items())))
     c = m.get("correctness")
     if c:
         lines.append("outputs, launch for launch: " + (", ".join(f"{n} {s}" for s, n in c["counts"].items())
