@@ -44,9 +44,9 @@ start)
   nvidia-smi --query-gpu=index,name,driver_version,clocks.max.sm,power.limit --format=csv | tee $L/gpus.csv
   lane checks 0 "CALL_LIMIT=\$(( ${LANE_LIMIT:-1100} - 30 )) bash lab/sessions/session_round5.sh checks"
   lane tests 1 "python3 -m pytest -q -p no:cacheprovider -n 0 -m gpu tests > \$OUT/gpu_tests.log 2>&1"
-  lane llama 2 "MODELS=llama CALL_LIMIT=\$(( ${LANE_LIMIT:-1100} - 30 )) SEARCH_LIMIT=900 \
+  lane llama 2 "MODELS=llama SESSION_DIR=/tmp/ssm-llama CALL_LIMIT=\$(( ${LANE_LIMIT:-1100} - 30 )) SEARCH_LIMIT=900 \
     bash lab/sessions/session_search_model.sh all"
-  lane bert 3 "MODELS=bert CALL_LIMIT=\$(( ${LANE_LIMIT:-1100} - 30 )) SEARCH_LIMIT=900 \
+  lane bert 3 "MODELS=bert SESSION_DIR=/tmp/ssm-bert CALL_LIMIT=\$(( ${LANE_LIMIT:-1100} - 30 )) SEARCH_LIMIT=900 \
     bash lab/sessions/session_search_model.sh all"
   ;;
 collect) [ -d $L ] || { echo "no lanes on this machine (it was given back?): start again" >&2; exit 2; } ;;

@@ -23,6 +23,7 @@
 # Parts: capture | search | all (capture, then search with the time left). MODELS="llama bert"
 # picks the models; SEARCH_LIMIT (seconds per search step, default 540) and CALL_LIMIT (seconds for
 # the whole call, default 570) keep a call inside the device's 10 minutes.
+# SESSION_DIR (default /tmp/session_search_model) is where the call works.
 # Results: $OUT/session.log, $OUT/state.tgz, and $OUT/search_results.tgz holding <model>.search.md (each
 # search's README.md), <model>.json (search_model.json), <model>.mixed-variant.json, <model>.model-ab.md
 # and every step's log.
@@ -32,7 +33,7 @@ PART=${1:-all}
 STATE=${2:-}
 MODELS=${MODELS:-llama bert}
 case $PART in capture|search|all) ;; *) echo "usage: $0 capture|search|all [STATE.tgz]" >&2; exit 2;; esac
-R=/tmp/session_search_model
+R=${SESSION_DIR:-/tmp/session_search_model}   # a lane of session_lanes.sh has its own
 T0=$(date +%s)
 left() { echo $(( ${CALL_LIMIT:-570} - ($(date +%s) - T0) )); }
 rm -rf $R; mkdir -p $R
