@@ -197,3 +197,18 @@ def test_a_model_a_b_says_which_choices_did_not_reach_their_kernel():
             f"chosen for -- k_7: {why}") in decision_lines(data)
     assert not any("confirms" in line for line in decision_lines({**data, "model_ab": {
         "mixed": {**mixed, "reached": {"k_7": ["k_7"], "k_8": ["k_8"]}, "missed": {}}}}))
+
+
+def test_an_a_b_whose_mixed_variant_reached_no_kernel_times_nothing(tmp_path):
+    """Where the program's run compiled none of the kernels the mixed variant lists (Inductor made
+    other kernels this time), its arm is the baseline again: the A/B says so and times no round."""
+    from tests.fakes.fake_arm_runner import FakeArmRunner
+    missed = {"k_7": "never compiled in this run", "k_8": "compiled, as baseline: listed for b, but not the kernel"}
+    arms = FakeArmRunner({"baseline": 10.0, "variant": 10.0}, mixed={"variant": {
+        "file": "m.json", "kernels": {"k_7": "a", "k_8": "b"}, "compiled": {"k_8": missed["k_8"]}, "reached": {},
+        "missed": missed}})
+    result = ModelAB(["model.py"], "m.json", tmp_path / "ab", rounds=10, profile=False, runner=arms).run()
+    assert result["error"].startswith("the mixed variant reached none of the kernels it lists in the program's run "
+                                      "(k_7: never compiled in this run; k_8: compiled, as baseline")
+    assert not any(timed for _, _, timed in arms.calls)
+    assert "not reached: k_7: never compiled in this run" in (tmp_path / "ab" / "README.md").read_text()

@@ -434,6 +434,17 @@ def test_launch_grid_applies_only_to_a_declared_and_transformed_kernel():
     assert not is_persistent('loc("/x/passes/persistent_tiles.py":1:1) irlab.persistent_tiles_x')
 
 
+def test_a_grid_of_one_or_two_ints_is_launched_as_three():
+    """A kernel's launcher may give its grid as Triton's JIT takes it, ``(n,)`` or ``(n, m)``; a
+    compiled kernel is launched with all three (``compiled[(n,)]`` fails in Triton's launcher with
+    an IndexError: a GPU placement check met it on tests/kernels/inplace_add.py)."""
+    assert launch_grid(Variant.baseline(), (40,), None, 132) == (40, 1, 1)
+    assert launch_grid(Variant.baseline(), [40, 3], "module {}", 132) == (40, 3, 1)
+    assert launch_grid(Variant.baseline(), 40, None, 132) == (40, 1, 1)
+    with pytest.raises(VariantError, match="a grid is 1 to 3 non-negative ints"):
+        launch_grid(Variant.baseline(), lambda meta: (40,), None, 132)
+
+
 # --- every launcher honours it -------------------------------------------------------------------
 
 class FakeCompiled:

@@ -165,14 +165,15 @@ def persistent_grid(grid, num_sms: int) -> tuple:
 def launch_grid(variant: "Variant", grid, ttir: str | None, num_sms, args=None) -> tuple:
     """The grid to launch ``variant``'s compiled kernel with, given the grid its launcher computed for
     the tile-per-program kernel, the compiled TTIR and the values of the TTIR function's arguments
-    (``args``, in order): ``grid`` itself unless the variant declares ``Launch(grid="persistent")``
-    and the TTIR shows the kernel loops over its tiles; then :func:`persistent_grid`, after checking
-    that ``grid`` is ``(tile count, 1, 1)`` for these arguments (:func:`check_tile_grid`).
-    ``num_sms`` is the SM count or a function that returns it (asked only when needed: a CPU-only
-    caller never has to)."""
+    (``args``, in order): ``grid`` itself, as three ints (a compiled kernel is launched with all
+    three; a kernel's launcher may give one or two, as Triton's JIT takes them), unless the variant
+    declares ``Launch(grid="persistent")`` and the TTIR shows the kernel loops over its tiles; then
+    :func:`persistent_grid`, after checking that ``grid`` is ``(tile count, 1, 1)`` for these
+    arguments (:func:`check_tile_grid`). ``num_sms`` is the SM count or a function that returns it
+    (asked only when needed: a CPU-only caller never has to)."""
     launch = variant.launch
     if launch is None or ttir is None or not is_persistent(ttir):
-        return grid
+        return _grid_tuple(grid)
     check_tile_grid(grid, ttir, args)
     return persistent_grid(grid, num_sms() if callable(num_sms) else num_sms)
 

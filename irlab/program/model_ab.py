@@ -502,8 +502,14 @@ class ModelAB:
                 return self._finish(out, result)
             result["isolation"] = checks[VARIANT].get("isolation")
             result["variant_passes"] = checks[VARIANT].get("python_passes")
-            if checks[VARIANT].get("mixed"):
-                result["mixed"] = checks[VARIANT]["mixed"]   # which kernels the mixed variant's choices reached
+            mixed = checks[VARIANT].get("mixed")
+            if mixed:
+                result["mixed"] = mixed   # which kernels the mixed variant's choices reached
+                if not mixed.get("reached"):
+                    result["error"] = ("the mixed variant reached none of the kernels it lists in the program's run ("
+                                       + "; ".join(f"{k}: {why}" for k, why in sorted(mixed["missed"].items()))
+                                       + "): its arm would time the baseline again, so nothing is timed")
+                    return self._finish(out, result)
             result["correctness"] = compare_outputs(out / "check" / BASELINE, checks[BASELINE],
                                                     out / "check" / VARIANT, checks[VARIANT], self.rel,
                                                     same_kernels=self.same_choices)

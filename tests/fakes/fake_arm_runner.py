@@ -6,7 +6,8 @@ the A/B's statistics, kernel breakdown and output comparison can be tested witho
 draws multiplicative noise. ``kernels``: name -> {"binary": {arm: sha}, "ns": {arm: GPU ns}}.
 ``outputs``: arm -> list of (kernel, {arg: list of floats}) launches after the launch, written as
 JSON files (the comparison reads them like torch's). ``checks``: arm -> {name: value}.
-``region``: False to report no region (then ``program_gpu_ns`` is the summed kernel time)."""
+``region``: False to report no region (then ``program_gpu_ns`` is the summed kernel time).
+``mixed``: arm -> what its run says of a mixed variant (irlab.program.runner.mixed_coverage)."""
 from __future__ import annotations
 
 import json
@@ -17,8 +18,9 @@ from pathlib import Path
 
 class FakeArmRunner:
     def __init__(self, times, kernels=None, outputs=None, checks=None, noise=0.01, region=True, seed=1,
-                 fail=None):
+                 fail=None, mixed=None):
         self.times, self.kernels, self.noise, self.region = times, kernels or {}, noise, region
+        self.mixed = mixed or {}
         self.outputs, self.checks, self.fail = outputs or {}, checks or {}, fail or {}
         self.rng = random.Random(seed)
         self.calls: list[tuple] = []      # (arm, variant ref, timed)
@@ -39,7 +41,8 @@ class FakeArmRunner:
         result = {"exit_code": 0, "kernels": kernels, "python_passes": {"ran": 1, "changed": 1},
                   "regions": {"step": {"method": "cuda-events", "ms": [ms * 40, ms, ms]}} if self.region else {},
                   "program_gpu_ns": sum(k["gpu_ns"] or 0 for k in kernels.values()) if profile else None,
-                  "gpu_time_source": "fake", "outputs": [], "checks": {}}
+                  "gpu_time_source": "fake", "outputs": [], "checks": {},
+                  **({"mixed": self.mixed[side]} if side in self.mixed else {})}
         if save_outputs:
             seen = {}
             for n, (kernel, args) in enumerate(self.outputs.get(side, [])):
