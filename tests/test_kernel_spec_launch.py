@@ -136,7 +136,8 @@ def test_a_misnamed_launch_argument_stops_irlab_verify_before_any_gpu_work(tmp_p
 
 def test_the_gpu_runner_launches_by_name(monkeypatch):
     """GpuRunner.prepare's launch, on a stand-in torch.cuda, with Triton's launcher recording what it
-    is called with: the cross-compiled kernel gets the arguments in the order of its parameters."""
+    is called with: the cross-compiled kernel gets the arguments in the order of its parameters, and
+    its grid as three ints."""
     from fakes.fake_cuda import FakeCuda, FakeTorch
     from irlab.base.targets import Target
     from irlab.timing import gpu
@@ -150,7 +151,8 @@ def test_the_gpu_runner_launches_by_name(monkeypatch):
     runner.target = Target.parse("cuda:90")
     p = runner.prepare(Cell("c", "scale", {"n": 1024}, "b", []), Entry("baseline"))
     p.bind({"x": "X", "y": "Y"})()
-    assert calls == [((4,), ("X", "Y", 1024, 2.0, 256, True))]
+    # the grid in three ints: the spec gives (4,), as Triton's JIT takes it; a compiled kernel needs all three
+    assert calls == [((4, 1, 1), ("X", "Y", 1024, 2.0, 256, True))]
 
 
 def _interpreted(script: str) -> str:
