@@ -466,7 +466,7 @@ class PipelineSession:
         self._compile.pending = None
         choice = self.mixed.choice(kernel)
         if choice is not None and (choice.identity is None or not recognisable_after_ttir(choice.variant)):
-            self._take(kernel, kernel, choice)
+            self._take(kernel, kernel, choice, checked=False)
             return choice
         self._compile.variant = Variant.baseline()
         if self.mixed.identified and recognisable:
@@ -491,10 +491,12 @@ class PipelineSession:
         if choice is None or name is None:
             self.applied.setdefault(kernel, why)
             return None
-        self._take(kernel, name, choice)
+        self._take(kernel, name, choice, checked=True)
         return choice
 
-    def _take(self, kernel: str, entry: str, choice) -> None:
+    def _take(self, kernel: str, entry: str, choice, checked: bool) -> None:
+        """The compile of ``kernel`` gets ``choice``, the file's entry ``entry`` (``checked``: the
+        compile was recognised by the entry's identity)."""
         self._compile.variant = choice.variant
         self.reached.setdefault(entry, [])
         if kernel not in self.reached[entry]:
@@ -502,7 +504,7 @@ class PipelineSession:
         how = choice.describe()
         if entry != kernel:
             how += f" (recognised by its identity: listed as {entry})"
-        elif choice.identity is not None:
+        elif checked:
             how += " (its identity checked)"
         self.applied.setdefault(kernel, how)
 
