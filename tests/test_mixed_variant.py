@@ -38,10 +38,10 @@ def test_a_mixed_file_resolves_each_kernel_s_variant(tmp_path):
                                  "k2": {"variant": "optimize-epilogue", "options": {"num_warps": 8}, "why": "1.04x"}})
     m = read_mixed(path, "cuda:90")
     assert m.name == "mine" and not m.is_baseline
-    assert m.variant_for("k1").edits[0].pass_name == "loop-attributes"
-    assert dict(m.variant_for("k1").edits[0].options) == {"num_stages": 2}   # converted once, when it was read
+    assert m.choice("k1").variant.edits[0].pass_name == "loop-attributes"
+    assert dict(m.choice("k1").variant.edits[0].options) == {"num_stages": 2}   # converted once, when it was read
     assert m.choice("k2").options == (("num_warps", 8),) and m.notes["k2"] == "1.04x"
-    assert m.variant_for("other").is_baseline and m.choice("other") is None
+    assert m.choice("other") is None
     assert json.loads(json.dumps(m.to_json()))["kernels"]["k2"] == {"variant": "optimize-epilogue",
                                                                     "options": {"num_warps": 8}, "why": "1.04x"}
 

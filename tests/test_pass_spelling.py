@@ -295,8 +295,8 @@ def test_a_mixed_variant_file_takes_the_spelling_and_the_old_one_with_a_note(tmp
                                             "k2": "loop-attributes:num_stages=2"}}))
     with pytest.warns(OldSpelling):
         m = read_mixed(path, "cuda:90")
-    assert dict(m.variant_for("k1").edits[0].options) == {"num_stages": 2, "warp_specialize": True}
-    assert dict(m.variant_for("k2").edits[0].options) == {"num_stages": 2}
+    assert dict(m.choice("k1").variant.edits[0].options) == {"num_stages": 2, "warp_specialize": True}
+    assert dict(m.choice("k2").variant.edits[0].options) == {"num_stages": 2}
 
 
 def test_the_listings_print_the_spelling():

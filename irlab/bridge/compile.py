@@ -196,7 +196,7 @@ class _StageHook:
             return
         self._starting.pending = None
         options, num_warps, num_stages = pending
-        choice = self.session.recognise_kernel(str(ttir_module), num_warps, num_stages)
+        choice = self.session.recognise_kernel(ttir_module, num_warps, num_stages)
         self._set_options(options, metadata, choice)
 
     @staticmethod

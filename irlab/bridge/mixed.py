@@ -14,7 +14,7 @@ from pathlib import Path
 from ..base.jsonio import write_json
 from ..base.targets import Target
 from ..passkit.mixed import KIND, KernelChoice, MixedVariant, read_entry
-from ..passkit.variant import Variant, VariantError
+from ..passkit.variant import Drop, Insert, Variant, VariantError
 from .variant_identity import validate_variant, variant_key
 
 SUFFIXES = (".json", ".toml")
@@ -66,7 +66,6 @@ def recognisable_after_ttir(variant: Variant) -> bool:
     """Whether every edit of ``variant`` comes after the point a compile is recognised at (the end of
     Triton's TTIR passes, before the TTIR stage's end-boundary passes): a compile is built as the
     baseline up to there, so a variant that drops or inserts passes earlier cannot wait for it."""
-    from ..passkit.variant import Drop, Insert
     for e in variant.edits:
         if isinstance(e, Drop) and e.applies_to("ttir"):
             return False

@@ -33,10 +33,12 @@ from triton._C.libtriton import ir
 from ..base.jsonio import plain
 from ..passkit.pass_api import PassResult
 from ..passkit.registry import make_pass
-from ..passkit.variant import Drop, Insert
+from ..passkit.mixed import KernelIdentity
+from ..passkit.variant import Drop, Insert, Variant
 from . import compat
 from .compat import captured_stderr
 from .containment import TritonAborted, forget_in_kept_child, served
+from .mixed import recognisable_after_ttir
 from .pass_runner import run_pass
 from .services import save_rejected
 
@@ -461,8 +463,6 @@ class PipelineSession:
         baseline. Returns the :class:`~irlab.passkit.mixed.KernelChoice` taken now (None where none is)."""
         if self.mixed is None:
             return None
-        from ..passkit.variant import Variant
-        from .mixed import recognisable_after_ttir
         self._compile.pending = None
         choice = self.mixed.choice(kernel)
         if choice is not None and (choice.identity is None or not recognisable_after_ttir(choice.variant)):
@@ -478,16 +478,16 @@ class PipelineSession:
             self.applied.setdefault(kernel, "baseline (not listed)")
         return None
 
-    def recognise_kernel(self, ttir: str, num_warps: int, num_stages: int):
-        """The compile begun by :meth:`begin_kernel` has its TTIR (after Triton's TTIR passes) and is
-        compiled at ``num_warps``/``num_stages``: the entry whose identity that is gives it its variant
-        from here on. Returns the choice taken (None: the compile stays the baseline)."""
+    def recognise_kernel(self, ttir, num_warps: int, num_stages: int):
+        """The compile begun by :meth:`begin_kernel` has its TTIR module (after Triton's TTIR passes;
+        printed only where the compile waits to be recognised) and is compiled at
+        ``num_warps``/``num_stages``: the entry whose identity that is gives it its variant from here
+        on. Returns the choice taken (None: the compile stays the baseline)."""
         kernel = getattr(self._compile, "pending", None)
         if kernel is None:
             return None
-        from ..passkit.mixed import KernelIdentity
         self._compile.pending = None
-        name, choice, why = self.mixed.recognise(kernel, KernelIdentity.of(ttir, kernel, num_warps, num_stages))
+        name, choice, why = self.mixed.recognise(kernel, KernelIdentity.of(str(ttir), kernel, num_warps, num_stages))
         if choice is None or name is None:
             self.applied.setdefault(kernel, why)
             return None

@@ -131,10 +131,6 @@ class MixedVariant:
         return None, None, (f"baseline: listed for {c.describe()}, but not the kernel that was chosen (this "
                             f"compile's {identity.describe()}, the chosen kernel's {c.identity.describe()})")
 
-    def variant_for(self, kernel: str) -> Variant:
-        c = self.choice(kernel)
-        return c.variant if c is not None else Variant.baseline()
-
     @property
     def is_baseline(self) -> bool:
         return all(c.is_baseline for _, c in self.kernels)
