@@ -212,3 +212,19 @@ def test_an_a_b_whose_mixed_variant_reached_no_kernel_times_nothing(tmp_path):
                                       "(k_7: never compiled in this run; k_8: compiled, as baseline")
     assert not any(timed for _, _, timed in arms.calls)
     assert "not reached: k_7: never compiled in this run" in (tmp_path / "ab" / "README.md").read_text()
+
+
+def test_without_a_toml_reader_a_json_file_still_reads_and_a_toml_one_says_what_is_missing(tmp_path, monkeypatch):
+    """Python 3.10 has no tomllib: the module still imports, a JSON file reads, a TOML file is one
+    clear error naming tomli."""
+    import importlib
+    import sys
+    monkeypatch.setitem(sys.modules, "tomllib", None)   # `import tomllib` raises ModuleNotFoundError
+    monkeypatch.setitem(sys.modules, "tomli", None)
+    import irlab.bridge.mixed as mixed
+    importlib.reload(mixed)
+    assert mixed.read_mixed(mixed_file(tmp_path, {"k": "baseline"}), "cuda:90").choice("k") is not None
+    toml = tmp_path / "m.toml"
+    toml.write_text('irlab = "mixed-variant"\nversion = 1\n[kernels]\nk = "baseline"\n')
+    with pytest.raises(VariantError, match="needs the tomli package"):
+        mixed.read_mixed(toml, "cuda:90")

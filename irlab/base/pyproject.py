@@ -20,7 +20,9 @@ def irlab_table(start: Path | None = None) -> tuple[Path, dict] | None:
     return None
 
 
-def _read(path: Path) -> tuple[Path, dict] | None:
+def toml_reader():
+    """The module that reads TOML: ``tomllib`` (Python 3.11 on), ``tomli`` on Python 3.10 where it is
+    installed, else None (the caller says what it cannot read)."""
     try:
         import tomllib
     except ModuleNotFoundError:   # Python 3.10
@@ -28,6 +30,13 @@ def _read(path: Path) -> tuple[Path, dict] | None:
             import tomli as tomllib
         except ModuleNotFoundError:
             return None
+    return tomllib
+
+
+def _read(path: Path) -> tuple[Path, dict] | None:
+    tomllib = toml_reader()
+    if tomllib is None:
+        return None
     try:
         table = tomllib.loads(path.read_text()).get("tool", {}).get("irlab", {})
     except (OSError, ValueError):

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-import tomllib
 from pathlib import Path
 
 from ..base.jsonio import write_json
+from ..base.pyproject import toml_reader
 from ..base.targets import Target
 from ..passkit.mixed import KIND, KernelChoice, MixedVariant, read_entry
 from ..passkit.variant import Drop, Insert, Variant, VariantError
@@ -31,8 +31,12 @@ def read_mixed(path: str | Path, target: str | Target | None) -> MixedVariant:
     path = Path(path)
     if not path.is_file():
         raise VariantError(f"no mixed variant file {path}")
+    tomllib = toml_reader() if path.suffix == ".toml" else None
+    if path.suffix == ".toml" and tomllib is None:
+        raise VariantError(f"{path}: reading a TOML file on Python 3.10 needs the tomli package (python -m pip "
+                           "install tomli), or give the mixed variant as JSON")
     try:
-        data = tomllib.loads(path.read_text()) if path.suffix == ".toml" else json.loads(path.read_text())
+        data = tomllib.loads(path.read_text()) if tomllib is not None else json.loads(path.read_text())
     except (ValueError, UnicodeDecodeError) as e:
         raise VariantError(f"{path}: not a mixed variant file ({e})") from None
     if not isinstance(data, dict) or data.get("irlab") != KIND or not isinstance(data.get("kernels"), dict):

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
 
+from ..base.pyproject import toml_reader
 from ..base.targets import DEFAULT_TARGETS
 
 GOLDEN_STAGES = ("ttir", "ttgir")
@@ -57,14 +58,10 @@ class ConfigError(ValueError):
 
 
 def _toml_loads(text: str) -> dict:
-    try:
-        import tomllib
-    except ModuleNotFoundError:            # Python 3.10
-        try:
-            import tomli as tomllib
-        except ModuleNotFoundError:
-            raise ConfigError("reading pyproject.toml on Python 3.10 needs the tomli package "
-                              "(python -m pip install tomli)") from None
+    tomllib = toml_reader()
+    if tomllib is None:
+        raise ConfigError("reading pyproject.toml on Python 3.10 needs the tomli package "
+                          "(python -m pip install tomli)")
     return tomllib.loads(text)
 
 
